@@ -1,0 +1,216 @@
+"""The Case: one fully concrete op invocation, the unit every later room consumes.
+
+A case holds stored values, not real values: a fixed-point tensor carries its integer codes and its
+encoding, exactly what a backend receives. The real (dequantized) view is the reference's job.
+Saving writes ``<stem>.json`` (everything but arrays) beside ``<stem>.npz`` (the arrays) so a
+failing case can be read by a person and replayed bit-exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from opdefs import dtypes
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """QNN scale/offset encoding in the C API's convention: real = scale * (q + offset).
+
+    ``offset`` is therefore minus the zero point. ``axis`` is None for per-tensor encodings;
+    otherwise ``scales``/``offsets`` hold one entry per index along ``axis``.
+    """
+
+    scales: tuple[float, ...]
+    offsets: tuple[int, ...]
+    axis: int | None = None
+
+    @property
+    def per_axis(self) -> bool:
+        return self.axis is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets], "axis": self.axis}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None) -> Encoding | None:
+        if d is None:
+            return None
+        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"))
+
+
+@dataclass
+class Tensor:
+    """An input or output tensor of a case. Outputs carry no data: shape/dtype/encoding are what
+    the case declares the backend must produce (QNN reads some op semantics from them)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    data: np.ndarray | None = None
+    encoding: Encoding | None = None
+    static: bool = False  # a STATIC (constant) tensor, e.g. weights or a tensor parameter
+
+    def __post_init__(self) -> None:
+        self.shape = tuple(int(s) for s in self.shape)
+        if self.data is not None:
+            storage = dtypes.get(self.dtype).storage
+            if storage is not None and self.data.dtype != storage:
+                raise TypeError(f"{self.name}: data is {self.data.dtype}, {self.dtype} is stored as {storage}")
+            if tuple(self.data.shape) != self.shape:
+                raise ValueError(f"{self.name}: data shape {self.data.shape} != declared {self.shape}")
+
+
+@dataclass
+class Param:
+    """A parameter value with its QNN datatype; tensor-shaped params (Transpose perm, Conv2d
+    stride) are ``np.ndarray``, scalars are Python numbers/bools."""
+
+    name: str
+    dtype: str
+    value: Any
+
+    @property
+    def is_tensor(self) -> bool:
+        return isinstance(self.value, np.ndarray)
+
+
+@dataclass
+class Case:
+    op: str
+    inputs: list[Tensor | None]  # None: an optional input left out
+    params: dict[str, Param]
+    outputs: list[Tensor]
+    config: str = ""  # datatype configuration label, e.g. "UFIXED_POINT_8"
+    seed: int | None = None
+    strategy: str = ""
+    broken: str | None = None  # for negative cases: the constraint this case violates
+    decisions: list[str] = field(default_factory=list)  # spec readings the expectation depends on
+
+    # ---- identity ---------------------------------------------------------------------------
+    @property
+    def negative(self) -> bool:
+        return self.broken is not None
+
+    def describe(self) -> str:
+        ins = ", ".join("-" if t is None else f"{t.dtype}{list(t.shape)}" for t in self.inputs)
+        outs = ", ".join(f"{t.dtype}{list(t.shape)}" for t in self.outputs)
+        ps = ", ".join(f"{k}={_param_text(p.value)}" for k, p in self.params.items())
+        return f"{self.op}({ins}; {ps}) -> {outs}"
+
+    # ---- persistence ------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        def tensor(t: Tensor | None, key: str) -> dict[str, Any] | None:
+            if t is None:
+                return None
+            return {
+                "name": t.name,
+                "dtype": t.dtype,
+                "shape": list(t.shape),
+                "encoding": None if t.encoding is None else t.encoding.to_json(),
+                "static": t.static,
+                "data": key if t.data is not None else None,
+            }
+
+        return {
+            "format": 1,
+            "op": self.op,
+            "config": self.config,
+            "seed": self.seed,
+            "strategy": self.strategy,
+            "broken": self.broken,
+            "decisions": list(self.decisions),
+            "inputs": [tensor(t, f"in{i}") for i, t in enumerate(self.inputs)],
+            "outputs": [tensor(t, f"out{i}") for i, t in enumerate(self.outputs)],
+            "params": {
+                k: {"dtype": p.dtype, "value": f"param:{k}" if p.is_tensor else _jsonable(p.value)}
+                for k, p in self.params.items()
+            },
+        }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for i, t in enumerate(self.inputs):
+            if t is not None and t.data is not None:
+                out[f"in{i}"] = t.data
+        for i, t in enumerate(self.outputs):
+            if t.data is not None:
+                out[f"out{i}"] = t.data
+        for k, p in self.params.items():
+            if p.is_tensor:
+                out[f"param:{k}"] = p.value
+        return out
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``path`` (.json) and its .npz sibling; returns the JSON path."""
+        path = Path(path).with_suffix(".json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # bfloat16 and friends are not npz-native: store their raw bits and the dtype in JSON.
+        arrays = {k: _to_savable(v) for k, v in self.arrays().items()}
+        np.savez(path.with_suffix(".npz"), **arrays)
+        path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Case:
+        path = Path(path).with_suffix(".json")
+        meta = json.loads(path.read_text())
+        with np.load(path.with_suffix(".npz"), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+
+        def tensor(d: dict[str, Any] | None) -> Tensor | None:
+            if d is None:
+                return None
+            data = None
+            if d["data"] is not None:
+                data = _from_saved(arrays[d["data"]], d["dtype"])
+            return Tensor(d["name"], d["dtype"], tuple(d["shape"]), data, Encoding.from_json(d["encoding"]), d["static"])
+
+        params = {}
+        for k, p in meta["params"].items():
+            v = p["value"]
+            if isinstance(v, str) and v == f"param:{k}":
+                v = _from_saved(arrays[v], p["dtype"])
+            params[k] = Param(k, p["dtype"], v)
+        return cls(
+            op=meta["op"],
+            inputs=[tensor(t) for t in meta["inputs"]],
+            params=params,
+            outputs=[tensor(t) for t in meta["outputs"]],
+            config=meta["config"],
+            seed=meta["seed"],
+            strategy=meta["strategy"],
+            broken=meta["broken"],
+            decisions=meta.get("decisions", []),
+        )
+
+
+def _to_savable(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "V" or a.dtype.name == "bfloat16":
+        return a.view(np.uint16)
+    return a
+
+
+def _from_saved(a: np.ndarray, qnn_dtype: str) -> np.ndarray:
+    storage = dtypes.get(qnn_dtype).storage
+    if storage is not None and a.dtype != storage:
+        return a.view(storage)
+    return a
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return str(v.tolist())
+    return repr(v)
+

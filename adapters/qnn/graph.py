@@ -1,0 +1,355 @@
+"""One Case -> one single-node QNN graph, run once; generic over ops (the Case says everything).
+
+Why this order: ``backendValidateOpConfig`` is the only call that checks an op configuration
+(graphAddNode and graphFinalize accept a wrong output shape and execute then "succeeds"), so a case
+is validated before any context exists, and a refusal there is the verdict REJECTED. Anything that
+fails after validation is the backend contradicting itself: status "error" with the stage's name.
+
+One context per case, freed afterwards: graphs cannot be freed one by one, and a context per case
+keeps the worker's memory flat (measured: ~6 ms a cycle). Every buffer handed to C is allocated here
+from the declared shape and the dtype's numpy storage, because execute trusts the dimensions and
+over-reads/over-writes whatever buffer it is given.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import time
+from ctypes import byref, c_uint32, c_void_p
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome
+from cases.case import Case, Encoding
+from cases.case import Param as CaseParam
+from cases.case import Tensor as CaseTensor
+from opdefs import dtypes
+
+from . import bindings as b
+
+log = logging.getLogger(__name__)
+
+PACKAGE = b"qti.aisw"
+PRECISIONS = ("auto", "float32", "float16", "none")
+
+# Which member of the scalar value union carries each QNN datatype.
+_SCALAR_FIELD = {
+    "BOOL_8": "b8",
+    "INT_8": "i8",
+    "INT_16": "i16",
+    "INT_32": "i32",
+    "INT_64": "i64",
+    "UINT_8": "u8",
+    "UINT_16": "u16",
+    "UINT_32": "u32",
+    "UINT_64": "u64",
+    "FLOAT_32": "f32",
+    "FLOAT_64": "f64",
+    "STRING": "string",
+}
+
+
+@dataclass
+class GraphOptions:
+    """How the graph is built.
+
+    ``precision`` is the HTP graph precision option (HTP custom graph config 2):
+      - "float32": option sent with FLOAT32. FLOAT_32 tensors are computed in float32.
+      - "float16": option sent with FLOAT16 (the "relaxed" mode most applications use): float
+        tensors are computed in the HTP's half-precision arithmetic.
+      - "auto" (default): float16 when any input or output tensor of the case is FLOAT_16,
+        otherwise float32, i.e. each case is computed at the precision its own tensors declare,
+        which is what a conformance check against the spec should see.
+      - "none": the option is not sent; the backend's default applies.
+    ``soc``/``arch`` select the simulated HTP (device custom configs); None leaves the default.
+    """
+
+    precision: str = "auto"
+    soc: int | None = None
+    arch: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
+
+    def precision_for(self, case: Case) -> str | None:
+        if self.precision == "none":
+            return None
+        if self.precision != "auto":
+            return self.precision
+        tensors = [t for t in case.inputs if t is not None] + list(case.outputs)
+        return "float16" if any(t.dtype == "FLOAT_16" for t in tensors) else "float32"
+
+
+class Unexpressible(Exception):
+    """The case cannot be written as a QNN op config (status skip)."""
+
+
+class _Stage(Exception):
+    def __init__(self, stage: str, err: b.QnnError) -> None:
+        self.stage, self.err = stage, err
+        super().__init__(f"{stage}: {err}")
+
+
+def _storage(dtype_name: str) -> dtypes.QnnDtype:
+    try:
+        d = dtypes.get(dtype_name)
+    except KeyError as e:
+        raise Unexpressible(str(e)) from None
+    if d.storage is None:
+        raise Unexpressible(f"no numpy storage for {dtype_name} here")
+    return d
+
+
+class _Builder:
+    """Owns every ctypes object and numpy buffer the C side points into until the case is done."""
+
+    def __init__(self) -> None:
+        self.keep: list[Any] = []
+
+    def _pin(self, obj: Any) -> Any:
+        self.keep.append(obj)
+        return obj
+
+    def quantize(self, q: b.QuantizeParams, d: dtypes.QnnDtype, enc: Encoding | None, what: str) -> None:
+        if not d.quantized or enc is None:
+            q.encodingDefinition = b.UNDEFINED
+            q.quantizationEncoding = b.UNDEFINED
+            return
+        q.encodingDefinition = b.ENCODING_DEF_DEFINED
+        if enc.per_axis:
+            if len(enc.scales) != len(enc.offsets):
+                raise Unexpressible(f"{what}: {len(enc.scales)} scales but {len(enc.offsets)} offsets")
+            arr = self._pin((b.ScaleOffset * len(enc.scales))(*zip(enc.scales, enc.offsets, strict=True)))
+            q.quantizationEncoding = b.QUANT_AXIS_SCALE_OFFSET
+            q.u.axisScaleOffset = b.AxisScaleOffset(int(enc.axis), len(enc.scales), arr)
+        else:
+            if len(enc.scales) != 1 or len(enc.offsets) != 1:
+                raise Unexpressible(f"{what}: per-tensor encoding needs one scale and one offset")
+            q.quantizationEncoding = b.QUANT_SCALE_OFFSET
+            q.u.scaleOffset = b.ScaleOffset(float(enc.scales[0]), int(enc.offsets[0]))
+
+    def tensor(self, name: str, dtype_name: str, shape: tuple[int, ...], ttype: int,
+               encoding: Encoding | None = None, data: np.ndarray | None = None) -> b.Tensor:
+        d = _storage(dtype_name)
+        if any(int(s) < 0 for s in shape):
+            raise Unexpressible(f"{name}: negative dimension in {shape}")
+        t = b.Tensor()
+        t.version = b.TENSOR_VERSION_1
+        v = t.u.v1
+        v.name = self._pin(name.encode())
+        v.type = ttype
+        v.dataFormat = b.DATA_FORMAT_DENSE
+        v.dataType = d.code
+        self.quantize(v.quantizeParams, d, encoding, name)
+        v.rank = len(shape)
+        v.dimensions = self._pin((c_uint32 * max(1, len(shape)))(*shape))
+        v.memType = b.MEM_TYPE_RAW
+        if data is not None:
+            self.attach(t, self.buffer(name, dtype_name, shape, data))
+        return t
+
+    def buffer(self, name: str, dtype_name: str, shape: tuple[int, ...], data: np.ndarray | None = None) -> np.ndarray:
+        """A C-contiguous buffer of exactly prod(shape) elements of the dtype's storage."""
+        d = _storage(dtype_name)
+        if data is None:
+            arr = np.empty(shape, d.storage)
+        else:
+            data = np.asarray(data)
+            if tuple(data.shape) != tuple(shape):
+                raise Unexpressible(f"{name}: data shape {data.shape} != declared {tuple(shape)}")
+            if data.dtype != d.storage:
+                if d.kind == "bool" or data.dtype.kind in "biu" and d.kind in ("int", "uint", "ufixed", "sfixed"):
+                    data = data.astype(d.storage)
+                else:
+                    raise Unexpressible(f"{name}: data is {data.dtype}, {dtype_name} is stored as {d.storage}")
+            arr = np.ascontiguousarray(data)
+        expected = math.prod(shape) * d.storage.itemsize
+        if arr.nbytes != expected:  # never let C read or write past a buffer
+            raise Unexpressible(f"{name}: buffer has {arr.nbytes} bytes, shape {shape} needs {expected}")
+        if expected >= 1 << 32:
+            raise Unexpressible(f"{name}: {expected} bytes do not fit the API's 32-bit dataSize")
+        return self._pin(arr)
+
+    @staticmethod
+    def attach(t: b.Tensor, arr: np.ndarray) -> None:
+        t.u.v1.mem.clientBuf.data = arr.ctypes.data if arr.nbytes else None
+        t.u.v1.mem.clientBuf.dataSize = arr.nbytes
+
+    def param(self, p: CaseParam) -> tuple[b.Param, bool]:
+        """Returns the Param struct and whether it is a tensor param (to be registered STATIC)."""
+        out = b.Param()
+        out.name = self._pin(p.name.encode())
+        if p.is_tensor:
+            value = np.asarray(p.value)
+            out.paramType = b.PARAM_TENSOR
+            out.u.tensor = self.tensor(f"param_{p.name}", p.dtype, tuple(value.shape), b.TENSOR_STATIC, None, value)
+            return out, True
+        field = _SCALAR_FIELD.get(p.dtype)
+        if field is None:
+            raise Unexpressible(f"param {p.name}: no scalar form for {p.dtype}")
+        out.paramType = b.PARAM_SCALAR
+        out.u.scalar.dataType = dtypes.get(p.dtype).code
+        value = p.value.item() if isinstance(p.value, np.generic) else p.value
+        if field == "string":
+            value = self._pin(str(value).encode())
+        elif field == "b8":
+            value = int(bool(value))
+        elif field.startswith("f"):
+            value = float(value)
+        else:
+            value = int(value)
+        setattr(out.u.scalar.value, field, value)
+        return out, False
+
+    def graph_config(self, precision: str | None) -> Any:
+        if precision is None:
+            return None
+        custom = self._pin(b.HtpGraphCustomConfig())
+        custom.option = b.HTP_GRAPH_OPTION_PRECISION
+        custom.value[0] = b.HTP_PRECISION[precision]
+        entry = self._pin(b.ConfigEntry(b.CONFIG_OPTION_CUSTOM, ctypes.addressof(custom)))
+        return self._pin((c_void_p * 2)(ctypes.addressof(entry), None))
+
+
+def present_inputs(case: Case) -> list[CaseTensor]:
+    """Inputs as QNN sees them: trailing absent optionals dropped; a gap cannot be expressed."""
+    inputs = list(case.inputs)
+    while inputs and inputs[-1] is None:
+        inputs.pop()
+    gaps = [i for i, t in enumerate(inputs) if t is None]
+    if gaps:
+        raise Unexpressible(
+            f"input {gaps[0]} is absent but a later input is present: QNN op configs address inputs by position"
+        )
+    return inputs  # type: ignore[return-value]
+
+
+def run_case(lib: b.QnnLibrary, case: Case, options: GraphOptions | None = None) -> Outcome:
+    """Validate, build, finalize and execute ``case`` on ``lib``'s backend; never raises for QNN errors."""
+    options = options or GraphOptions()
+    started = time.perf_counter()
+    timing: dict[str, float] = {}
+    try:
+        outcome = _run(lib, case, options, timing)
+    except Unexpressible as e:
+        outcome = Outcome(SKIP, message=str(e))
+    outcome.seconds = time.perf_counter() - started
+    if timing:
+        outcome.details.setdefault("timing_ms", {k: round(v * 1e3, 3) for k, v in timing.items()})
+    return outcome
+
+
+def _timed(timing: dict[str, float], stage: str, fn, *args) -> None:
+    t0 = time.perf_counter()
+    try:
+        fn(*args)
+    finally:
+        timing[stage] = timing.get(stage, 0.0) + time.perf_counter() - t0
+
+
+def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str, float]) -> Outcome:
+    bld = _Builder()
+    inputs = present_inputs(case)
+    for i, t in enumerate(inputs):
+        if t.data is None:
+            raise Unexpressible(f"input {i} ({t.name}) has no data")
+    if not case.outputs:
+        raise Unexpressible("case declares no outputs")
+
+    params: list[b.Param] = []
+    tensor_params: list[int] = []
+    for p in case.params.values():
+        struct, is_tensor = bld.param(p)
+        if is_tensor:
+            tensor_params.append(len(params))
+        params.append(struct)
+    in_structs = [
+        bld.tensor(f"in{i}", t.dtype, t.shape, b.TENSOR_STATIC if t.static else b.TENSOR_APP_WRITE, t.encoding,
+                   t.data if t.static else None)
+        for i, t in enumerate(inputs)
+    ]
+    out_structs = [
+        bld.tensor(f"out{i}", t.dtype, t.shape, b.TENSOR_APP_READ, t.encoding) for i, t in enumerate(case.outputs)
+    ]
+    # Size every execute buffer now, before any native call, so a bad case fails here.
+    in_bufs = [None if t.static else bld.buffer(f"in{i}", t.dtype, t.shape, t.data) for i, t in enumerate(inputs)]
+    out_bufs = [bld.buffer(f"out{i}", t.dtype, t.shape) for i, t in enumerate(case.outputs)]
+
+    param_arr = bld._pin((b.Param * max(1, len(params)))(*params))
+    in_arr = bld._pin((b.Tensor * max(1, len(in_structs)))(*in_structs))
+    out_arr = bld._pin((b.Tensor * len(out_structs))(*out_structs))
+    op = b.OpConfig()
+    op.version = b.OPCONFIG_VERSION_1
+    op.v1.name = b"node0"
+    op.v1.packageName = PACKAGE
+    op.v1.typeName = bld._pin(case.op.encode())
+    op.v1.numOfParams = len(params)
+    op.v1.params = param_arr if params else None
+    op.v1.numOfInputs = len(in_structs)
+    op.v1.inputTensors = in_arr if in_structs else None
+    op.v1.numOfOutputs = len(out_structs)
+    op.v1.outputTensors = out_arr
+
+    backend = lib.backend
+    t0 = time.perf_counter()
+    code = lib.raw("backendValidateOpConfig", backend, op)
+    timing["validate"] = time.perf_counter() - t0
+    if code:
+        text = lib.error_text(code)
+        return Outcome(REJECTED, message=f"backendValidateOpConfig: error {code}" + (f" ({text})" if text else ""),
+                       details={"stage": "validate", "code": code, "error": text})
+
+    precision = options.precision_for(case)
+    device = lib.device(options.soc, options.arch)
+    context = b.Handle()
+    try:
+        _timed(timing, "context", lib.call, "contextCreate", backend, device, None, byref(context))
+    except b.QnnError as e:
+        return _error("contextCreate", e)
+    try:
+        graph = b.Handle()
+        stage = "graphCreate"
+        _timed(timing, "graph", lib.call, "graphCreate", context, b"g", bld.graph_config(precision), byref(graph))
+        stage = "tensorCreateGraphTensor"
+        for i in tensor_params:
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(param_arr[i].u.tensor))
+        for i in range(len(in_structs)):
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(in_arr[i]))
+        for i in range(len(out_structs)):
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(out_arr[i]))
+        stage = "graphAddNode"
+        _timed(timing, "add_node", lib.call, "graphAddNode", graph, op)
+        stage = "graphFinalize"
+        _timed(timing, "finalize", lib.call, "graphFinalize", graph, None, None)
+        # Execute gets copies of the registered structs (ids filled in) pointing at our buffers.
+        exec_in = [(i, b.Tensor.from_buffer_copy(in_arr[i])) for i, t in enumerate(inputs) if not t.static]
+        for i, t in exec_in:
+            bld.attach(t, in_bufs[i])
+        exec_out = [b.Tensor.from_buffer_copy(out_arr[i]) for i in range(len(out_structs))]
+        for t, buf in zip(exec_out, out_bufs, strict=True):
+            bld.attach(t, buf)
+        ein = bld._pin((b.Tensor * max(1, len(exec_in)))(*[t for _, t in exec_in]))
+        eout = bld._pin((b.Tensor * len(exec_out))(*exec_out))
+        stage = "graphExecute"
+        _timed(timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None)
+    except b.QnnError as e:
+        return _error(stage, e)
+    finally:
+        code = lib.raw("contextFree", context, None)
+        if code:
+            log.warning("contextFree failed: error %d", code)
+    details: dict[str, Any] = {"precision": precision or "backend default"}
+    sizes = [int(eout[i].u.v1.mem.clientBuf.dataSize) for i in range(len(exec_out))]
+    if sizes != [buf.nbytes for buf in out_bufs]:
+        details["output_data_size"] = sizes  # the backend says it wrote a different amount
+    return Outcome(OK, outputs=[buf.copy() for buf in out_bufs], details=details)
+
+
+def _error(stage: str, e: b.QnnError) -> Outcome:
+    return Outcome(ERROR, message=f"{stage}: error {e.code}" + (f" ({e.text})" if e.text else ""),
+                   details={"stage": stage, "code": e.code, "error": e.text})

@@ -1,0 +1,365 @@
+"""The support matrix: records folded into cells keyed by (op, config, backend), plus per-backend totals.
+
+Everything a renderer shows is decided here (cell status, compact text, which cases are details) so
+markdown, HTML, CSV and JSON cannot disagree about what a cell means.
+
+Cell status precedence for positive cases (a cell shows the first verdict present, left to right):
+
+    CRASH > ERROR > FAIL > XPASS > TIMEOUT > REJECTED > PASS > XFAIL > UNCHECKED > SKIP
+
+Why this order: a crash loses the process and an error means the backend contradicted itself (it
+accepted the graph, then could not run it); wrong numbers come next. XPASS ranks above TIMEOUT
+because it is certain news (an expectations entry is stale). REJECTED outranks PASS so a config the
+backend only partly supports never shows as supported. XFAIL alone is below PASS (a known failure
+is not news); UNCHECKED and SKIP ran nothing that could be judged, so they never hide a judgement.
+
+Negative cases (kind "negative", built to break one constraint) are a separate dimension: their good
+outcome is a clean REJECTED. Their cells summarise outcome classes instead, precedence:
+
+    CRASHED (CRASH, TIMEOUT) > ACCEPTED (PASS, FAIL, UNCHECKED) > ERRORED (ERROR: refused only at
+    finalize/execute) > XPASS > XFAIL > REJECTED > NOT RUN (SKIP)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reports.families import families, family_of
+from reports.record import (
+    CRASH,
+    ERROR,
+    FAIL,
+    PASS,
+    REJECTED,
+    SKIP,
+    TIMEOUT,
+    UNCHECKED,
+    VERDICTS,
+    XFAIL,
+    XPASS,
+    Record,
+)
+
+POSITIVE, NEGATIVE = "positive", "negative"
+
+STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, PASS, XFAIL, UNCHECKED, SKIP)
+
+# Outcome classes of negative cases, in precedence order, with the verdicts each class gathers.
+CRASHED, ACCEPTED, ERRORED, REJECTED_CLEANLY, NOT_RUN = "CRASHED", "ACCEPTED", "ERRORED", "REJECTED", "NOT RUN"
+NEGATIVE_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (CRASHED, (CRASH, TIMEOUT)),
+    (ACCEPTED, (PASS, FAIL, UNCHECKED)),
+    (ERRORED, (ERROR,)),
+    (XPASS, (XPASS,)),
+    (XFAIL, (XFAIL,)),
+    (REJECTED_CLEANLY, (REJECTED,)),
+    (NOT_RUN, (SKIP,)),
+)
+NEGATIVE_PRECEDENCE: tuple[str, ...] = tuple(name for name, _ in NEGATIVE_CLASSES)
+_NEGATIVE_CLASS_OF = {verdict: name for name, verdicts in NEGATIVE_CLASSES for verdict in verdicts}
+
+# Short words for the compact cell text; keeps 6 config columns readable.
+ABBREVIATIONS = {
+    REJECTED: "REJ",
+    ERROR: "ERR",
+    UNCHECKED: "UNCHK",
+    CRASHED: "CRASH",
+    ERRORED: "ERR",
+    NOT_RUN: "SKIP",
+}
+
+# Error metrics whose worst (largest) value a cell keeps; other metric keys (tolerance) are settings.
+ERROR_METRICS = ("max_abs_err", "max_rel_err", "max_ulp", "max_steps", "mismatches")
+TIMING_KEYS = ("generate", "reference", "backend", "compare")
+
+# The usual datatype configurations first, in this order; anything else after them, by name.
+CONFIG_ORDER = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "SFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_16")
+REFERENCE_BACKEND = "reference"
+
+
+@dataclass
+class CaseDetail:
+    """One case worth looking at (anything but the good outcome): what the detail view lists."""
+
+    verdict: str
+    test_id: str
+    message: str
+    metrics: dict[str, Any]
+    case_path: str | None
+    seed: int | None
+    expectation: str | None
+    broken: str | None
+    dtypes: dict[str, str]
+    run_id: str
+
+    @classmethod
+    def of(cls, r: Record) -> CaseDetail:
+        return cls(
+            verdict=r.verdict,
+            test_id=r.test_id,
+            message=r.message,
+            metrics=dict(r.metrics),
+            case_path=r.case_path,
+            seed=r.seed,
+            expectation=r.expectation,
+            broken=r.broken,
+            dtypes=dict(r.dtypes),
+            run_id=r.run_id,
+        )
+
+
+@dataclass
+class Cell:
+    """All cases of one op, datatype configuration and backend, of one kind (positive or negative)."""
+
+    op: str
+    config: str
+    backend: str
+    kind: str = POSITIVE
+    counts: Counter[str] = field(default_factory=Counter)
+    worst: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    details: list[CaseDetail] = field(default_factory=list)
+    builds: list[str] = field(default_factory=list)
+
+    @property
+    def family(self) -> str:
+        return family_of(self.op)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def status(self) -> str:
+        """The one word a cell shows; see the module docstring for the precedence."""
+        if self.kind == NEGATIVE:
+            classes = self.outcome_classes()
+            return next(name for name in NEGATIVE_PRECEDENCE if classes[name])
+        return next(verdict for verdict in STATUS_PRECEDENCE if self.counts[verdict])
+
+    def status_count(self) -> int:
+        """How many cases carry the cell's status (for negatives: fall in its outcome class)."""
+        if self.kind == NEGATIVE:
+            return self.outcome_classes()[self.status]
+        return self.counts[self.status]
+
+    def outcome_classes(self) -> Counter[str]:
+        """Negative cells: case counts per outcome class (rejected cleanly, accepted, crashed...)."""
+        classes: Counter[str] = Counter({name: 0 for name in NEGATIVE_PRECEDENCE})
+        for verdict, n in self.counts.items():
+            classes[_NEGATIVE_CLASS_OF[verdict]] += n
+        return classes
+
+    def is_good(self, verdict: str) -> bool:
+        """Whether a case with this verdict needs no look: PASS for positive cases, REJECTED for negative."""
+        return verdict == (REJECTED if self.kind == NEGATIVE else PASS)
+
+    def add(self, r: Record) -> None:
+        self.counts[r.verdict] += 1
+        for key in ERROR_METRICS:
+            value = _number(r.metrics.get(key))
+            if value is not None:
+                self.worst[key] = _worse(self.worst.get(key), value)
+        for key, value in r.timings.items():
+            number = _number(value)
+            if number is not None and math.isfinite(number):
+                self.seconds[key] = self.seconds.get(key, 0.0) + number
+        build = build_label(r.backend_info)
+        if build and build not in self.builds:
+            self.builds.append(build)
+        if not self.is_good(r.verdict):
+            self.details.append(CaseDetail.of(r))
+
+    def sorted_details(self) -> list[CaseDetail]:
+        """Details worst first (by the kind's precedence), then by test id, so truncation keeps the news."""
+        if self.kind == NEGATIVE:
+            rank = {v: NEGATIVE_PRECEDENCE.index(_NEGATIVE_CLASS_OF[v]) for v in VERDICTS}
+        else:
+            rank = {v: STATUS_PRECEDENCE.index(v) for v in VERDICTS}
+        return sorted(self.details, key=lambda d: (rank[d.verdict], d.test_id, d.case_path or ""))
+
+    def text(self) -> str:
+        """The compact cell text: "PASS 5", "FAIL 2/5 (max 3 ulp)", "REJ", "ERR 1/4", "CRASH"."""
+        status, n, total = self.status, self.status_count(), self.total
+        word = ABBREVIATIONS.get(status, status)
+        share = f"{n}" if n == total else f"{n}/{total}"
+        if self.kind == POSITIVE and status == PASS:
+            xfail = self.counts[XFAIL]
+            return f"PASS {share}" + (f" (XFAIL {xfail})" if xfail else "")
+        if self.kind == NEGATIVE and status == REJECTED_CLEANLY:
+            return f"REJ {share}"
+        if self.kind == POSITIVE and status == FAIL:
+            metric = worst_metric_text(self.worst)
+            return f"FAIL {n}/{total}" + (f" ({metric})" if metric else "")
+        return word if n == total else f"{word} {share}"
+
+
+CellKey = tuple[str, str, str]  # (op, config, backend)
+
+
+@dataclass
+class BackendTotals:
+    """Per-backend headline numbers; op lists (not just counts) so JSON readers can see which ops."""
+
+    backend: str
+    ops: list[str]
+    ops_with_pass: list[str]
+    ops_fully_passing: list[str]
+    ops_with_rejected: list[str]
+    ops_with_error: list[str]
+    ops_with_crash: list[str]
+    cases: Counter[str]
+    negative_cases: Counter[str]
+    builds: list[str]
+
+
+@dataclass
+class Matrix:
+    """Cells of positive cases (``cells``) and of negative cases (``negative``), keyed (op, config, backend)."""
+
+    cells: dict[CellKey, Cell] = field(default_factory=dict)
+    negative: dict[CellKey, Cell] = field(default_factory=dict)
+
+    def add(self, r: Record) -> None:
+        kind = NEGATIVE if r.kind == NEGATIVE else POSITIVE
+        table = self.negative if kind == NEGATIVE else self.cells
+        key = (str(r.op), str(r.config), str(r.backend))
+        cell = table.get(key)
+        if cell is None:
+            cell = table[key] = Cell(*key, kind=kind)
+        cell.add(r)
+
+    def all_cells(self) -> list[Cell]:
+        return list(self.cells.values()) + list(self.negative.values())
+
+    def backends(self) -> list[str]:
+        return sorted({c.backend for c in self.all_cells()}, key=backend_sort_key)
+
+    def ops(self, backend: str | None = None, kind: str | None = None) -> list[str]:
+        """Op names in display order (family, then name), optionally only those with cells on a backend."""
+        cells = [c for c in self.all_cells() if (backend is None or c.backend == backend) and (kind in (None, c.kind))]
+        return sorted({c.op for c in cells}, key=op_sort_key)
+
+    def configs(self, backend: str | None = None, kind: str | None = None) -> list[str]:
+        cells = [c for c in self.all_cells() if (backend is None or c.backend == backend) and (kind in (None, c.kind))]
+        return sorted({c.config for c in cells}, key=config_sort_key)
+
+    def cell(self, op: str, config: str, backend: str, kind: str = POSITIVE) -> Cell | None:
+        return (self.negative if kind == NEGATIVE else self.cells).get((op, config, backend))
+
+    def totals(self) -> dict[str, BackendTotals]:
+        return {b: self._totals_for(b) for b in self.backends()}
+
+    def _totals_for(self, backend: str) -> BackendTotals:
+        by_op: dict[str, Counter[str]] = {}
+        cases: Counter[str] = Counter({v: 0 for v in VERDICTS})
+        builds: list[str] = []
+        for c in self.cells.values():
+            if c.backend != backend:
+                continue
+            by_op.setdefault(c.op, Counter()).update(c.counts)
+            cases.update(c.counts)
+            builds += [b for b in c.builds if b not in builds]
+        negative: Counter[str] = Counter({name: 0 for name in NEGATIVE_PRECEDENCE})
+        for c in self.negative.values():
+            if c.backend == backend:
+                negative.update(c.outcome_classes())
+                builds += [b for b in c.builds if b not in builds]
+
+        def ops_where(predicate: Any) -> list[str]:
+            return sorted((op for op, counts in by_op.items() if predicate(counts)), key=op_sort_key)
+
+        return BackendTotals(
+            backend=backend,
+            ops=ops_where(lambda c: True),
+            ops_with_pass=ops_where(lambda c: c[PASS] > 0),
+            ops_fully_passing=ops_where(lambda c: c[PASS] > 0 and c[PASS] + c[XFAIL] == c.total()),
+            ops_with_rejected=ops_where(lambda c: c[REJECTED] > 0),
+            ops_with_error=ops_where(lambda c: c[ERROR] > 0),
+            ops_with_crash=ops_where(lambda c: c[CRASH] > 0),
+            cases=cases,
+            negative_cases=negative,
+            builds=builds,
+        )
+
+
+def build(records: Iterable[Record]) -> Matrix:
+    """Fold records into a matrix. Every record counts once; concatenated reruns are not de-duplicated."""
+    m = Matrix()
+    for r in records:
+        m.add(r)
+    return m
+
+
+def negative_class(verdict: str) -> str:
+    """The outcome class (CRASHED, ACCEPTED, ERRORED, XPASS, XFAIL, REJECTED, NOT RUN) of a negative case's verdict."""
+    return _NEGATIVE_CLASS_OF[verdict]
+
+
+def build_label(info: dict[str, Any]) -> str:
+    """A one-line identity of a backend build from ``backend_info`` ("build_id=v2.31 api=2.20")."""
+    parts = []
+    for key in sorted(info):
+        value = info[key]
+        if isinstance(value, str | int | float | bool) and value != "":
+            parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def worst_metric_text(worst: dict[str, float]) -> str:
+    """The most telling error number of a cell: ULPs for floats, quantization steps, else absolute error."""
+    if "max_ulp" in worst:
+        return f"max {format_number(worst['max_ulp'])} ulp"
+    if "max_steps" in worst:
+        steps = worst["max_steps"]
+        return f"max {format_number(steps)} step" + ("" if steps == 1 else "s")
+    if "max_abs_err" in worst:
+        return f"max abs {format_number(worst['max_abs_err'])}"
+    if "mismatches" in worst:
+        return f"{format_number(worst['mismatches'])} mismatched"
+    return ""
+
+
+def format_number(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.3g}"
+
+
+def op_sort_key(op: str) -> tuple[int, str]:
+    order = families()
+    return (order.index(family_of(op)), op)
+
+
+def config_sort_key(config: str) -> tuple[int, str]:
+    head = config.split("+", 1)[0]
+    return (CONFIG_ORDER.index(head) if head in CONFIG_ORDER else len(CONFIG_ORDER), config)
+
+
+def backend_sort_key(backend: str) -> tuple[int, str]:
+    """The reference first (it is the baseline every other column is read against), then by name."""
+    return (0 if backend == REFERENCE_BACKEND else 1, backend)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _worse(old: float | None, new: float) -> float:
+    """The larger error; NaN (the backend produced NaN where the reference did not) is worst of all."""
+    if old is None:
+        return new
+    if math.isnan(old) or math.isnan(new):
+        return math.nan
+    return max(old, new)

@@ -368,13 +368,21 @@ _vsnprintf.argtypes = [c_char_p, ctypes.c_size_t, c_char_p, c_void_p]
 _vsnprintf.restype = ctypes.c_int
 
 
+# Messages the HTP backend logs at error level on every graph although nothing failed (QNN 2.51):
+# passed on at INFO so that real errors stand out.
+BENIGN_ERRORS = ("unexpected GraphHtpSettings option 66",)
+
+
 def _on_backend_log(fmt: bytes | None, level: int, timestamp: int, va_list: int | None) -> None:
     # Runs on backend threads with the GIL taken by ctypes: never raise out of here.
     try:
         buf = ctypes.create_string_buffer(2048)
         _vsnprintf(buf, len(buf), fmt, va_list)
-        text = buf.value.decode("utf-8", "replace").rstrip()
-        log.log(_LOG_TO_PY.get(level, logging.INFO), "%s", text, extra={"qnn_level": level, "qnn_time": timestamp})
+        text = buf.value.decode("utf-8", "replace").strip()
+        pylevel = _LOG_TO_PY.get(level, logging.INFO)
+        if level == LOG_ERROR and any(b in text for b in BENIGN_ERRORS):
+            pylevel = logging.INFO
+        log.log(pylevel, "%s", text, extra={"qnn_level": level, "qnn_time": timestamp})
     except Exception:  # noqa: BLE001 - an exception here would be printed by ctypes, not handled
         pass
 

@@ -1,0 +1,171 @@
+"""The QNN adapter: any QNN backend library behind the Adapter protocol, the HTP simulator by default.
+
+The adapter itself holds no native state: every QNN call happens in a worker process
+(``worker.py``), so the parent survives a backend crash and the next case gets a fresh worker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from adapters.base import Outcome
+from cases.case import Case
+
+from . import bindings
+from .graph import PRECISIONS, GraphOptions
+from .worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerError
+
+DEFAULT_NAME = "qnn-htp"
+
+
+def _wheel_library() -> Path | None:
+    """libQnnHtp.so of the installed onnxruntime-qnn wheel, ignoring $QNN_BACKEND_LIB."""
+    saved = os.environ.pop(bindings.ENV_LIBRARY, None)
+    try:
+        return bindings.default_library().resolve()
+    except bindings.LibraryNotFound:
+        return None
+    finally:
+        if saved is not None:
+            os.environ[bindings.ENV_LIBRARY] = saved
+
+
+class QnnAdapter:
+    """Runs Cases on a QNN backend library through the C API, one single-node graph per case.
+
+    ``library``: path of a backend library (libQnnHtp.so, libQnnCpu.so, ...); default
+    $QNN_BACKEND_LIB, else the onnxruntime-qnn wheel's libQnnHtp.so (the HTP simulator on x86_64).
+    ``precision``: the HTP graph precision option, see ``GraphOptions`` (default "auto").
+    ``soc``/``arch``: HTP device SoC model / architecture number (default: the backend's own).
+    ``timeout``: seconds one case may take before the worker is killed (verdict TIMEOUT).
+    ``debug_hooks``: lets the test-only ``__debug_*__`` op names crash or hang the worker.
+    """
+
+    def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
+                 arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "warn",
+                 debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+        if log_level not in bindings.LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {tuple(bindings.LOG_LEVELS)}, not {log_level!r}")
+        self._requested = library
+        self._path: Path | None = None
+        self._why_not = ""
+        try:
+            self._path = bindings.resolve_library(library)
+        except bindings.LibraryNotFound as e:
+            self._why_not = str(e)
+        wheel = _wheel_library()
+        if self._path is not None and self._path == wheel:
+            self.name = DEFAULT_NAME
+        else:
+            shown = self._path.name if self._path is not None else Path(str(library or "libQnnHtp.so")).name
+            self.name = f"qnn:{shown}"
+        self.options = GraphOptions(precision, None if soc is None else int(soc), None if arch is None else int(arch))
+        self.timeout = float(timeout)
+        self.log_level = log_level
+        self.debug_hooks = bool(debug_hooks)
+        self._worker: Worker | None = None
+        if self._path is not None:
+            config = {
+                "library": str(self._path),
+                "log_level": log_level,
+                "graph": {"precision": precision, "soc": self.options.soc, "arch": self.options.arch},
+                "debug_hooks": self.debug_hooks,
+            }
+            self._worker = Worker(config, timeout=self.timeout, start_timeout=start_timeout)
+        self._ops: list[str] | None = None
+
+    # -- protocol ----------------------------------------------------------------------------------
+    def available(self) -> tuple[bool, str]:
+        """Loads the library in the worker: a missing file and a refused API version both say why."""
+        if self._worker is None:
+            return False, self._why_not
+        try:
+            self._worker.start()
+        except WorkerError as e:
+            return False, str(e)
+        return True, ""
+
+    def info(self) -> dict[str, Any]:
+        if self._worker is None:
+            return {"library": None, "error": self._why_not}
+        info = dict(self._worker.start())
+        info.update(
+            adapter=self.name,
+            precision=self.options.precision,
+            soc=self.options.soc,
+            arch=self.options.arch,
+        )
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        if self._worker is None:
+            return {}
+        if self._ops is None:
+            pairs = self._worker.call(("ops",))
+            self._ops = sorted({name for _package, name in pairs})
+        return {"ops": list(self._ops)}
+
+    def run(self, case: Case) -> Outcome:
+        if self._worker is None:
+            return Outcome("error", message=f"qnn backend unavailable: {self._why_not}", details={"stage": "load"})
+        return self._worker.run(case)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    def __enter__(self) -> QnnAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- extras ------------------------------------------------------------------------------------
+    def compare_ops(self, spec_ops: list[str] | set[str]) -> dict[str, list[str]]:
+        """Spec op names vs the backend's list: what each side has that the other lacks."""
+        backend = set(self.capabilities().get("ops", []))
+        spec = set(spec_ops)
+        return {
+            "spec_not_in_backend": sorted(spec - backend),
+            "backend_not_in_spec": sorted(backend - spec),
+            "both": sorted(spec & backend),
+        }
+
+    def worker_rss_kb(self) -> int | None:
+        return None if self._worker is None else self._worker.rss_kb()
+
+    @property
+    def worker_pid(self) -> int | None:
+        return None if self._worker is None else self._worker.pid
+
+    @property
+    def worker_starts(self) -> int:
+        return 0 if self._worker is None else self._worker.starts
+
+
+def make(options: dict[str, Any] | None = None) -> QnnAdapter:
+    """Build an adapter from loosely typed options (command line / config file).
+
+    Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``timeout``,
+    ``log_level``. Unknown keys are an error, so a typo does not silently run the default.
+    """
+    opts = dict(options or {})
+    library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
+    kwargs: dict[str, Any] = {"library": library}
+    if "precision" in opts:
+        kwargs["precision"] = str(opts.pop("precision"))
+    for key in ("soc", "arch"):
+        if key in opts:
+            value = opts.pop(key)
+            kwargs[key] = None if value in (None, "") else int(value)
+    if "timeout" in opts:
+        kwargs["timeout"] = float(opts.pop("timeout"))
+    if "log_level" in opts:
+        kwargs["log_level"] = str(opts.pop("log_level"))
+    if opts:
+        raise ValueError(f"unknown qnn adapter options: {sorted(opts)}")
+    return QnnAdapter(**kwargs)

@@ -1,0 +1,559 @@
+"""Data movement and shape ops: values are only moved, copied or padded, never computed.
+
+Every op here is exact, so the implementations keep the input's numpy dtype (float64 real values,
+bool for BOOL_8, integers where the caller passes integers) and never round. The indexing ops
+(Gather*, Scatter*, NonZero, OneHot, BatchPermutation) live in ``reference.indexing``.
+
+Layout is QNN's: 4-D image ops are NHWC, block sizes are ``[block_height, block_width]``. Every
+axis / perm parameter is UINT_32 in the MasterOpDef, so a negative axis is a malformed case and
+raises instead of wrapping around.
+
+Where the MasterOpDef is silent or ambiguous the choice made is listed in ``DECISIONS`` (seed line
+numbers refer to ``shared/seeds/004_b46271055e0d5186.txt``); the opdefs YAML files carry the same
+entries once they exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference import register
+
+# Enum values, from the seed's "Values" lists.
+DEPTH_MODE_DCR = 0  # DepthToSpace / SpaceToDepth, 2435-2437 and 12130-12132
+DEPTH_MODE_CRD = 1
+PADDING_VALID = 0  # ExtractPatches, 5946-5948
+PADDING_SAME = 1
+PAD_CONSTANT = 0  # Pad, 9620-9627
+PAD_MIRROR_SYMMETRIC = 1
+PAD_MIRROR_REFLECT = 2
+PAD_EDGE = 3
+
+_NP_PAD_MODE = {
+    PAD_CONSTANT: "constant",
+    PAD_MIRROR_SYMMETRIC: "symmetric",
+    PAD_MIRROR_REFLECT: "reflect",
+    PAD_EDGE: "edge",
+}
+
+DECISIONS: dict[str, list[dict[str, Any]]] = {
+    "DepthToSpace": [
+        {
+            "about": "meaning of 'depth, column, then row' (DCR) and 'column, row, then depth' (CRD)",
+            "line": 2413,
+            "choice": "the orders list the depth sub-indices fastest-varying first: DCR reads input channel "
+            "(r*block_w + c)*C_out + d, CRD reads d*block_h*block_w + r*block_w + c (r, c = row, column "
+            "inside the block, d = output channel)",
+            "why": "this is the reading under which DCR is NNAPI/TensorFlow DEPTH_TO_SPACE and ONNX "
+            "DepthToSpace mode=DCR, and CRD is ONNX mode=CRD (checked against onnx.reference after "
+            "NHWC->NCHW translation); the other reading matches no framework",
+        }
+    ],
+    "SpaceToDepth": [
+        {
+            "about": "meaning of the DCR / CRD orders",
+            "line": 12108,
+            "choice": "the inverse of DepthToSpace with the same mode: DCR writes output channel "
+            "(r*block_w + c)*C_in + d, CRD writes d*block_h*block_w + r*block_w + c",
+            "why": "DCR is then TensorFlow/NNAPI/ONNX SpaceToDepth; CRD is the inverse of ONNX "
+            "DepthToSpace mode=CRD, which keeps SpaceToDepth(mode) and DepthToSpace(mode) inverses",
+        }
+    ],
+    "SpaceToBatch": [
+        {
+            "about": "value of the padded cells",
+            "line": 12032,
+            "choice": "zero (real value 0)",
+            "why": "the spec does not state it; TensorFlow space_to_batch, which it cites, pads with zeros",
+        }
+    ],
+    "Pad": [
+        {
+            "about": "pad_constant_value is 'backend specific': real or stored (quantized) value",
+            "line": 9630,
+            "choice": "the reference takes pad_constant_value as a real value, written into the output as is",
+            "why": "the reference works in real values throughout; a case holding a quantized constant "
+            "converts it with in[0]'s encoding before calling the reference",
+        },
+        {
+            "about": "mirror pad amounts beyond the stated limits",
+            "line": 9577,
+            "choice": "rejected (ValueError), not reflected repeatedly as numpy would",
+            "why": "the spec forbids amounts > dim-1 (REFLECT) and > dim (SYMMETRIC)",
+        },
+    ],
+    "ExtractPatches": [
+        {
+            "about": "where SAME padding puts the zeros ('patches with starting points inside the input')",
+            "line": 5939,
+            "choice": "TensorFlow's SAME: total = max((out-1)*stride + (size-1)*rate + 1 - in, 0), "
+            "total//2 before and the rest after; patch channel order is (patch_row, patch_col, channel)",
+            "why": "the sentence is copied from tf.image.extract_patches' documentation, and TensorFlow's "
+            "implementation pads this way; the output sizes in the spec (ceil(in/stride)) agree",
+        }
+    ],
+    "Reshape": [
+        {
+            "about": "where the output shape comes from",
+            "line": 10917,
+            "choice": "out_shapes[0] when it is given and fully static; in[1] (0 = copy in[0]'s dim, "
+            "-1 = inferred) only when out_shapes is absent or has a dynamic (None or negative) entry",
+            "why": "the spec: in[1] is ignored unless out[0] has dynamic dimensions",
+        }
+    ],
+    "Squeeze": [
+        {
+            "about": "axes absent",
+            "line": 12298,
+            "choice": "with out_shapes given, the output takes out_shapes[0] (which must be in[0]'s shape with "
+            "some size-1 dims removed); without it, every size-1 dim is removed",
+            "why": "the spec: all size-1 dims not kept in shape(out[0]) are removed",
+        }
+    ],
+    "ExpandDims": [
+        {
+            "about": "axes default {0,..,0} vs axes must be unique; axis vs axes",
+            "line": 5733,
+            "choice": "axes absent or empty -> the scalar axis (default 0) is used; axes given -> axis "
+            "ignored; repeated entries in axes are rejected (ValueError)",
+            "why": "the spec: if axes is non-empty the value of axis is ignored (5709); the all-zero "
+            "default can only be meant as 'no axes' since axes must be unique (5739)",
+        }
+    ],
+    "StridedSlice": [
+        {
+            "about": "negative begin/end vs 'end may be -1 to include index 0'",
+            "line": 12465,
+            "choice": "Python semantics: every negative begin/end first gets the dimension added (raw -1 "
+            "means the last element), then is clipped ([0, dim] for stride > 0; begin [0, dim-1], end "
+            "[-1, dim-1] for stride < 0). The clipped end -1 is what 'permit the end to be -1' (12476) "
+            "refers to: a negative stride reaches index 0 with end <= -(dim+1) or the end_mask bit",
+            "why": "it is the only reading consistent with the first sentence, and it is TensorFlow's "
+            "strided_slice, which the spec cites",
+        },
+        {
+            "about": "output size formula max(1, ceil((end-begin)/stride)) cannot express an empty slice",
+            "line": 12568,
+            "choice": "an empty range gives a dimension of size 0 (Python / TensorFlow); the formula is "
+            "only used as the size of non-empty slices, which generated cases keep to",
+            "why": "no element is named by an empty range, so size 1 would have no defined content",
+        },
+        {
+            "about": "shrink_axes with begin_mask, end or stride on the same axis",
+            "line": 12524,
+            "choice": "a shrunk axis takes exactly index begin (plus dim when negative); begin_mask, end, "
+            "end_mask and stride on that axis are ignored; begin outside [-dim, dim-1] is rejected",
+            "why": "the spec says the begin of an omitted axis is used (12524-12529) and constrains only "
+            "begin; TensorFlow does the same",
+        },
+    ],
+    "Concat": [
+        {
+            "about": "default axis 'N-1'",
+            "line": 1492,
+            "choice": "resolved as rank(in[0]) - 1",
+            "why": "symbolic default",
+        }
+    ],
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter helpers (shared with reference.indexing)
+
+
+def param(params: dict[str, Any], name: str, default: Any = None) -> Any:
+    """A parameter value, or ``default`` when absent; a symbolic spec default (a string such as
+    ``"N-1"``) counts as absent, since only the implementation knows N."""
+    v = params.get(name)
+    if v is None or isinstance(v, str):
+        return default
+    return v
+
+
+def int_param(params: dict[str, Any], name: str, default: int | None = None) -> int:
+    v = param(params, name, default)
+    if v is None:
+        raise ValueError(f"parameter {name!r} is mandatory")
+    return int(np.asarray(v).reshape(()))
+
+
+def int_vector(params: dict[str, Any], name: str, default: Any = None) -> np.ndarray | None:
+    """A tensor parameter as an int64 array (None when absent and no default)."""
+    v = param(params, name, default)
+    if v is None:
+        return None
+    a = np.asarray(v)
+    if a.dtype.kind == "f" and not np.all(a == np.round(a)):
+        raise ValueError(f"parameter {name!r} must hold integers, got {a}")
+    return a.astype(np.int64)
+
+
+def check_axis(axis: int, rank: int, name: str = "axis") -> int:
+    """UINT_32 axes: no negative values, no wrap-around."""
+    if not 0 <= axis < rank:
+        raise ValueError(f"{name}={axis} outside [0, {rank - 1}]")
+    return axis
+
+
+def _block(params: dict[str, Any]) -> tuple[int, int]:
+    b = int_vector(params, "block_size")
+    if b is None or b.shape != (2,) or np.any(b < 1):
+        raise ValueError(f"block_size must be two values >= 1, got {b}")
+    return int(b[0]), int(b[1])
+
+
+def _pairs(params: dict[str, Any], name: str) -> np.ndarray:
+    a = int_vector(params, name, [[0, 0], [0, 0]])
+    a = a.reshape(2, 2)
+    if np.any(a < 0):
+        raise ValueError(f"{name} must be non-negative, got {a.tolist()}")
+    return a
+
+
+def _nhwc(x: np.ndarray, op: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 4:
+        raise ValueError(f"{op} expects a 4-D NHWC tensor, got shape {x.shape}")
+    return x
+
+
+def _zero_like(x: np.ndarray) -> Any:
+    return np.zeros((), dtype=x.dtype)[()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Block rearrangements (NHWC)
+
+
+@register("DepthToSpace")
+def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
+    x = _nhwc(inputs[0], op)
+    bh, bw = _block(params)
+    mode = int_param(params, "mode", DEPTH_MODE_DCR)
+    n, h, w, c = x.shape
+    if c % (bh * bw):
+        raise ValueError(f"depth {c} not divisible by block {bh}x{bw}")
+    co = c // (bh * bw)
+    if mode == DEPTH_MODE_DCR:  # channel = (row*bw + col)*co + d
+        y = x.reshape(n, h, w, bh, bw, co).transpose(0, 1, 3, 2, 4, 5)
+    elif mode == DEPTH_MODE_CRD:  # channel = d*bh*bw + row*bw + col
+        y = x.reshape(n, h, w, co, bh, bw).transpose(0, 1, 4, 2, 5, 3)
+    else:
+        raise ValueError(f"unknown mode {mode}")
+    return [y.reshape(n, h * bh, w * bw, co)]
+
+
+@register("SpaceToDepth")
+def space_to_depth(inputs, params, out_shapes, out_dtypes, *, op):
+    x = _nhwc(inputs[0], op)
+    bh, bw = _block(params)
+    mode = int_param(params, "mode", DEPTH_MODE_DCR)
+    n, h, w, c = x.shape
+    if h % bh or w % bw:
+        raise ValueError(f"spatial {h}x{w} not divisible by block {bh}x{bw}")
+    t = x.reshape(n, h // bh, bh, w // bw, bw, c)  # axes: n, ho, row, wo, col, d
+    if mode == DEPTH_MODE_DCR:
+        y = t.transpose(0, 1, 3, 2, 4, 5)
+    elif mode == DEPTH_MODE_CRD:
+        y = t.transpose(0, 1, 3, 5, 2, 4)
+    else:
+        raise ValueError(f"unknown mode {mode}")
+    return [y.reshape(n, h // bh, w // bw, c * bh * bw)]
+
+
+@register("BatchToSpace")
+def batch_to_space(inputs, params, out_shapes, out_dtypes, *, op):
+    """TensorFlow batch_to_space: input batch (row*bw + col)*N_out + n lands at block cell (row, col)
+    of output image n, then the crops are cut off."""
+    x = _nhwc(inputs[0], op)
+    bh, bw = _block(params)
+    crops = _pairs(params, "crops")
+    b, h, w, c = x.shape
+    if b % (bh * bw):
+        raise ValueError(f"batch {b} not divisible by block {bh}x{bw}")
+    n = b // (bh * bw)
+    y = x.reshape(bh, bw, n, h, w, c).transpose(2, 3, 0, 4, 1, 5).reshape(n, h * bh, w * bw, c)
+    (top, bottom), (left, right) = crops
+    if top + bottom > h * bh or left + right > w * bw:
+        raise ValueError(f"crops {crops.tolist()} exceed the {h * bh}x{w * bw} intermediate image")
+    return [y[:, top : h * bh - bottom, left : w * bw - right, :]]
+
+
+@register("SpaceToBatch")
+def space_to_batch(inputs, params, out_shapes, out_dtypes, *, op):
+    """TensorFlow space_to_batch: zero-pad, then block cell (row, col) of image n goes to output
+    batch (row*bw + col)*N + n."""
+    x = _nhwc(inputs[0], op)
+    bh, bw = _block(params)
+    pads = _pairs(params, "pad_amount")
+    x = np.pad(x, ((0, 0), tuple(pads[0]), tuple(pads[1]), (0, 0)), constant_values=_zero_like(x))
+    n, h, w, c = x.shape
+    if h % bh or w % bw:
+        raise ValueError(f"padded spatial {h}x{w} not divisible by block {bh}x{bw}")
+    y = x.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5)
+    return [y.reshape(bh * bw * n, h // bh, w // bw, c)]
+
+
+@register("ExtractPatches")
+def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
+    x = _nhwc(inputs[0], op)
+    size, stride, rate = (int_vector(params, k) for k in ("size", "stride", "rate"))
+    for name, v in (("size", size), ("stride", stride), ("rate", rate)):
+        if v is None or v.shape != (2,) or np.any(v < 1):
+            raise ValueError(f"{name} must be two values > 0, got {v}")
+    padding = int_param(params, "padding")
+    n, h, w, c = x.shape
+    dil = (size - 1) * rate + 1
+    if padding == PADDING_VALID:
+        out = [max(0, (dim - d) // s + 1) for dim, d, s in zip((h, w), dil, stride, strict=True)]
+        pad = [(0, 0), (0, 0)]
+    elif padding == PADDING_SAME:
+        out = [-(-dim // s) for dim, s in zip((h, w), stride, strict=True)]
+        total = [max((o - 1) * s + d - dim, 0) for o, s, d, dim in zip(out, stride, dil, (h, w), strict=True)]
+        pad = [(t // 2, t - t // 2) for t in total]
+    else:
+        raise ValueError(f"unknown padding {padding}")
+    ho, wo = out
+    if ho == 0 or wo == 0:
+        return [np.zeros((n, ho, wo, size[0] * size[1] * c), dtype=x.dtype)]
+    xp = np.pad(x, ((0, 0), pad[0], pad[1], (0, 0)), constant_values=_zero_like(x))
+    cells = []
+    for i in range(size[0]):
+        for j in range(size[1]):
+            r0, c0 = i * rate[0], j * rate[1]
+            rows = slice(r0, r0 + (ho - 1) * stride[0] + 1, stride[0])
+            cols = slice(c0, c0 + (wo - 1) * stride[1] + 1, stride[1])
+            cells.append(xp[:, rows, cols])
+    return [np.stack(cells, axis=3).reshape(n, ho, wo, size[0] * size[1] * c)]
+
+
+@register("ChannelShuffle")
+def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
+    """out_channel[i*G + g] = in_channel[g*group_size + i]: view the axis as (G, group_size) and swap."""
+    x = np.asarray(inputs[0])
+    axis = check_axis(int_param(params, "axis", x.ndim - 1), x.ndim)
+    groups = int_param(params, "num_groups")
+    ch = x.shape[axis]
+    if groups < 1 or ch % groups:
+        raise ValueError(f"num_groups={groups} does not divide {ch} channels")
+    shape = x.shape[:axis] + (groups, ch // groups) + x.shape[axis + 1 :]
+    return [np.swapaxes(x.reshape(shape), axis, axis + 1).reshape(x.shape)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Joining and splitting
+
+
+@register("Concat")
+def concat(inputs, params, out_shapes, out_dtypes, *, op):
+    xs = [np.asarray(t) for t in inputs if t is not None]
+    axis = check_axis(int_param(params, "axis", xs[0].ndim - 1), xs[0].ndim)
+    return [np.concatenate(xs, axis=axis)]
+
+
+@register("Pack")
+def pack(inputs, params, out_shapes, out_dtypes, *, op):
+    xs = [np.asarray(t) for t in inputs if t is not None]
+    axis = check_axis(int_param(params, "axis"), xs[0].ndim + 1)
+    return [np.stack(xs, axis=axis)]
+
+
+@register("UnPack")
+def unpack(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    axis = check_axis(int_param(params, "axis"), x.ndim)
+    return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+
+
+@register("Split")
+def split(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    axis = check_axis(int_param(params, "axis"), x.ndim)
+    idx = int_vector(params, "split_index")
+    idx = np.zeros(0, np.int64) if idx is None else idx.reshape(-1)
+    dim = x.shape[axis]
+    if np.any(idx < 1) or np.any(idx > dim - 1) or np.any(np.diff(idx) <= 0):
+        raise ValueError(f"split_index {idx.tolist()} must increase strictly within [1, {dim - 1}]")
+    return list(np.split(x, idx, axis=axis))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape-only ops
+
+
+@register("Reshape")
+def reshape(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    target = None
+    if out_shapes:
+        declared = list(out_shapes[0])
+        if all(d is not None and int(d) >= 0 for d in declared):
+            target = [int(d) for d in declared]
+    if target is None:
+        if len(inputs) < 2 or inputs[1] is None:
+            raise ValueError("Reshape needs a static out_shapes[0] or the shape tensor in[1]")
+        spec = [int(v) for v in np.asarray(inputs[1]).reshape(-1)]
+        target = [x.shape[i] if v == 0 else v for i, v in enumerate(spec)]
+        if sum(v == -1 for v in target) > 1 or any(v < -1 for v in target):
+            raise ValueError(f"in[1] = {spec}: at most one -1 and no other negative value")
+    return [x.reshape(target)]
+
+
+@register("ExpandDims")
+def expand_dims(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    axes = int_vector(params, "axes")
+    if axes is None or axes.size == 0:
+        axes = np.array([int_param(params, "axis", 0)])
+    axes = axes.reshape(-1)
+    rank = x.ndim + axes.size
+    if len(set(axes.tolist())) != axes.size:
+        raise ValueError(f"axes {axes.tolist()} must be unique")
+    for a in axes:
+        check_axis(int(a), rank, "axes")
+    return [np.expand_dims(x, tuple(int(a) for a in axes))]
+
+
+def _squeeze_to(shape: tuple[int, ...], target: list[int]) -> bool:
+    """Whether ``target`` is ``shape`` with some size-1 entries deleted."""
+    j = 0
+    for d in shape:
+        if j < len(target) and target[j] == d:
+            j += 1
+        elif d != 1:
+            return False
+    return j == len(target)
+
+
+@register("Squeeze")
+def squeeze(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    axes = int_vector(params, "axes")
+    if axes is not None and axes.size:
+        axes = axes.reshape(-1)
+        if len(set(axes.tolist())) != axes.size:
+            raise ValueError(f"axes {axes.tolist()} must be unique")
+        for a in axes:
+            if x.shape[check_axis(int(a), x.ndim, "axes")] != 1:
+                raise ValueError(f"axis {a} has size {x.shape[a]}, not 1")
+        return [np.squeeze(x, axis=tuple(int(a) for a in axes))]
+    if out_shapes and out_shapes[0] is not None:
+        target = [int(d) for d in out_shapes[0]]
+        if not _squeeze_to(x.shape, target):
+            raise ValueError(f"out shape {target} is not {x.shape} with size-1 dims removed")
+        return [x.reshape(target)]
+    return [np.squeeze(x)]
+
+
+@register("Transpose")
+def transpose(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    perm = int_vector(params, "perm").reshape(-1)
+    if sorted(perm.tolist()) != list(range(x.ndim)):
+        raise ValueError(f"perm {perm.tolist()} is not a permutation of range({x.ndim})")
+    return [np.transpose(x, perm)]
+
+
+@register("Tile")
+def tile(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    mult = int_vector(params, "multiples").reshape(-1)
+    if mult.size != x.ndim or np.any(mult < 0):
+        raise ValueError(f"multiples {mult.tolist()} must be {x.ndim} non-negative values")
+    return [np.tile(x, mult)]
+
+
+@register("Shape")
+def shape(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    start = int_param(params, "start", 0)
+    end = int_param(params, "end", x.ndim)
+    if not (0 <= start < end <= x.ndim):
+        raise ValueError(f"start={start}, end={end} outside 0 <= start < end <= {x.ndim}")
+    dtype = out_dtypes[0] if out_dtypes else np.uint32
+    return [np.array(x.shape[start:end], dtype=dtype)]
+
+
+@register("ConstantOfShape")
+def constant_of_shape(inputs, params, out_shapes, out_dtypes, *, op):
+    dims = np.asarray(inputs[0]).reshape(-1)
+    if np.any(dims < 0):
+        raise ValueError(f"shape {dims.tolist()} has negative entries")
+    value = param(params, "value")
+    if value is None:
+        raise ValueError("parameter 'value' is mandatory")
+    dtype = np.bool_ if out_dtypes and np.dtype(out_dtypes[0]) == np.bool_ else np.float64
+    return [np.full(tuple(int(d) for d in dims), np.asarray(value).reshape(()), dtype=dtype)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pad and StridedSlice
+
+
+@register("Pad")
+def pad(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    scheme = int_param(params, "scheme")
+    amounts = int_vector(params, "pad_amount")
+    if amounts is None or amounts.size != 2 * x.ndim or np.any(amounts < 0):
+        raise ValueError(f"pad_amount must be [{x.ndim}, 2] non-negative values, got {amounts}")
+    amounts = amounts.reshape(x.ndim, 2)
+    if scheme not in _NP_PAD_MODE:
+        raise ValueError(f"unknown scheme {scheme}")
+    limit = {PAD_MIRROR_REFLECT: 1, PAD_MIRROR_SYMMETRIC: 0}.get(scheme)
+    if limit is not None:
+        for i, (before, after) in enumerate(amounts):
+            if max(before, after) > x.shape[i] - limit:
+                raise ValueError(f"pad {before, after} on dim {i} of size {x.shape[i]} exceeds the mirror limit")
+    if scheme == PAD_EDGE and x.size == 0 and amounts.any():
+        raise ValueError("EDGE padding of an empty tensor")
+    kwargs: dict[str, Any] = {}
+    if scheme == PAD_CONSTANT:
+        value = param(params, "pad_constant_value", 0)
+        kwargs["constant_values"] = np.asarray(value).reshape(()).astype(x.dtype)
+    return [np.pad(x, [tuple(a) for a in amounts], mode=_NP_PAD_MODE[scheme], **kwargs)]
+
+
+def _bits(mask: int, count: int) -> list[bool]:
+    return [bool(mask >> i & 1) for i in range(count)]
+
+
+@register("StridedSlice")
+def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
+    """Python/TensorFlow slicing (see DECISIONS): masks and new axes refer to the intermediate tensor
+    that has the new axes inserted; ranges has one row per intermediate axis."""
+    x = np.asarray(inputs[0])
+    ranges = int_vector(params, "ranges").reshape(-1, 3)
+    count = ranges.shape[0]
+    new = _bits(int_param(params, "new_axes_mask", 0), count)
+    begin_mask = _bits(int_param(params, "begin_mask", 0), count)
+    end_mask = _bits(int_param(params, "end_mask", 0), count)
+    shrink = _bits(int_param(params, "shrink_axes", 0), count)
+    if count - sum(new) != x.ndim:
+        raise ValueError(f"{count} ranges with {sum(new)} new axes do not fit rank {x.ndim}")
+    y = np.expand_dims(x, tuple(i for i in range(count) if new[i])) if any(new) else x
+    dropped = []
+    for i, (b, e, s) in enumerate(ranges.tolist()):
+        if new[i]:
+            continue
+        dim = y.shape[i]
+        if shrink[i]:
+            k = b + dim if b < 0 else b
+            if not 0 <= k < dim:
+                raise ValueError(f"shrunk axis {i}: begin {b} outside [-{dim}, {dim - 1}]")
+            y = np.take(y, [k], axis=i)
+            dropped.append(i)
+            continue
+        if s == 0:
+            raise ValueError(f"stride 0 on axis {i}")
+        if s > 0:
+            lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim, 0, dim, 0, dim
+        else:
+            lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim - 1, -1, dim - 1, dim - 1, -1
+        b = full_b if begin_mask[i] else min(max(b + dim if b < 0 else b, lo_b), hi_b)
+        e = full_e if end_mask[i] else min(max(e + dim if e < 0 else e, lo_e), hi_e)
+        y = np.take(y, np.arange(b, e, s, dtype=np.int64), axis=i)
+    return [np.squeeze(y, axis=tuple(dropped)) if dropped else y]

@@ -1,0 +1,337 @@
+"""Indexing ops: values selected or written by an index tensor (Gather*, Scatter*, NonZero, OneHot,
+BatchPermutation).
+
+Index conventions, shared by every op here (see ``DECISIONS``):
+
+* An index of -1 means "skip" (MasterOpDef 6091, 6176, 6251, 11584, 11699), never "the last
+  element" as in ONNX. NonZero pads its output with -1 so its result can feed these ops directly.
+  A UINT_32 index tensor spells -1 as 0xFFFFFFFF, which is read as -1 too (whether it arrives as a
+  uint32 array or as its float64 real value).
+* Any other index outside the valid range is a malformed case and raises ``ValueError``.
+* Gathered values are exact copies, so outputs keep the data's dtype; scatter reductions compute in
+  float64 (on float64 data, as the caller passes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference import register
+from reference.datamovement import check_axis, int_param, param
+
+SCATTER_NONE = 0  # ScatterElements 11664-11670, ScatterNd 11767-11772
+SCATTER_ADD = 1
+SCATTER_MUL = 2
+SCATTER_MAX = 3  # ScatterElements only
+
+_UINT32_MINUS_ONE = 2**32 - 1
+
+_SKIP_GATHER = {
+    "about": "what a skipped (-1) index produces",
+    "choice": "zeros (real value 0, False for BOOL_8) in the output positions the index would have filled",
+    "why": "the spec permits -1 as 'skip/ignore' without saying what the output holds; zero is what "
+    "BatchPermutation (397) states for its ignored indices, and it is the padding value NonZero's -1 "
+    "rows stand for",
+}
+_SKIP_SCATTER = {
+    "about": "what a skipped (-1) index does",
+    "choice": "the update (element or slice) is not applied; the output keeps in[0]'s value there",
+    "why": "'skip/ignore' read literally; nothing else is written",
+}
+_UINT_MINUS_ONE = {
+    "about": "-1 in a UINT_32 index tensor",
+    "line": 9288,
+    "choice": "0xFFFFFFFF (as uint32 or as the real value 4294967295) is read as -1 (skip)",
+    "why": "NonZero with a UINT_32 output writes its -1 fill as that bit pattern, and its output is the "
+    "index source the spec has in mind",
+}
+
+DECISIONS: dict[str, list[dict[str, Any]]] = {
+    "Gather": [{**_SKIP_GATHER, "line": 6091}, _UINT_MINUS_ONE],
+    "GatherElements": [{**_SKIP_GATHER, "line": 6176}, _UINT_MINUS_ONE],
+    "GatherNd": [
+        {
+            **_SKIP_GATHER,
+            "line": 6251,
+            "choice": "an index tuple with any component -1 gathers a slice of zeros",
+        },
+        _UINT_MINUS_ONE,
+    ],
+    "ScatterElements": [
+        {**_SKIP_SCATTER, "line": 11584},
+        _UINT_MINUS_ONE,
+        {
+            "about": "duplicate indices",
+            "line": 11656,
+            "choice": "NONE: the update that comes last in row-major order of in[1] wins; ADD/MUL/MAX: "
+            "every update is combined (order does not matter beyond float rounding)",
+            "why": "the spec: duplicates 'override previous updated values' under NONE and 'are allowed' "
+            "under the reductions",
+        },
+        {
+            "about": "reduction MAX includes the original data",
+            "line": 11659,
+            "choice": "out = max(in[0], all updates at that position)",
+            "why": "the spec's formula maxes against output[...], which starts as a copy of in[0] (ONNX too)",
+        },
+    ],
+    "ScatterNd": [
+        {**_SKIP_SCATTER, "line": 11699, "choice": "an index tuple with any component -1 updates nothing"},
+        _UINT_MINUS_ONE,
+        {
+            "about": "duplicate indices",
+            "line": 11761,
+            "choice": "NONE: the update that comes last in row-major order of in[1]'s index tuples wins; "
+            "ADD/MUL: every update is combined",
+            "why": "the spec: duplicates 'override previous updated values' under NONE",
+        },
+    ],
+    "NonZero": [
+        {
+            "about": "index order and output layout",
+            "line": 9323,
+            "choice": "out[0] is [M, N]: row r holds the N coordinates of the r-th nonzero element in "
+            "row-major (C) order of in[0]; rows after the last nonzero element are all -1",
+            "why": "the shape [M, N] fixes one coordinate tuple per row (TensorFlow where / torch.nonzero "
+            "layout, ONNX NonZero transposed); row-major is the order all three cited frameworks use",
+        },
+        {
+            "about": "'-1' fill for a UINT_32 output",
+            "line": 9288,
+            "choice": "0xFFFFFFFF, returned as a uint32 array when out_dtypes[0] is uint32",
+            "why": "the two's-complement bit pattern of -1, the only reading a UINT_32 buffer allows",
+        },
+        {
+            "about": "what is 'nonzero'",
+            "line": 9282,
+            "choice": "x != 0 on the real values; NaN counts as nonzero, -0.0 as zero",
+            "why": "IEEE comparison, as numpy / ONNX NonZero",
+        },
+    ],
+    "OneHot": [
+        {
+            "about": "index outside [0, depth-1]",
+            "line": 9435,
+            "choice": "the whole one-hot vector is off_value (no wrap-around of negative indices)",
+            "why": "forbidden by the spec; TensorFlow one_hot, cited first, produces all off_value; ONNX "
+            "would wrap negatives, which conflicts with the UINT_32/INT_32 'in range' constraint",
+        }
+    ],
+    "BatchPermutation": [
+        {
+            "about": "indices outside [0, batch-1]",
+            "line": 397,
+            "choice": "dropped: the valid indices, in their order, fill out[0]'s leading rows and the "
+            "remaining rows are zeros (no zero hole at the position of an invalid index)",
+            "why": "'out[0] is ordered according to the indices provided that are in the range ... and "
+            "then padded with zeros' (397) describes a compaction followed by zero padding",
+        }
+    ],
+}
+
+
+def _indices(a: Any) -> np.ndarray:
+    """An index tensor as int64, with UINT_32's 0xFFFFFFFF folded to -1 (see module docstring)."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise ValueError("index tensor holds non-integer values")
+        out = a.astype(np.int64)
+        out[out == _UINT32_MINUS_ONE] = -1
+        return out
+    if a.dtype.kind == "u":
+        out = a.astype(np.int64)
+        out[out == np.iinfo(a.dtype).max] = -1
+        return out
+    if a.dtype.kind in "ib":
+        return a.astype(np.int64)
+    raise ValueError(f"index tensor of dtype {a.dtype}")
+
+
+def _check_range(idx: np.ndarray, size: Any, what: str) -> np.ndarray:
+    """Validate indices (allowing -1 = skip) and return the skip mask."""
+    skip = idx == -1
+    bad = ~skip & ((idx < 0) | (idx >= size))
+    if np.any(bad):
+        raise ValueError(f"{what}: index {idx[bad].flat[0]} outside [0, size-1] (and not -1)")
+    return skip
+
+
+def _zero(x: np.ndarray) -> Any:
+    return np.zeros((), dtype=x.dtype)[()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Gathers
+
+
+@register("Gather")
+def gather(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1])
+    axis = check_axis(int_param(params, "axis"), x.ndim)
+    skip = _check_range(idx, x.shape[axis], "Gather")
+    out = np.take(x, np.where(skip, 0, idx), axis=axis)
+    if np.any(skip):
+        mask = skip.reshape((1,) * axis + idx.shape + (1,) * (x.ndim - axis - 1))
+        out = np.where(mask, _zero(x), out)
+    return [out]
+
+
+@register("GatherElements")
+def gather_elements(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1])
+    axis = check_axis(int_param(params, "axis", 0), x.ndim)
+    if idx.ndim != x.ndim:
+        raise ValueError(f"in[1] rank {idx.ndim} differs from in[0] rank {x.ndim}")
+    if any(i > d for k, (i, d) in enumerate(zip(idx.shape, x.shape, strict=True)) if k != axis):
+        raise ValueError(f"in[1] shape {idx.shape} exceeds in[0] shape {x.shape} off the axis")
+    skip = _check_range(idx, x.shape[axis], "GatherElements")
+    # take_along_axis broadcasts the other axes, so cut in[0] to in[1]'s extent there first.
+    cut = tuple(slice(None) if k == axis else slice(0, n) for k, n in enumerate(idx.shape))
+    out = np.take_along_axis(x[cut], np.where(skip, 0, idx), axis=axis)
+    return [np.where(skip, _zero(x), out)]
+
+
+def _nd_batches(x: np.ndarray, idx: np.ndarray, batch_dims: int, what: str):
+    """Shared GatherNd/ScatterNd plumbing: the per-tuple skip mask and flat row numbers into
+    ``x`` viewed as [prod(batch) * prod(indexed dims), rest...]."""
+    k = idx.shape[-1]
+    if k > x.ndim - batch_dims:
+        raise ValueError(f"{what}: index tuples of length {k} for rank {x.ndim} with batch_dims={batch_dims}")
+    if idx.shape[:batch_dims] != x.shape[:batch_dims]:
+        raise ValueError(f"{what}: batch shapes {idx.shape[:batch_dims]} and {x.shape[:batch_dims]} differ")
+    dims = np.array(x.shape[batch_dims : batch_dims + k], dtype=np.int64)
+    skip = _check_range(idx, dims, what)
+    skip_tuple = np.any(skip, axis=-1)
+    safe = np.where(skip, 0, idx)
+    nb = int(np.prod(x.shape[:batch_dims], dtype=np.int64))
+    tuples = int(np.prod(idx.shape[batch_dims:-1], dtype=np.int64))
+    inner = safe.reshape(nb, tuples, k)
+    if k:
+        flat = np.ravel_multi_index(tuple(np.moveaxis(inner, -1, 0)), tuple(dims))
+    else:  # empty tuples address the whole (batch) tensor
+        flat = np.zeros((nb, tuples), np.int64)
+    rows = flat + np.arange(nb, dtype=np.int64)[:, None] * int(np.prod(dims, dtype=np.int64))
+    return skip_tuple, rows.reshape(-1), k
+
+
+@register("GatherNd")
+def gather_nd(inputs, params, out_shapes, out_dtypes, *, op):
+    """ONNX/TensorFlow GatherND with batch_dims: out[b..., t..., rest...] = x[b..., idx[b..., t...], rest...]."""
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1])
+    batch_dims = int_param(params, "batch_dims", 0)
+    if not 0 <= batch_dims < min(x.ndim, idx.ndim):
+        raise ValueError(f"batch_dims={batch_dims} must be < min(rank(in[0]), rank(in[1]))")
+    skip, rows, k = _nd_batches(x, idx, batch_dims, "GatherNd")
+    rest = x.shape[batch_dims + k :]
+    table = x.reshape((-1,) + rest)
+    out = table[rows].reshape(idx.shape[:-1] + rest)
+    if np.any(skip):
+        out = np.where(skip.reshape(skip.shape + (1,) * len(rest)), _zero(x), out)
+    return [out]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scatters
+
+
+def _scatter_rows(table: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduction: int, op: str) -> None:
+    """Apply ``updates[i]`` to ``table[rows[i]]`` in place, per the reduction (see DECISIONS)."""
+    if reduction == SCATTER_NONE:
+        # Last occurrence wins: keep, per target row, the highest position i.
+        rev_rows = rows[::-1]
+        _, first_in_rev = np.unique(rev_rows, return_index=True)
+        keep = len(rows) - 1 - first_in_rev
+        table[rows[keep]] = updates[keep]
+    elif reduction == SCATTER_ADD:
+        np.add.at(table, rows, updates)
+    elif reduction == SCATTER_MUL:
+        np.multiply.at(table, rows, updates)
+    elif reduction == SCATTER_MAX and op == "ScatterElements":
+        np.maximum.at(table, rows, updates)
+    else:
+        raise ValueError(f"{op}: unknown reduction {reduction}")
+
+
+@register("ScatterElements")
+def scatter_elements(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1])
+    upd = np.asarray(inputs[2])
+    axis = check_axis(int_param(params, "axis", 0), x.ndim)
+    reduction = int_param(params, "reduction", SCATTER_NONE)
+    if idx.shape != upd.shape or idx.ndim != x.ndim:
+        raise ValueError(f"in[1] {idx.shape} and in[2] {upd.shape} must share in[0]'s rank {x.ndim} and shape")
+    if any(i > d for k, (i, d) in enumerate(zip(idx.shape, x.shape, strict=True)) if k != axis):
+        raise ValueError(f"in[1] shape {idx.shape} exceeds in[0] shape {x.shape} off the axis")
+    skip = _check_range(idx, x.shape[axis], op)
+    coords = list(np.indices(idx.shape, sparse=True))
+    coords[axis] = idx
+    coords = np.broadcast_arrays(*coords)
+    flat = np.ravel_multi_index(tuple(c[~skip] for c in coords), x.shape)
+    out = x.astype(np.result_type(x, upd), copy=True).reshape(-1)
+    _scatter_rows(out, flat, upd[~skip], reduction, op)
+    return [out.reshape(x.shape)]
+
+
+@register("ScatterNd")
+def scatter_nd(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1])
+    upd = np.asarray(inputs[2])
+    reduction = int_param(params, "reduction", SCATTER_NONE)
+    skip, rows, k = _nd_batches(x, idx, 0, op)
+    rest = x.shape[k:]
+    expected = idx.shape[:-1] + rest
+    if upd.shape != expected:
+        raise ValueError(f"in[2] shape {upd.shape}, expected {expected}")
+    out = x.astype(np.result_type(x, upd), copy=True)
+    table = out.reshape((-1,) + rest)
+    keep = ~skip.reshape(-1)
+    _scatter_rows(table, rows[keep], upd.reshape((-1,) + rest)[keep], reduction, op)
+    return [table.reshape(x.shape)]
+
+
+# ---------------------------------------------------------------------------------------------
+# NonZero, OneHot, BatchPermutation
+
+
+@register("NonZero")
+def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    dtype = np.dtype(out_dtypes[0]) if out_dtypes else np.dtype(np.int32)
+    coords = np.argwhere(x != 0)  # row-major order
+    fill = np.iinfo(dtype).max if dtype.kind == "u" else -1
+    out = np.full((x.size, x.ndim), fill, dtype=dtype)
+    out[: len(coords)] = coords
+    return [out]
+
+
+@register("OneHot")
+def one_hot(inputs, params, out_shapes, out_dtypes, *, op):
+    idx = _indices(inputs[0])
+    depth = int_param(params, "depth")
+    axis = check_axis(int_param(params, "axis", idx.ndim), idx.ndim + 1)
+    on = np.asarray(param(params, "on_value", 1)).reshape(())
+    off = np.asarray(param(params, "off_value", 0)).reshape(())
+    dtype = np.bool_ if out_dtypes and np.dtype(out_dtypes[0]) == np.bool_ else np.float64
+    hot = idx[..., None] == np.arange(depth)  # out-of-range indices match nothing
+    out = np.where(hot, on, off).astype(dtype)
+    return [np.moveaxis(out, -1, axis)]
+
+
+@register("BatchPermutation")
+def batch_permutation(inputs, params, out_shapes, out_dtypes, *, op):
+    x = np.asarray(inputs[0])
+    idx = _indices(inputs[1]).reshape(-1)
+    valid = idx[(idx >= 0) & (idx < x.shape[0])]
+    if len(np.unique(valid)) != len(valid):
+        raise ValueError(f"valid indices must be unique, got {valid.tolist()}")
+    out = np.zeros((len(idx),) + x.shape[1:], dtype=x.dtype)
+    out[: len(valid)] = x[valid]
+    return [out]

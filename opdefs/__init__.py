@@ -1,0 +1,9 @@
+"""Op specs: one YAML file per QNN MasterOpDef op, validated by a JSON Schema and the constraint language.
+
+Stable interface (DESIGN.md): ``load_all() -> dict[str, OpDef]``, ``load(name) -> OpDef``,
+``python -m opdefs lint``.
+"""
+
+from opdefs.spec import OpDef, Problem, SpecError, lint, load, load_all, load_file
+
+__all__ = ["OpDef", "Problem", "SpecError", "lint", "load", "load_all", "load_file"]

@@ -1,0 +1,404 @@
+"""The constraint language: Python-shaped expressions parsed with ``ast`` and walked by a whitelist.
+
+Nothing is ever handed to ``eval``/``exec``/``compile``. A spec expression may use: numbers,
+strings, names (inputs as ``in[k]`` / ``out[k]``, parameters, symbolic dims, enum member names),
+tuples/lists, subscripts, arithmetic, comparisons (chained, ``in``/``not in``), ``and``/``or``/``not``,
+``a if c else b``, and calls of the functions in ``FUNCTIONS`` only. Attribute access, lambdas,
+comprehensions, starred args, keyword args, f-strings, walrus and dunder names are rejected with a
+message naming the construct, at lint time, before any case exists.
+
+``in`` is a Python keyword, so ``in[0]`` is rewritten to ``_in[0]`` (and ``out[0]`` to ``_out[0]``)
+before parsing; user names may not start with ``_``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_IO = re.compile(r"(?<![A-Za-z0-9_])(in|out)\s*\[")
+
+
+class ExprError(ValueError):
+    """An expression that is not in the language (syntax or a forbidden construct)."""
+
+
+class EvalError(ValueError):
+    """An expression that is in the language but cannot be evaluated on this case."""
+
+
+@dataclass
+class TensorInfo:
+    """What constraints may ask of a tensor: never its data unless the case has it."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    data: np.ndarray | None = None  # real values where a constraint reads values (indices...)
+    dynamic: tuple[bool, ...] | None = None
+    sparse: bool = False
+    present: bool = True
+
+    @property
+    def dyn(self) -> tuple[bool, ...]:
+        return self.dynamic if self.dynamic is not None else (False,) * len(self.shape)
+
+
+_ABSENT = TensorInfo((), "", present=False)
+
+
+def _t(x: Any) -> TensorInfo:
+    if not isinstance(x, TensorInfo):
+        raise EvalError(f"expected a tensor, got {type(x).__name__}")
+    if not x.present:
+        raise EvalError("tensor is absent")
+    return x
+
+
+def _values(x: Any) -> np.ndarray:
+    if isinstance(x, TensorInfo):
+        if x.data is None:
+            raise EvalError("tensor values are not known in this case")
+        return np.asarray(x.data)
+    return np.asarray(x)
+
+
+def _broadcastable(*ts: Any) -> bool:
+    shapes = [_t(t).shape if isinstance(t, TensorInfo) else tuple(t) for t in ts]
+    try:
+        np.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+def _broadcast_shape(*ts: Any) -> tuple[int, ...]:
+    shapes = [_t(t).shape if isinstance(t, TensorInfo) else tuple(t) for t in ts]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise EvalError(f"shapes {shapes} do not broadcast") from None
+
+
+def _is_kind(*kinds: str) -> Callable[[Any], bool]:
+    from opdefs import dtypes
+
+    def f(t: Any) -> bool:
+        return dtypes.get(_t(t).dtype).kind in kinds
+
+    return f
+
+
+def _implies(a: Any, b: Any) -> Any:
+    return np.logical_or(np.logical_not(a), b)
+
+
+def _all(x: Any) -> bool:
+    return bool(np.all(_values(x)))
+
+
+def _any(x: Any) -> bool:
+    return bool(np.any(_values(x)))
+
+
+def _unique(x: Any) -> bool:
+    v = _values(x).ravel()
+    return len(set(v.tolist())) == v.size
+
+
+def _increasing(x: Any) -> bool:
+    v = _values(x).ravel()
+    return bool(np.all(v[1:] > v[:-1]))
+
+
+def _dim(t: Any, i: Any) -> int:
+    s = _t(t).shape
+    i = int(i)
+    if not -len(s) <= i < len(s):
+        raise EvalError(f"dimension {i} out of range for rank {len(s)}")
+    return s[i]
+
+
+# name -> (function, short description for docs and lint)
+FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "rank": (lambda t: len(_t(t).shape), "number of dimensions of a tensor"),
+    "shape": (lambda t: _t(t).shape, "tuple of dimensions of a tensor"),
+    "dim": (_dim, "dim(t, i): size of dimension i"),
+    "size": (lambda t: int(np.prod(_t(t).shape, dtype=np.int64)), "number of elements of a tensor"),
+    "dtype": (lambda t: _t(t).dtype, "QNN datatype name, e.g. 'UFIXED_POINT_8'"),
+    "is_float": (_is_kind("float"), "datatype is a floating-point type"),
+    "is_quantized": (_is_kind("ufixed", "sfixed"), "datatype is a fixed-point type"),
+    "is_integer": (_is_kind("int", "uint"), "datatype is a plain integer type"),
+    "is_bool": (_is_kind("bool"), "datatype is BOOL_8"),
+    "present": (lambda t: bool(t.present) if isinstance(t, TensorInfo) else t is not None, "optional input given"),
+    "dynamic": (lambda t, i=None: _t(t).dyn if i is None else _t(t).dyn[int(i)], "dynamic flags of a tensor"),
+    "sparse": (lambda t: _t(t).sparse, "tensor uses the sparse data format"),
+    "values": (_values, "the values of a tensor or parameter"),
+    "len": (lambda x: len(_values(x).ravel()) if not isinstance(x, tuple | list) else len(x), "length"),
+    "all": (_all, "every element true"),
+    "any": (_any, "some element true"),
+    "unique": (_unique, "no repeated value"),
+    "increasing": (_increasing, "strictly increasing"),
+    "implies": (_implies, "a -> b, elementwise"),
+    "min": (lambda *a: np.min(_values(a[0])) if len(a) == 1 else min(a), "minimum"),
+    "max": (lambda *a: np.max(_values(a[0])) if len(a) == 1 else max(a), "maximum"),
+    "abs": (lambda x: np.abs(_values(x)), "absolute value"),
+    "sum": (lambda x: np.sum(_values(x)), "sum of elements"),
+    "prod": (lambda x: np.prod(_values(x), dtype=np.int64), "product of elements"),
+    "floor": (lambda x: np.floor(_values(x)), "floor"),
+    "ceil": (lambda x: np.ceil(_values(x)), "ceiling"),
+    "int": (lambda x: int(x), "integer"),
+    "broadcastable": (_broadcastable, "shapes broadcast together (numpy rules)"),
+    "broadcast_shape": (_broadcast_shape, "the broadcast shape"),
+    "num_inputs": (None, "number of inputs given (bound per case)"),  # bound by the evaluator
+    "num_outputs": (None, "number of outputs declared (bound per case)"),
+}
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: lambda a, b: _eq(a, b),
+    ast.NotEq: lambda a, b: np.logical_not(_eq(a, b)),
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _eq(a: Any, b: Any) -> Any:
+    if isinstance(a, tuple | list) or isinstance(b, tuple | list):
+        return tuple(np.asarray(a).tolist()) == tuple(np.asarray(b).tolist()) if np.ndim(a) and np.ndim(b) else a == b
+    return np.equal(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
+
+
+_ALLOWED = (
+    ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp,
+    ast.Compare, ast.Call, ast.Name, ast.Load, ast.Constant, ast.Subscript, ast.Tuple, ast.List, ast.IfExp,
+    ast.Slice, *_BINOPS, *_CMPOPS,
+)  # fmt: skip
+
+_FORBIDDEN_NAMES = {
+    ast.Attribute: "attribute access",
+    ast.Lambda: "lambda",
+    ast.ListComp: "comprehension",
+    ast.SetComp: "comprehension",
+    ast.DictComp: "comprehension",
+    ast.GeneratorExp: "comprehension",
+    ast.Starred: "starred argument",
+    ast.NamedExpr: "assignment expression",
+    ast.JoinedStr: "f-string",
+    ast.Dict: "dict literal",
+    ast.Set: "set literal",
+    ast.Await: "await",
+    ast.Yield: "yield",
+}
+
+
+@dataclass(frozen=True)
+class Expr:
+    source: str
+    tree: ast.Expression
+
+    def names(self) -> set[str]:
+        """Free names the expression uses, with ``_in``/``_out`` shown as ``in``/``out``."""
+        out = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
+                out.add(node.id.lstrip("_"))
+        return out
+
+    def tensor_refs(self) -> set[str]:
+        """``in[0]``-style references with a constant index."""
+        refs = set()
+        for node in ast.walk(self.tree):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("_in", "_out")
+                and isinstance(node.slice, ast.Constant)
+            ):
+                refs.add(f"{node.value.id[1:]}[{node.slice.value}]")
+        return refs
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        return _Eval(env).visit(self.tree.body)
+
+
+def parse(source: str) -> Expr:
+    """Parse and whitelist-check; raises ExprError naming the offending construct."""
+    if not isinstance(source, str) or not source.strip():
+        raise ExprError("empty expression")
+    text = _IO.sub(lambda m: f"_{m.group(1)}[", source)
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ExprError(f"syntax error: {e.msg} (column {e.offset})") from None
+    for node in ast.walk(tree):
+        for bad, what in _FORBIDDEN_NAMES.items():
+            if isinstance(node, bad):
+                raise ExprError(f"{what} is not allowed in constraint expressions")
+        if not isinstance(node, _ALLOWED):
+            raise ExprError(f"{type(node).__name__} is not allowed in constraint expressions")
+        if isinstance(node, ast.Name) and node.id.startswith("_") and node.id not in ("_in", "_out"):
+            raise ExprError(f"name {node.id!r} is not allowed (names may not start with '_')")
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+                fname = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+                raise ExprError(f"call of {fname!r} is not allowed; known functions: {', '.join(sorted(FUNCTIONS))}")
+            if node.keywords:
+                raise ExprError("keyword arguments are not allowed")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, int | float | str | bool | type(None)):
+            raise ExprError(f"constant {node.value!r} is not allowed")
+    return Expr(source, tree)
+
+
+class _Eval:
+    def __init__(self, env: Mapping[str, Any]):
+        self.env = env
+
+    def visit(self, node: ast.AST) -> Any:
+        method = getattr(self, "v_" + type(node).__name__, None)
+        if method is None:  # parse() already refused it; this is a second wall
+            raise ExprError(f"{type(node).__name__} is not allowed")
+        return method(node)
+
+    def v_Constant(self, n: ast.Constant) -> Any:
+        return n.value
+
+    def v_Name(self, n: ast.Name) -> Any:
+        if n.id in self.env:
+            return self.env[n.id]
+        raise EvalError(f"name {n.id.lstrip('_')!r} is not bound in this case")
+
+    def v_Tuple(self, n: ast.Tuple) -> Any:
+        return tuple(self.visit(e) for e in n.elts)
+
+    v_List = v_Tuple
+
+    def v_Subscript(self, n: ast.Subscript) -> Any:
+        base = self.visit(n.value)
+        if isinstance(n.slice, ast.Slice):
+            lo = None if n.slice.lower is None else int(self.visit(n.slice.lower))
+            hi = None if n.slice.upper is None else int(self.visit(n.slice.upper))
+            st = None if n.slice.step is None else int(self.visit(n.slice.step))
+            return base[lo:hi:st]
+        idx = self.visit(n.slice)
+        if isinstance(base, TensorInfo):
+            raise EvalError("index a tensor through shape(t)[i] or values(t)[i]")
+        try:
+            if isinstance(idx, tuple):
+                return np.asarray(base)[idx]
+            if isinstance(base, list) and isinstance(idx, int | np.integer) and not -len(base) <= idx < len(base):
+                # in[k] beyond the given inputs: an absent optional input
+                if n.value.__dict__.get("id") in ("_in", "_out"):
+                    return _ABSENT
+            return base[int(idx)] if not isinstance(base, dict) else base[idx]
+        except (IndexError, KeyError, TypeError) as e:
+            raise EvalError(f"index {idx!r} out of range: {e}") from None
+
+    def v_UnaryOp(self, n: ast.UnaryOp) -> Any:
+        v = self.visit(n.operand)
+        if isinstance(n.op, ast.Not):
+            return np.logical_not(v) if isinstance(v, np.ndarray) else not v
+        if isinstance(n.op, ast.USub):
+            return -np.asarray(v) if isinstance(v, tuple | list) else -v
+        return v
+
+    def v_BinOp(self, n: ast.BinOp) -> Any:
+        a, b = self.visit(n.left), self.visit(n.right)
+        if isinstance(a, tuple | list) and isinstance(b, tuple | list) and isinstance(n.op, ast.Add):
+            return tuple(a) + tuple(b)
+        a = np.asarray(a) if isinstance(a, tuple | list) else a
+        b = np.asarray(b) if isinstance(b, tuple | list) else b
+        try:
+            with np.errstate(all="ignore"):
+                return _BINOPS[type(n.op)](a, b)
+        except ZeroDivisionError:
+            raise EvalError("division by zero") from None
+
+    def v_BoolOp(self, n: ast.BoolOp) -> Any:
+        if isinstance(n.op, ast.And):
+            result: Any = True
+            for v in n.values:
+                result = self.visit(v)
+                if not _truth(result):
+                    return result
+            return result
+        result = False
+        for v in n.values:
+            result = self.visit(v)
+            if _truth(result):
+                return result
+        return result
+
+    def v_Compare(self, n: ast.Compare) -> Any:
+        left = self.visit(n.left)
+        result: Any = True
+        for op, comp in zip(n.ops, n.comparators, strict=True):
+            right = self.visit(comp)
+            lv = np.asarray(left) if isinstance(left, tuple | list) and not isinstance(op, ast.In | ast.NotIn) else left
+            rv = right
+            if isinstance(rv, tuple | list) and not isinstance(op, ast.In | ast.NotIn | ast.Eq | ast.NotEq):
+                rv = np.asarray(rv)
+            r = _CMPOPS[type(op)](lv, rv)
+            result = np.logical_and(result, r) if isinstance(r, np.ndarray) else (result and r)
+            left = right
+        return result
+
+    def v_IfExp(self, n: ast.IfExp) -> Any:
+        return self.visit(n.body) if _truth(self.visit(n.test)) else self.visit(n.orelse)
+
+    def v_Call(self, n: ast.Call) -> Any:
+        name = n.func.id  # type: ignore[attr-defined]
+        fn = self.env.get(f"__fn_{name}") or FUNCTIONS[name][0]
+        if fn is None:
+            raise EvalError(f"{name}() is not bound in this case")
+        args = [self.visit(a) for a in n.args]
+        try:
+            return fn(*args)
+        except EvalError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, OverflowError) as e:
+            raise EvalError(f"{name}(): {e}") from None
+
+
+def _truth(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return bool(np.all(v))
+    return bool(v)
+
+
+def holds(expr: Expr, env: Mapping[str, Any]) -> bool:
+    """True/False for a constraint on one case; EvalError when it cannot be decided."""
+    return _truth(expr.evaluate(env))
+
+
+def function_binding(name: str, fn: Callable[..., Any]) -> tuple[str, Callable[..., Any]]:
+    """Env entry that binds a per-case function such as ``num_inputs``."""
+    return f"__fn_{name}", fn
+
+
+def names_in(sources: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for s in sources:
+        out |= parse(s).names()
+    return out
+
+
+__all__ = ["Expr", "ExprError", "EvalError", "TensorInfo", "FUNCTIONS", "parse", "holds", "math"]

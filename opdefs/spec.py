@@ -1,0 +1,310 @@
+"""Loading and validating op specs: YAML -> checked OpDef, every problem as file:line: field: message.
+
+Validation is three layers, all reported together so one run of lint shows everything:
+1. YAML syntax (safe_load only: a spec is data and nothing in it is ever executed);
+2. the JSON Schema (``schema/opdef.schema.json``), via ``jsonschema``;
+3. the constraint language: every ``check`` and ``derived`` expression parses under the whitelist,
+   and every name it uses is an input, output, parameter, dim, rank symbol or enum member of the op.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import yaml
+
+from opdefs import expr
+
+HERE = Path(__file__).resolve().parent
+SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
+
+
+@dataclass
+class Problem:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+
+
+class SpecError(ValueError):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML with line numbers
+# ---------------------------------------------------------------------------------------------
+def _line_map(node: yaml.Node, path: tuple = (), out: dict[tuple, int] | None = None) -> dict[tuple, int]:
+    """JSON path (tuple of keys/indexes) -> 1-based line of the node, from the composed YAML."""
+    out = {} if out is None else out
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = k.value
+            out[path + (key,)] = k.start_mark.line + 1
+            _line_map(v, path + (key,), out)
+            out[path + (key,)] = k.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _line_map(v, path + (i,), out)
+    return out
+
+
+def _line_for(lines: dict[tuple, int], path: tuple) -> int:
+    while path and path not in lines:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
+def _field_name(data: Any, path: tuple) -> str:
+    """A readable field path: ``inputs[in[1]].constraints[in1_dynamic].check``."""
+    parts: list[str] = []
+    cur = data
+    for p in path:
+        if isinstance(p, int) and isinstance(cur, list) and p < len(cur):
+            item = cur[p]
+            label = item.get("name") or item.get("id") if isinstance(item, dict) else None
+            parts[-1:] = [f"{parts[-1]}[{label if label is not None else p}]"] if parts else [f"[{p}]"]
+            cur = item
+        else:
+            parts.append(str(p))
+            cur = cur.get(p) if isinstance(cur, dict) else None
+    return ".".join(parts) or "(top)"
+
+
+def read_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = mark.line + 1 if mark else 1
+        msg = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise SpecError([Problem(str(path), line, "(yaml)", f"YAML syntax error: {msg}")]) from None
+    return data, (_line_map(node) if node is not None else {})
+
+
+# ---------------------------------------------------------------------------------------------
+# The OpDef
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Constraint:
+    id: str
+    kind: str
+    seed: str
+    owner: str
+    line: int | None
+    check: expr.Expr | None
+    unchecked: str | None = None
+
+    @property
+    def checkable(self) -> bool:
+        return self.check is not None
+
+
+@dataclass
+class OpDef:
+    name: str
+    raw: dict[str, Any]
+    path: Path | None = None
+    constraints: list[Constraint] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        return self.raw.get("inputs", [])
+
+    @property
+    def outputs(self) -> list[dict[str, Any]]:
+        return self.raw.get("outputs", [])
+
+    @property
+    def params(self) -> dict[str, dict[str, Any]]:
+        return {p["name"]: p for p in self.raw.get("params", [])}
+
+    @property
+    def deprecated(self) -> str | None:
+        return self.raw.get("deprecated")
+
+    def enum_names(self) -> dict[str, int]:
+        """Enum member names of every parameter (usable as names in expressions)."""
+        out: dict[str, int] = {}
+        for p in self.raw.get("params", []):
+            out.update(p.get("values") or {})
+        return out
+
+    def symbols(self) -> set[str]:
+        """Dims and rank symbols the op's shapes declare, plus curated dims and derived names."""
+        out: set[str] = set(self.raw.get("dims") or {}) | set(self.raw.get("derived") or {})
+        for t in self.inputs + self.outputs + self.raw.get("params", []):
+            sh = t.get("shape") or {}
+            for d in sh.get("dims") or []:
+                if isinstance(d, str):
+                    out |= {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", d)}
+            if isinstance(sh.get("rank"), str) and sh["rank"] != "any":
+                out.add(sh["rank"])
+            r = t.get("repeated") or {}
+            if isinstance(r.get("last"), str):
+                out.add(r["last"])
+        return out
+
+    def param_defaults(self) -> dict[str, Any]:
+        """Concrete parameter defaults (symbolic / per-operation ones are left to the consumer)."""
+        out: dict[str, Any] = {}
+        for p in self.raw.get("params", []):
+            if "default" not in p:
+                continue
+            d = p["default"]
+            if d is None or isinstance(d, dict):
+                continue
+            if isinstance(d, list):
+                out[p["name"]] = np.asarray(d)
+            elif p.get("dtype") == "BOOL_8":
+                out[p["name"]] = bool(d)
+            else:
+                out[p["name"]] = d
+        return out
+
+    def tensor(self, name: str) -> dict[str, Any] | None:
+        for t in self.inputs + self.outputs:
+            if t["name"] == name:
+                return t
+        return None
+
+
+def _validate_schema(data: Any, lines: dict[tuple, int], path: Path) -> list[Problem]:
+    problems = []
+    validator = jsonschema.Draft202012Validator(schema())
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        p = tuple(err.absolute_path)
+        msg = err.message
+        if err.validator == "additionalProperties":
+            extra = re.findall(r"'([^']+)' was unexpected", msg)
+            msg = f"unknown field {', '.join(repr(x) for x in extra)}" if extra else msg
+            if extra and isinstance(data, dict):
+                p = p + (extra[0],)
+        if len(msg) > 200:
+            msg = msg[:200] + "..."
+        problems.append(Problem(str(path), _line_for(lines, p), _field_name(data, p), msg))
+    return problems
+
+
+def _tensor_refs(op: dict[str, Any]) -> set[str]:
+    """Every ``in[k]``/``out[k]`` an expression may name, variadic ranges expanded to their first."""
+    refs = set()
+    for side in ("inputs", "outputs"):
+        for t in op.get(side) or []:
+            m = re.match(r"^(in|out)\[(\d+)(?:\.\.(\d+|\w+))?\]$", t.get("name", ""))
+            if not m:
+                continue
+            first = int(m.group(2))
+            last = m.group(3)
+            hi = int(last) if last and last.isdigit() else first + (8 if last else 0)
+            refs |= {f"{m.group(1)}[{i}]" for i in range(first, hi + 1)}
+    return refs
+
+
+def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) -> tuple[list[Problem], list]:
+    problems: list[Problem] = []
+    constraints: list[Constraint] = []
+    tmp = OpDef(op.get("name", "?"), op)
+    known = tmp.symbols() | set(tmp.params) | set(tmp.enum_names()) | {"in", "out"}
+    refs = _tensor_refs(op)
+
+    def check_one(source: str, p: tuple) -> expr.Expr | None:
+        try:
+            e = expr.parse(source)
+        except expr.ExprError as ex:
+            problems.append(Problem(str(path), _line_for(lines, p), _field_name(op, p), str(ex)))
+            return None
+        unknown = sorted(e.names() - known)
+        if unknown:
+            problems.append(Problem(str(path), _line_for(lines, p), _field_name(op, p),
+                                    f"unknown name(s) {', '.join(unknown)}: not an input, output, parameter, "
+                                    f"dim or enum value of {op.get('name')}"))  # fmt: skip
+            return None
+        bad_refs = sorted(e.tensor_refs() - refs)
+        if bad_refs:
+            problems.append(Problem(str(path), _line_for(lines, p), _field_name(op, p),
+                                    f"{', '.join(bad_refs)} does not exist in {op.get('name')}"))  # fmt: skip
+            return None
+        return e
+
+    for side in ("inputs", "params", "outputs"):
+        for i, ent in enumerate(op.get(side) or []):
+            owner = ent.get("name", "?")
+            for j, c in enumerate(ent.get("constraints") or []):
+                p = (side, i, "constraints", j, "check")
+                e = check_one(c["check"], p) if "check" in c else None
+                constraints.append(Constraint(c.get("id", "?"), c.get("kind", "?"), c.get("seed", ""), owner,
+                                              c.get("line"), e, c.get("unchecked")))  # fmt: skip
+    for k, src in (op.get("derived") or {}).items():
+        check_one(src, ("derived", k))
+    return problems, constraints
+
+
+def load_file(path: str | Path) -> OpDef:
+    """Load and validate one spec; raises SpecError listing every problem."""
+    path = Path(path)
+    data, lines = read_yaml(path)
+    if not isinstance(data, dict):
+        raise SpecError([Problem(str(path), 1, "(top)", "a spec must be a YAML mapping")])
+    problems = _validate_schema(data, lines, path)
+    if not problems:
+        more, constraints = _check_expressions(data, lines, path)
+        problems += more
+        if data.get("name") != path.stem:
+            problems.append(Problem(str(path), _line_for(lines, ("name",)), "name",
+                                    f"{data.get('name')!r} does not match the file name {path.stem!r}"))  # fmt: skip
+    if problems:
+        raise SpecError(problems)
+    return OpDef(data["name"], data, path, constraints)
+
+
+def spec_files(directory: Path = HERE) -> list[Path]:
+    return sorted(p for p in directory.glob("*.yaml"))
+
+
+@functools.cache
+def _load_cached(path: str, mtime: float) -> OpDef:
+    return load_file(path)
+
+
+def load(name: str, directory: Path = HERE) -> OpDef:
+    path = directory / f"{name}.yaml"
+    if not path.exists():
+        raise KeyError(f"no spec for op {name!r} in {directory}")
+    return _load_cached(str(path), path.stat().st_mtime)
+
+
+def load_all(directory: Path = HERE) -> dict[str, OpDef]:
+    return {p.stem: _load_cached(str(p), p.stat().st_mtime) for p in spec_files(directory)}
+
+
+def lint(paths: list[Path]) -> list[Problem]:
+    problems: list[Problem] = []
+    for p in paths:
+        try:
+            load_file(p)
+        except SpecError as e:
+            problems += e.problems
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(Problem(str(p), 1, "(file)", f"cannot read: {e}"))
+    return problems

@@ -1,0 +1,121 @@
+"""Type conversions: Cast, Convert, Quantize, Dequantize.
+
+In the reference's real-valued world three of these are identities: the caller has already turned
+input codes into real values (``reference.quant.dequantize``) and the comparator turns the returned
+real values into output codes with the output encoding. Only Cast has semantics of its own, because
+its target type changes the values (truncation, saturation, booleans).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference import register
+
+DECISIONS: dict[str, list[dict[str, Any]]] = {
+    "Cast": [
+        {
+            "about": "float -> integer rounding",
+            "line": 959,
+            "choice": "truncation toward zero",
+            "why": "the spec is silent; it cites ONNX Cast and NNAPI CAST, both C static_cast semantics",
+        },
+        {
+            "about": "out-of-range values -> integer",
+            "line": 959,
+            "choice": "saturate to the target type's range; NaN -> 0",
+            "why": "ONNX leaves float->int out of range undefined; NNAPI CAST saturates (uint8) and TFLite "
+            "saturates float->int32/int16; cases should stay in range so no verdict depends on it",
+        },
+        {
+            "about": "-> BOOL_8",
+            "line": 959,
+            "choice": "nonzero -> true, zero -> false; bool -> number gives 1 / 0",
+            "why": "ONNX Cast",
+        },
+        {
+            "about": "target type",
+            "line": 957,
+            "choice": "taken from the declared output tensor (out_dtypes[0]); Cast has no type parameter",
+            "why": "spec-ambiguities 'The interface' (957-1004)",
+        },
+        {
+            "about": "fixed-point tensors",
+            "line": 959,
+            "choice": "Cast works on stored codes ('treats UFIXED_POINT_8 as UINT_8'); the reference is "
+            "exact only when handed codes, i.e. the caller treats a fixed-point tensor as its storage "
+            "integer type on both sides",
+            "why": "real values carry no encoding, so a code-level cast cannot be expressed on them",
+        },
+    ],
+    "Convert": [
+        {
+            "about": "semantics",
+            "line": 1941,
+            "choice": "identity on real values; requantization to out[0]'s encoding is the comparator's",
+            "why": "'quantization parameters ... are obeyed' (1943-1944): the real value is preserved",
+        },
+    ],
+    "Quantize": [
+        {
+            "about": "semantics and offset sign",
+            "line": 10125,
+            "choice": "identity on real values; the comparator applies round(x/scale) - offset_api with "
+            "saturation (reference.quant.quantize, ties to even)",
+            "why": "the spec's offset is the zero point; the QNN API stores offset = -zero point "
+            "(reference/quant.py); no tie rule is stated",
+        },
+    ],
+    "Dequantize": [
+        {
+            "about": "semantics and offset sign",
+            "line": 2670,
+            "choice": "identity on real values: the caller dequantized in[0] as scale * (q + offset_api)",
+            "why": "the spec's '(input - offset) * scale' writes offset as the zero point (reference/quant.py)",
+        },
+    ],
+}
+
+
+def _target(out_dtypes: list[Any] | None) -> np.dtype:
+    if out_dtypes and out_dtypes[0] is not None:
+        return np.dtype(out_dtypes[0])
+    return np.dtype(np.float64)
+
+
+def _to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
+    info = np.iinfo(target)
+    if x.dtype.kind in "iub":
+        return np.clip(x.astype(np.int64) if x.dtype.kind == "b" else x, info.min, info.max).astype(target)
+    hi = float(info.max)
+    if int(hi) > info.max:  # 2**63 - 1 and 2**64 - 1 round up in float64
+        hi = float(np.nextafter(hi, 0.0))
+    t = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0, posinf=hi, neginf=float(info.min))
+    return np.clip(t, float(info.min), hi).astype(target)
+
+
+@register("Cast")
+def cast(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """Float targets return float64 values unrounded: narrowing to FLOAT_16/FLOAT_32 is the
+    comparator's cast with the output type, as for every other op."""
+    x = np.asarray(inputs[0])
+    target = _target(out_dtypes)
+    if target.kind == "b":
+        return [x != 0]
+    if target.kind in "iu":
+        return [_to_integer(x, target)]
+    return [x.astype(np.float64)]
+
+
+@register("Convert", "Quantize", "Dequantize")
+def identity(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """Real value in, same real value out. Convert requantizes, Quantize encodes and Dequantize
+    decodes; all three move between representations of one real number, and the representations
+    are the caller's (input) and the comparator's (output encoding) business."""
+    return [np.array(inputs[0], dtype=np.float64)]

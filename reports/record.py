@@ -70,7 +70,10 @@ def read(paths: Iterable[str | Path]) -> Iterator[Record]:
                 if not line:
                     continue
                 try:
-                    yield Record.from_dict(json.loads(line))
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+                    yield Record.from_dict(obj)
                 except (ValueError, TypeError) as e:
                     raise ValueError(f"{p}:{n}: not a results record: {e}") from None
 

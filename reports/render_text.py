@@ -282,3 +282,23 @@ def _finite(x: Any) -> Any:
     if isinstance(x, list | tuple):
         return [_finite(v) for v in x]
     return x
+
+
+def to_summary(m: Matrix) -> str:
+    """The terminal summary: per backend the op totals, the cases per verdict and the negative outcomes."""
+    if not m.backends():
+        return "no results records\n"
+    totals = m.totals()
+    op_rows = [[t.backend, len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_with_rejected),
+                len(t.ops_with_error), len(t.ops_with_crash), "; ".join(t.builds)] for t in totals.values()]
+    op_headers = ["backend", "ops", "with PASS", "fully passing", "with REJ", "with ERR", "with CRASH", "build"]
+    case_rows = [[t.backend, sum(t.cases.values()), *[t.cases[v] for v in STATUS_PRECEDENCE]] for t in totals.values()]
+    case_headers = ["backend", "cases", *[ABBREVIATIONS.get(v, v) for v in STATUS_PRECEDENCE]]
+    out = [tabulate(op_rows, headers=op_headers, tablefmt="simple", disable_numparse=True), "",
+           tabulate(case_rows, headers=case_headers, tablefmt="simple", disable_numparse=True)]
+    if m.negative:
+        neg_rows = [[t.backend, sum(t.negative_cases.values()), *[t.negative_cases[c] for c in NEGATIVE_PRECEDENCE]]
+                    for t in totals.values()]
+        neg_headers = ["negative cases", "cases", *[c.lower() for c in NEGATIVE_PRECEDENCE]]
+        out += ["", tabulate(neg_rows, headers=neg_headers, tablefmt="simple", disable_numparse=True)]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,119 @@
+"""``python -m reports``: support matrices, run diffs, catalogue coverage and a terminal summary.
+
+Only results files (and, for catalogues, spec YAML and seed text) are read, so every command works
+on a results file copied from another machine with no backend installed. A malformed input ends
+the command with one line naming the file (and line) and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from reports import catalogues, diff, expectations, html_page, matrix, record, render_text
+
+EXIT_BAD_INPUT = 2
+EXIT_REGRESSION = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except expectations.ExpectationsError as e:
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
+    except ValueError as e:  # record.read: "file:line: not a results record: ..."
+        return _fail(str(e))
+
+
+def _fail(message: str) -> int:
+    print(f"python -m reports: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    m = sub.add_parser("matrix", help="support matrix of one or more results files")
+    m.add_argument("results", nargs="+", type=Path, help="results .jsonl files (concatenated)")
+    m.add_argument("--format", choices=("md", "html", "csv", "json"), default="md")
+    m.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    m.add_argument("--expectations", type=Path, action="append", default=[],
+                   help="known-failures YAML applied to the records before aggregating (repeatable)")
+    m.add_argument("--title", default="QNN op support matrix")
+    m.set_defaults(run=_matrix)
+
+    d = sub.add_parser("diff", help="regressions and fixes between two results files")
+    d.add_argument("old", type=Path)
+    d.add_argument("new", type=Path)
+    d.add_argument("--format", choices=("md", "json"), default="md")
+    d.add_argument("-o", "--output", type=Path)
+    d.add_argument("--fail-on-regression", action="store_true", help=f"exit {EXIT_REGRESSION} if anything regressed")
+    d.set_defaults(run=_diff)
+
+    c = sub.add_parser("catalogues", help="coverage of the QNN, Hexagon NN, NNAPI 1.0 and NHWC op catalogues")
+    c.add_argument("results", nargs="*", type=Path)
+    c.add_argument("--specs", type=Path, default=catalogues.DEFAULT_SPECS, help="directory of op spec YAML files")
+    c.add_argument("--seeds", type=Path, default=catalogues.DEFAULT_SEEDS, help="directory of seed catalogue files")
+    c.add_argument("--format", choices=("md", "json"), default="md")
+    c.add_argument("--detail", action="store_true", help="also list every op of every catalogue")
+    c.add_argument("-o", "--output", type=Path)
+    c.set_defaults(run=_catalogues)
+
+    s = sub.add_parser("summary", help="per-backend totals for the terminal")
+    s.add_argument("results", nargs="+", type=Path)
+    s.set_defaults(run=_summary)
+    return p
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    records = record.read(args.results)
+    loaded = [expectations.Expectations.load(path) for path in args.expectations]
+    for exp in loaded:
+        records = exp.apply_records(records)
+    m = matrix.build(records)
+    for exp in loaded:
+        for entry in exp.unused():
+            print(f"warning: expectation matched no case: {entry.describe()}", file=sys.stderr)
+    render = {
+        "md": lambda: render_text.to_markdown(m, args.title),
+        "html": lambda: html_page.to_html(m, args.title),
+        "csv": lambda: render_text.to_csv(m),
+        "json": lambda: render_text.to_json(m),
+    }[args.format]
+    _write(render(), args.output)
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    result = diff.diff(record.read([args.old]), record.read([args.new]))
+    _write(diff.to_markdown(result) if args.format == "md" else diff.to_json(result), args.output)
+    return EXIT_REGRESSION if args.fail_on_regression and result.has_regressions else 0
+
+
+def _catalogues(args: argparse.Namespace) -> int:
+    report = catalogues.coverage(record.read(args.results), args.specs, args.seeds)
+    text = catalogues.to_markdown(report, args.detail) if args.format == "md" else catalogues.to_json(report)
+    _write(text, args.output)
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    _write(render_text.to_summary(matrix.build(record.read(args.results))), None)
+    return 0
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

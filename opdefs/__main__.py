@@ -65,7 +65,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     print(f"ops: {len(ops)}  inputs: {n_in}  params: {n_par}  outputs: {n_out}")
     print(f"constraints: {t}  checkable: {k} ({100.0 * k / max(t, 1):.1f}%)  text only: {t - k}")
     for kind in sorted(total):
-        print(f"  {kind:<11} {checked[kind]:>4} / {total[kind]:<4} checkable ({100.0 * checked[kind] / total[kind]:.0f}%)")
+        share = 100.0 * checked[kind] / total[kind]
+        print(f"  {kind:<11} {checked[kind]:>4} / {total[kind]:<4} checkable ({share:.0f}%)")
     return 0
 
 

@@ -299,6 +299,11 @@ class _Eval:
             st = None if n.slice.step is None else int(self.visit(n.slice.step))
             return base[lo:hi:st]
         idx = self.visit(n.slice)
+        if isinstance(idx, np.ndarray) or (isinstance(idx, tuple) and any(isinstance(i, slice) for i in idx)):
+            try:
+                return np.asarray(base)[idx if not isinstance(idx, np.ndarray) else idx.astype(np.int64)]
+            except IndexError as e:
+                raise EvalError(f"index out of range: {e}") from None
         if isinstance(base, TensorInfo):
             raise EvalError("index a tensor through shape(t)[i] or values(t)[i]")
         try:
@@ -311,6 +316,12 @@ class _Eval:
             return base[int(idx)] if not isinstance(base, dict) else base[idx]
         except (IndexError, KeyError, TypeError) as e:
             raise EvalError(f"index {idx!r} out of range: {e}") from None
+
+    def v_Slice(self, n: ast.Slice) -> slice:
+        def part(x: ast.AST | None) -> int | None:
+            return None if x is None else int(self.visit(x))
+
+        return slice(part(n.lower), part(n.upper), part(n.step))
 
     def v_UnaryOp(self, n: ast.UnaryOp) -> Any:
         v = self.visit(n.operand)

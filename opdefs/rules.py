@@ -106,9 +106,7 @@ def _positive(m: re.Match[str], ctx: Context) -> str | None:
 def _in_range(m: re.Match[str], ctx: Context) -> str | None:
     if m.group("open") == "(":
         return None
-    if m.group("p"):
-        if m.group("p") not in ctx.params:
-            return None
+    if m.group("p") and m.group("p") in ctx.params:  # "start must be in range": about another param
         ctx = Context(m.group("p"), False, ctx.rank_symbols, ctx.params, ctx.dims, ctx.tensor_dims)
     return _range(m, ctx)
 

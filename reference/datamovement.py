@@ -126,12 +126,20 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
         {
             "about": "negative begin/end vs 'end may be -1 to include index 0'",
             "line": 12465,
-            "choice": "Python semantics: every negative begin/end first gets the dimension added (raw -1 "
-            "means the last element), then is clipped ([0, dim] for stride > 0; begin [0, dim-1], end "
-            "[-1, dim-1] for stride < 0). The clipped end -1 is what 'permit the end to be -1' (12476) "
-            "refers to: a negative stride reaches index 0 with end <= -(dim+1) or the end_mask bit",
-            "why": "it is the only reading consistent with the first sentence, and it is TensorFlow's "
-            "strided_slice, which the spec cites",
+            "choice": "every negative begin/end first gets the dimension added (raw -1 means the last "
+            "element), then is clipped ([0, dim] for stride > 0; begin [0, dim-1], end [-1, dim-1] for "
+            "stride < 0). The clipped end -1 is what 'permit the end to be -1' (12476) refers to: a "
+            "negative stride reaches index 0 with end <= -(dim+1) or the end_mask bit",
+            "why": "it is the only reading consistent with the first sentence; it is Python's and "
+            "TensorFlow's slicing except in the corner below",
+        },
+        {
+            "about": "negative stride with begin < -dim",
+            "line": 12471,
+            "choice": "begin is clipped to 0 as the text says, so the slice holds index 0 (e.g. [-5:-9:-1] "
+            "of a length-3 axis is [x[0]])",
+            "why": "explicit in the spec; ONNX Slice's spec text and onnxruntime agree. Python, TensorFlow "
+            "and onnx.reference clip begin to -1 instead and give an empty slice",
         },
         {
             "about": "output size formula max(1, ceil((end-begin)/stride)) cannot express an empty slice",

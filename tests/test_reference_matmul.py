@@ -1,0 +1,180 @@
+"""The matrix-product references (reference/matmul.py) against onnxruntime CPU and scipy.
+
+MatMul's transposes and bias have no single ONNX node: a MatMul (+ Add) graph is built with the
+operands transposed in the test. FullyConnected is ONNX Gemm(transB=1) on the [batch, n] view.
+HadamardTransform is the matrix scipy.linalg.hadamard applied along the last axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import scipy.linalg
+from onnx import TensorProto, helper
+
+import reference
+from reference import quant
+
+CROSSCHECKED = ["FullyConnected", "HadamardTransform", "MatMul"]
+HAND_CHECKED: list[str] = []
+
+RNG = np.random.default_rng(31)
+F32 = TensorProto.FLOAT
+TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+
+def ort_graph(nodes: list[tuple[str, list[str], dict]], feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """A chain of ONNX nodes, each writing t<i>; the last one's output is returned."""
+    ins = [
+        helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()
+    ]
+    made = [helper.make_node(op, inputs, [f"t{i}"], **attrs) for i, (op, inputs, attrs) in enumerate(nodes)]
+    out = helper.make_tensor_value_info(f"t{len(nodes) - 1}", F32, None)
+    model = helper.make_model(helper.make_graph(made, "g", ins, [out]), opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 10
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+def data(*shape: int) -> np.ndarray:
+    return RNG.uniform(-2.0, 2.0, size=shape).astype(np.float32)
+
+
+def f64(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [a.astype(np.float64) for a in arrays]
+
+
+# ---- MatMul -------------------------------------------------------------------------------------
+
+# (A shape as stored, B shape as stored, transpose_in0, transpose_in1)
+MATMUL_CASES = [
+    ((3, 4), (4, 5), False, False),
+    ((3, 4), (5, 4), False, True),
+    ((4, 3), (4, 5), True, False),
+    ((4, 3), (5, 4), True, True),
+    ((2, 3, 4), (2, 4, 6), False, False),
+    ((10, 6, 4), (5, 1, 4, 3), False, False),  # the spec's broadcasting example, scaled down
+    ((1, 3, 4), (2, 5, 4), False, True),
+    ((2, 1, 4, 3), (3, 4, 2), True, False),
+]
+
+
+def transposed(a: np.ndarray, flag: bool) -> np.ndarray:
+    return np.swapaxes(a, -1, -2) if flag else a
+
+
+@pytest.mark.parametrize("a_shape,b_shape,t0,t1", MATMUL_CASES)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_matmul_matches_onnxruntime(a_shape, b_shape, t0, t1, with_bias) -> None:
+    a, b = data(*a_shape), data(*b_shape)
+    n = transposed(b, t1).shape[-1]
+    feeds = {"a": np.ascontiguousarray(transposed(a, t0)), "b": np.ascontiguousarray(transposed(b, t1))}
+    nodes = [("MatMul", ["a", "b"], {})]
+    inputs = f64(a, b)
+    if with_bias:
+        feeds["bias"] = data(n)
+        nodes.append(("Add", ["t0", "bias"], {}))
+        inputs.append(feeds["bias"].astype(np.float64))
+    (got,) = reference.run("MatMul", inputs, {"transpose_in0": t0, "transpose_in1": t1})
+    want = ort_graph(nodes, feeds)
+    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    np.testing.assert_allclose(got, want, **TOL, err_msg=f"A{a_shape} B{b_shape} t0={t0} t1={t1} bias={with_bias}")
+
+
+def test_matmul_bias_is_added_once_not_per_k() -> None:
+    """The spec's formula sums (A B + b) over k; read as A B + b (DECISIONS['MatMul'])."""
+    a = np.ones((1, 3))
+    b = np.ones((3, 2))
+    (got,) = reference.run("MatMul", [a, b, np.array([10.0, 20.0])], {})
+    np.testing.assert_array_equal(got, [[13.0, 23.0]], err_msg="3 + b, not 3 + 3b")
+
+
+def test_matmul_output_shape_follows_spec_broadcast_example() -> None:
+    """[10, 256, 128] x [5, 1, 128, 64] -> [5, 10, 256, 64] (seed 8849-8856), with small sizes."""
+    (got,) = reference.run("MatMul", [np.zeros((10, 8, 4)), np.zeros((5, 1, 4, 6))], {})
+    assert got.shape == (5, 10, 8, 6), got.shape
+
+
+def test_matmul_quantized_within_one_step() -> None:
+    """UFIXED_POINT_8 activations and SFIXED_POINT_8 weights, UFIXED_POINT_16 output."""
+    a, b = data(4, 16).astype(np.float64), data(16, 3).astype(np.float64)
+    enc_a = quant.encoding_for_range(-2.0, 2.0, "UFIXED_POINT_8")
+    enc_b = quant.encoding_for_range(-2.0, 2.0, "SFIXED_POINT_8")
+    ra = quant.dequantize(quant.quantize(a, enc_a, "UFIXED_POINT_8"), enc_a)
+    rb = quant.dequantize(quant.quantize(b, enc_b, "SFIXED_POINT_8"), enc_b)
+    (got,) = reference.run("MatMul", [ra, rb], {})
+    want = ort_graph([("MatMul", ["a", "b"], {})], {"a": ra.astype(np.float32), "b": rb.astype(np.float32)})
+    enc_out = quant.encoding_for_range(-40.0, 40.0, "UFIXED_POINT_16")
+    q_got = quant.quantize(got, enc_out, "UFIXED_POINT_16").astype(int)
+    q_want = quant.quantize(want, enc_out, "UFIXED_POINT_16").astype(int)
+    assert np.max(np.abs(q_got - q_want)) <= 1, f"codes differ by more than one step: {np.abs(q_got - q_want).max()}"
+
+
+# ---- FullyConnected -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("x_shape,m", [((4, 6), 3), ((2, 3, 6), 5), ((2, 3, 4), 2), ((1, 1), 4)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_fully_connected_is_gemm_with_transposed_weights(x_shape, m, with_bias) -> None:
+    """[batch, n] x [m, n]^T + [m]; in[0] is flattened to [batch, n] with n = shape(in[1])[1]."""
+    n = x_shape[-1]
+    x, w, b = data(*x_shape), data(m, n), data(m)
+    inputs = f64(x, w, b) if with_bias else f64(x, w)
+    (got,) = reference.run("FullyConnected", inputs, {})
+    bias = b if with_bias else np.zeros(m, np.float32)
+    want = ort_graph([("Gemm", ["x", "w", "b"], {"transB": 1})], {"x": x.reshape(-1, n), "w": w, "b": bias})
+    np.testing.assert_allclose(got, want, **TOL, err_msg=f"FullyConnected x{x_shape} w[{m},{n}] bias={with_bias}")
+
+
+def test_fully_connected_flattens_any_shape_reshapable_to_batch_by_n() -> None:
+    """in[0] [2, 3, 4] with n = 6: 24 elements are 4 batches of 6 (seed 5985-5988)."""
+    x, w = data(2, 3, 4), data(5, 6)
+    (got,) = reference.run("FullyConnected", f64(x, w), {})
+    want = ort_graph([("Gemm", ["x", "w"], {"transB": 1})], {"x": x.reshape(4, 6), "w": w})
+    np.testing.assert_allclose(got, want, **TOL, err_msg="[2,3,4] viewed as [4,6]")
+
+
+def test_fully_connected_keep_dims_keeps_leading_dims() -> None:
+    x, w = data(2, 3, 6), data(5, 6)
+    (flat,) = reference.run("FullyConnected", f64(x, w), {"keep_dims": False})
+    (kept,) = reference.run("FullyConnected", f64(x, w), {"keep_dims": True})
+    assert flat.shape == (6, 5) and kept.shape == (2, 3, 5), (flat.shape, kept.shape)
+    np.testing.assert_array_equal(kept.reshape(6, 5), flat, err_msg="same numbers, different shape")
+
+
+def test_fully_connected_rank_1_input_gives_m() -> None:
+    (got,) = reference.run("FullyConnected", [np.array([1.0, 2.0]), np.array([[1.0, 0.0], [1.0, 1.0]])], {})
+    np.testing.assert_array_equal(got, [1.0, 3.0], err_msg="W x for a vector")
+
+
+# ---- HadamardTransform --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(1,), (2,), (3, 8), (2, 2, 16), (64,)])
+@pytest.mark.parametrize("scale", [1.0, 0.25])
+def test_hadamard_transform_is_sylvester_hadamard_times_scale(shape: tuple[int, ...], scale: float) -> None:
+    x = data(*shape).astype(np.float64)
+    (got,) = reference.run("HadamardTransform", [x], {"scale": scale})
+    want = x @ scipy.linalg.hadamard(shape[-1]).T * scale
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"HadamardTransform{shape} scale={scale}")
+
+
+def test_hadamard_transform_with_inverse_sqrt_scale_is_orthonormal() -> None:
+    x = data(5, 32).astype(np.float64)
+    (got,) = reference.run("HadamardTransform", [x], {"scale": 1 / np.sqrt(32)})
+    np.testing.assert_allclose(np.linalg.norm(got, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-12, err_msg="norms")
+
+
+def test_hadamard_transform_pads_a_non_power_of_two_dim() -> None:
+    """Length 6: zero-pad to 8, transform, keep 6 (fast-hadamard-transform's rule, DECISIONS)."""
+    x = data(2, 6).astype(np.float64)
+    (got,) = reference.run("HadamardTransform", [x], {})
+    padded = np.concatenate([x, np.zeros((2, 2))], axis=-1)
+    np.testing.assert_allclose(got, (padded @ scipy.linalg.hadamard(8).T)[:, :6], rtol=1e-12, err_msg="pad to 8")
+
+
+def test_hadamard_transform_default_scale_is_1() -> None:
+    (got,) = reference.run("HadamardTransform", [np.array([1.0, 2.0, 3.0, 4.0])], {})
+    np.testing.assert_array_equal(got, [10.0, -2.0, -4.0, 0.0], err_msg="H4 [1, 2, 3, 4]")

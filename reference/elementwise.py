@@ -1,0 +1,513 @@
+"""Element-wise unary and binary ops, ElementWiseSelect, IsInf/IsNan and Logit.
+
+One table per arity maps an operation to its numpy function. The dedicated ops (ElementWiseAbs,
+ElementWiseAdd ...) and the ``operation`` enums of ElementWiseUnary / ElementWiseBinary both look up
+the same table, so a dedicated op and its enum variant cannot drift apart.
+
+Values arrive real (quantized inputs already dequantized; integer-typed data as integer-valued
+floats). Results are the exact real results in float64; wrapping or saturating to the output type is
+the comparator's business. The only place where the integer type changes the arithmetic is
+DIVIDE, whose quotient is rounded when the declared output is an integer type (see DECISIONS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from enum import Enum, IntEnum
+from typing import Any
+
+import numpy as np
+
+from reference import register
+
+
+class UnaryOperation(IntEnum):
+    """ElementWiseUnary ``operation`` values (seed lines 5539-5554)."""
+
+    ABS = 0
+    ASIN = 1
+    ATAN = 2
+    CEIL = 3
+    COS = 4
+    EXP = 5
+    FLOOR = 6
+    LOG = 7
+    NEG = 8
+    NOT = 9
+    RECIPROCAL = 10
+    ROUND = 11
+    RSQRT = 12
+    SIGN = 13
+    SIN = 14
+    SQRT = 15
+
+
+class BinaryOperation(IntEnum):
+    """ElementWiseBinary ``operation`` values (seed lines 3553-3572)."""
+
+    ADD = 0
+    AND = 1
+    DIVIDE = 2
+    EQUAL = 3
+    FLOOR_DIV = 4
+    FMOD = 5
+    GREATER = 6
+    GREATER_EQUAL = 7
+    LESS = 8
+    LESS_EQUAL = 9
+    MAXIMUM = 10
+    MINIMUM = 11
+    MOD = 12
+    MULTIPLY = 13
+    NOT_EQUAL = 14
+    OR = 15
+    POWER = 16
+    SQUARED_DIFFERENCE = 17
+    SUBTRACT = 18
+    XOR = 19
+
+
+class Kind(Enum):
+    """The spec's classification of an operation (seed 3540-3544, 5527-5530): it decides the output's type."""
+
+    NUMERICAL = "numerical"
+    COMPARISON = "comparison"
+    LOGICAL = "logical"
+
+
+Array = np.ndarray
+U = UnaryOperation
+B = BinaryOperation
+
+
+def _rsqrt(x: Array) -> Array:
+    return 1.0 / np.sqrt(x)
+
+
+# Numerical unary operations. ROUND is numpy's rint: ties to even, as the spec demands (4875, 5441).
+UNARY: dict[UnaryOperation, Callable[[Array], Array]] = {
+    U.ABS: np.abs,
+    U.ASIN: np.arcsin,
+    U.ATAN: np.arctan,
+    U.CEIL: np.ceil,
+    U.COS: np.cos,
+    U.EXP: np.exp,
+    U.FLOOR: np.floor,
+    U.LOG: np.log,
+    U.NEG: np.negative,
+    U.RECIPROCAL: np.reciprocal,
+    U.ROUND: np.rint,
+    U.RSQRT: _rsqrt,
+    U.SIGN: np.sign,
+    U.SIN: np.sin,
+    U.SQRT: np.sqrt,
+}
+
+# NOT is the one logical unary operation: "non-zero values are treated as true" (4680).
+LOGICAL_UNARY: dict[UnaryOperation, Callable[[Array], Array]] = {U.NOT: lambda x: x == 0}
+
+DEDICATED_UNARY: dict[str, UnaryOperation] = {
+    "ElementWiseAbs": U.ABS,
+    "ElementWiseAsin": U.ASIN,
+    "ElementWiseAtan": U.ATAN,
+    "ElementWiseCeil": U.CEIL,
+    "ElementWiseCos": U.COS,
+    "ElementWiseExp": U.EXP,
+    "ElementWiseFloor": U.FLOOR,
+    "ElementWiseLog": U.LOG,
+    "ElementWiseNeg": U.NEG,
+    "ElementWiseNot": U.NOT,
+    "ElementWiseRound": U.ROUND,
+    "ElementWiseRsqrt": U.RSQRT,
+    "ElementWiseSign": U.SIGN,
+    "ElementWiseSin": U.SIN,
+    "ElementWiseSquareRoot": U.SQRT,
+}
+
+
+def _squared_difference(a: Array, b: Array) -> Array:
+    d = a - b
+    return d * d
+
+
+def _floor_div(a: Array, b: Array) -> Array:
+    # The spec's formula, floor(in0 / in1) (3870), and TensorFlow's for floats; not numpy's
+    # floor_divide, which floors the exact quotient of the binary values (1 // 0.1 == 9).
+    return np.floor(a / b)
+
+
+# (kind, function) per binary operation. MOD takes the divisor's sign (numpy mod, 3406, 4281), FMOD
+# the dividend's (C fmod, 3332, 3917).
+BINARY: dict[BinaryOperation, tuple[Kind, Callable[[Array, Array], Array]]] = {
+    B.ADD: (Kind.NUMERICAL, np.add),
+    B.DIVIDE: (Kind.NUMERICAL, np.true_divide),
+    B.FLOOR_DIV: (Kind.NUMERICAL, _floor_div),
+    B.FMOD: (Kind.NUMERICAL, np.fmod),
+    B.MAXIMUM: (Kind.NUMERICAL, np.maximum),
+    B.MINIMUM: (Kind.NUMERICAL, np.minimum),
+    B.MOD: (Kind.NUMERICAL, np.mod),
+    B.MULTIPLY: (Kind.NUMERICAL, np.multiply),
+    B.POWER: (Kind.NUMERICAL, np.power),
+    B.SQUARED_DIFFERENCE: (Kind.NUMERICAL, _squared_difference),
+    B.SUBTRACT: (Kind.NUMERICAL, np.subtract),
+    B.EQUAL: (Kind.COMPARISON, np.equal),
+    B.GREATER: (Kind.COMPARISON, np.greater),
+    B.GREATER_EQUAL: (Kind.COMPARISON, np.greater_equal),
+    B.LESS: (Kind.COMPARISON, np.less),
+    B.LESS_EQUAL: (Kind.COMPARISON, np.less_equal),
+    B.NOT_EQUAL: (Kind.COMPARISON, np.not_equal),
+    B.AND: (Kind.LOGICAL, np.logical_and),
+    B.OR: (Kind.LOGICAL, np.logical_or),
+    B.XOR: (Kind.LOGICAL, np.logical_xor),
+}
+
+# How a quotient becomes an integer when the declared output type is an integer type. The spec is
+# silent (3678-3690); NNAPI DIV, which the spec cites, floors (see DECISIONS).
+INTEGER_QUOTIENT_ROUNDING: dict[BinaryOperation, Callable[[Array], Array]] = {B.DIVIDE: np.floor}
+
+DEDICATED_BINARY: dict[str, BinaryOperation] = {
+    "ElementWiseAdd": B.ADD,
+    "ElementWiseAnd": B.AND,
+    "ElementWiseDivide": B.DIVIDE,
+    "ElementWiseEqual": B.EQUAL,
+    "ElementWiseFloorDiv": B.FLOOR_DIV,
+    "ElementWiseFmod": B.FMOD,
+    "ElementWiseGreater": B.GREATER,
+    "ElementWiseGreaterEqual": B.GREATER_EQUAL,
+    "ElementWiseLess": B.LESS,
+    "ElementWiseLessEqual": B.LESS_EQUAL,
+    "ElementWiseMaximum": B.MAXIMUM,
+    "ElementWiseMinimum": B.MINIMUM,
+    "ElementWiseMod": B.MOD,
+    "ElementWiseMultiply": B.MULTIPLY,
+    "ElementWiseNotEqual": B.NOT_EQUAL,
+    "ElementWiseOr": B.OR,
+    "ElementWisePower": B.POWER,
+    "ElementWiseSquaredDifference": B.SQUARED_DIFFERENCE,
+    "ElementWiseSubtract": B.SUBTRACT,
+    "ElementWiseXor": B.XOR,
+}
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _declared(out_dtypes: Sequence[Any] | None) -> np.dtype | None:
+    if not out_dtypes or out_dtypes[0] is None:
+        return None
+    return np.dtype(out_dtypes[0])
+
+
+def _integer_output(out_dtypes: Sequence[Any] | None, operands: Sequence[Array]) -> bool:
+    """Whether the result is of an integer type: the declared output says so, or, when no output
+    is declared, every operand is an integer array."""
+    dt = _declared(out_dtypes)
+    if dt is not None:
+        return bool(np.issubdtype(dt, np.integer))
+    return all(np.issubdtype(np.asarray(x).dtype, np.integer) for x in operands)
+
+
+def _real(x: Any) -> Array:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _truth(x: Any) -> Array:
+    """Logical operands: "non-zero values are treated as true and zero as false" (3152)."""
+    x = np.asarray(x)
+    return x if x.dtype == np.bool_ else x != 0
+
+
+def _logical_result(mask: Array, out_dtypes: Sequence[Any] | None) -> Array:
+    """Comparison and logical results are BOOL_8 unless the case declares a numeric output type
+    ("BOOL_8, backend specific"), in which case they are the real values 1 and 0."""
+    dt = _declared(out_dtypes)
+    if dt is None or dt == np.bool_:
+        return np.asarray(mask, dtype=np.bool_)
+    return np.asarray(mask, dtype=np.float64)
+
+
+def _broadcast_shape(op: str, *arrays: Array) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    except ValueError:
+        shapes = ", ".join(str(np.shape(a)) for a in arrays)
+        raise ValueError(f"{op}: input shapes {shapes} do not broadcast") from None
+
+
+def _operation(op: str, params: dict[str, Any], enum: type[IntEnum]) -> IntEnum:
+    try:
+        return enum(int(params["operation"]))
+    except KeyError:
+        raise ValueError(f"{op}: the mandatory parameter 'operation' is missing") from None
+    except ValueError:
+        raise ValueError(f"{op}: operation {params['operation']!r} is not one of {[int(v) for v in enum]}") from None
+
+
+def _inputs(op: str, inputs: Sequence[Array | None], n: int) -> list[Array]:
+    got = list(inputs)[:n]
+    if len(got) < n or any(x is None for x in got):
+        raise ValueError(f"{op}: needs {n} inputs, got {len(inputs)}")
+    return [np.asarray(x) for x in got]
+
+
+# --- unary ---------------------------------------------------------------------------------------
+
+
+def apply_unary(operation: UnaryOperation, x: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
+    """One unary operation on real values; NOT gives a logical result."""
+    if operation in LOGICAL_UNARY:
+        return _logical_result(LOGICAL_UNARY[operation](np.asarray(x)), out_dtypes)
+    with np.errstate(all="ignore"):  # out-of-domain inputs are "undefined"; numpy's NaN/inf stand for it
+        return UNARY[operation](_real(x))
+
+
+@register(*DEDICATED_UNARY, "ElementWiseUnary")
+def elementwise_unary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    (x,) = _inputs(op, inputs, 1)
+    operation = DEDICATED_UNARY[op] if op in DEDICATED_UNARY else _operation(op, params, UnaryOperation)
+    return [apply_unary(operation, x, out_dtypes)]
+
+
+@register("IsInf")
+def is_inf(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    (x,) = _inputs(op, inputs, 1)
+    x = _real(x)
+    positive = np.isposinf(x) & bool(params["detect_positive"])
+    negative = np.isneginf(x) & bool(params["detect_negative"])
+    return [positive | negative]
+
+
+@register("IsNan")
+def is_nan(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    (x,) = _inputs(op, inputs, 1)
+    return [np.isnan(_real(x))]
+
+
+@register("Logit")
+def logit(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    """ln(z / (1 - z)), z clamped to [eps, 1 - eps] only when the optional in[1] is given."""
+    (x,) = _inputs(op, inputs, 1)
+    z = _real(x)
+    eps = inputs[1] if len(inputs) > 1 else None
+    if eps is not None:
+        e = float(np.asarray(eps, dtype=np.float64).reshape(-1)[0])
+        z = np.clip(z, e, 1.0 - e)
+    with np.errstate(all="ignore"):  # outside (0, 1) the spec says "undefined" (7953)
+        return [np.log(z / (1.0 - z))]
+
+
+# --- binary --------------------------------------------------------------------------------------
+
+
+def apply_binary(operation: BinaryOperation, a: Array, b: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
+    """One binary operation on real values, numpy-broadcast (multidirectional)."""
+    kind, fn = BINARY[operation]
+    if kind is Kind.LOGICAL:
+        return _logical_result(fn(_truth(a), _truth(b)), out_dtypes)
+    integer = _integer_output(out_dtypes, (a, b))
+    with np.errstate(all="ignore"):  # zero divisors etc. are "undefined"; numpy's NaN/inf stand for it
+        result = fn(_real(a), _real(b))
+    if kind is Kind.COMPARISON:
+        return _logical_result(result, out_dtypes)
+    if integer and operation in INTEGER_QUOTIENT_ROUNDING:
+        result = INTEGER_QUOTIENT_ROUNDING[operation](result)
+    return result
+
+
+@register(*DEDICATED_BINARY, "ElementWiseBinary")
+def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    a, b = _inputs(op, inputs, 2)
+    _broadcast_shape(op, a, b)
+    operation = DEDICATED_BINARY[op] if op in DEDICATED_BINARY else _operation(op, params, BinaryOperation)
+    return [apply_binary(operation, a, b, out_dtypes)]
+
+
+@register("ElementWiseSelect")
+def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    """in[0] ? in[1] : in[2], the three broadcast to a common shape (4959-4963)."""
+    cond, a, b = _inputs(op, inputs, 3)
+    _broadcast_shape(op, cond, a, b)
+    if a.dtype == np.bool_ and b.dtype == np.bool_:
+        return [np.where(_truth(cond), a, b)]
+    return [np.where(_truth(cond), _real(a), _real(b))]
+
+
+# --- decisions -----------------------------------------------------------------------------------
+# Where the seed (shared/seeds/004_b46271055e0d5186.txt) is silent or ambiguous. Kept here until the
+# opdefs YAML carries them; each entry names the seed line it is about.
+
+
+def _d(about: str, line: int | str, choice: str, why: str) -> dict[str, Any]:
+    return {"about": about, "line": line, "choice": choice, "why": why}
+
+
+_BROADCAST = _d(
+    "broadcasting",
+    "3088-3140",
+    "numpy multidirectional broadcasting (right-aligned; a dimension of 1 stretches) for every binary op",
+    "the RankMatchingRules the ops cite; output rank max(N,M) as every binary op states",
+)
+_OVERFLOW = _d(
+    "integer overflow",
+    "3678-3740",
+    "the reference returns the exact real result; wrapping vs saturating is not modelled",
+    "the spec never says (spec-ambiguities.md); cases on integer types should keep results in range",
+)
+_UNDEFINED_DIVISOR = _d(
+    "zero divisor",
+    "3300, 3322, 3681, 3866",
+    "numpy's IEEE results (inf / NaN) stand for 'undefined'",
+    "the spec calls it undefined; cases must not generate a zero divisor",
+)
+
+DECISIONS: dict[str, list[dict[str, Any]]] = {
+    "ElementWiseDivide": [
+        _d(
+            "integer division rounding",
+            "3678-3690",
+            "when the declared output type is an integer type, the quotient is floored (toward -inf)",
+            "spec silent; it cites ANEURALNETWORKS_DIV, whose int32 kernel (AOSP frameworks/ml/nn/common/"
+            "operations/Broadcast.cpp) implements floor division. ONNX Div truncates toward zero instead: "
+            "only mixed-sign, inexact quotients tell the two apart",
+        ),
+        _BROADCAST,
+        _OVERFLOW,
+        _UNDEFINED_DIVISOR,
+    ],
+    "ElementWiseBinary": [
+        _d(
+            "DIVIDE on integer types",
+            3299,
+            "floored, as ElementWiseDivide",
+            "same op as ElementWiseDivide; one table serves both",
+        ),
+        _d(
+            "comparison / logical output type",
+            "3578-3583",
+            "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
+            "out[0] is 'BACKEND_SPECIFIC, BOOL_8' for comparison and logical classes",
+        ),
+        _BROADCAST,
+        _OVERFLOW,
+        _UNDEFINED_DIVISOR,
+    ],
+    "ElementWiseLessEqual": [
+        _d(
+            "rank and broadcast restriction",
+            "4097-4099",
+            "the reference broadcasts multidirectionally like ElementWiseLess",
+            "the text demands equal ranks with only in[1] broadcast, against its own output shape "
+            "rank = max(N,M); on the restricted domain both readings agree, so the restriction belongs "
+            "to case generation (equal ranks, in[1] dims in {1, d0}) and no verdict depends on the choice",
+        ),
+    ],
+    "ElementWiseMod": [
+        _d(
+            "sign of the result",
+            4280,
+            "numpy mod: result has the divisor's sign (floored modulo)",
+            "the text: 'same as elements in in[1]'; ONNX Mod fmod=0",
+        ),
+        _d(
+            "non-integer (quantized) operands",
+            4303,
+            "the same floored modulo on the real values",
+            "the spec forbids floating-point types only; dequantized values are real",
+        ),
+        _UNDEFINED_DIVISOR,
+    ],
+    "ElementWiseFmod": [
+        _d("sign of the result", 3916, "C fmod: result has the dividend's sign", "the text; ONNX Mod fmod=1"),
+        _UNDEFINED_DIVISOR,
+    ],
+    "ElementWiseFloorDiv": [
+        _d(
+            "rounding",
+            "3866-3870",
+            "floor(in0 / in1) of the float64 quotient",
+            "the formula as written and TensorFlow floordiv for floats; on integers below 2^53 it equals "
+            "exact floor division",
+        ),
+        _UNDEFINED_DIVISOR,
+    ],
+    "ElementWiseRound": [
+        _d("ties", 4875, "half to even (numpy rint)", "the text: 2.5 -> 2.0, -3.5 -> -4.0"),
+    ],
+    "ElementWiseUnary": [
+        _d("ROUND ties", 5441, "half to even", "the text: round([2.5, -4.5, 1.5]) = [2, -4, 2]"),
+        _d(
+            "out-of-domain inputs (ASIN, LOG, RSQRT, SQRT, RECIPROCAL)",
+            "5347, 5402, 5430, 5452, 5483",
+            "numpy's NaN / inf",
+            "the spec calls them undefined; cases must stay in the domain",
+        ),
+        _d(
+            "NOT output type",
+            "5527-5530",
+            "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
+            "NOT is logical: BACKEND_SPECIFIC or BOOL_8",
+        ),
+    ],
+    "ElementWiseNot": [
+        _d("truth", 4680, "non-zero is true; bool output unless a numeric output is declared", "the text"),
+    ],
+    "ElementWisePower": [
+        _d(
+            "negative base with non-integer exponent, 0 to a negative power",
+            "4806-4810",
+            "numpy's NaN / inf",
+            "the spec is silent; ONNX Pow and C pow give the same; cases should avoid them",
+        ),
+    ],
+    "ElementWiseSelect": [
+        _d("condition truth", 4959, "non-zero is true", "same rule as the logical ops"),
+        _BROADCAST,
+    ],
+    "Logit": [
+        _d(
+            "formula",
+            7957,
+            "ln(z / (1 - z))",
+            "the seed writes ln(z / (z - 1)), which is NaN on the whole stated domain (0, 1); logit is "
+            "the inverse sigmoid, as the text and the cited torch.special.logit say",
+        ),
+        _d(
+            "epsilon",
+            "7951, 7982-7994",
+            "epsilon is the optional input in[1] (shape [1]), not a parameter; absent means no clamp",
+            "the text: clamped to [eps, 1 - eps] only when provided",
+        ),
+    ],
+    "IsInf": [
+        _d(
+            "detect_negative / detect_positive",
+            "7601-7617",
+            "each flag, default 1, switches its infinity on; both off gives all false",
+            "the formula at 7581-7585",
+        ),
+    ],
+}
+for _op in ("ElementWiseAdd", "ElementWiseSubtract", "ElementWiseMultiply", "ElementWiseSquaredDifference"):
+    DECISIONS[_op] = [_BROADCAST, _OVERFLOW]
+_COMPARISON_OUTPUT = _d(
+    "output type",
+    3782,
+    "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
+    "out[0] is 'BOOL_8, backend specific'",
+)
+for _op in (
+    "ElementWiseEqual",
+    "ElementWiseNotEqual",
+    "ElementWiseGreater",
+    "ElementWiseGreaterEqual",
+    "ElementWiseLess",
+):
+    DECISIONS[_op] = [_COMPARISON_OUTPUT, _BROADCAST]
+DECISIONS["ElementWiseLessEqual"] += [_COMPARISON_OUTPUT]
+for _op in ("ElementWiseMaximum", "ElementWiseMinimum"):
+    DECISIONS[_op] = [_BROADCAST]
+for _op in ("ElementWiseAnd", "ElementWiseOr", "ElementWiseXor"):
+    DECISIONS[_op] = [
+        _d("truth", 3152, "non-zero is true; bool output unless a numeric output is declared", "the text"),
+        _BROADCAST,
+    ]

@@ -1,0 +1,140 @@
+"""Expectations files: known failures become XFAIL, unexpected passes XPASS, stale entries are reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports.expectations import Expectations, ExpectationsError, apply
+from reports.record import Record
+
+DATA = Path(__file__).parent / "data" / "reports"
+FIXTURE = DATA / "expectations.yaml"
+
+
+@pytest.fixture
+def exp() -> Expectations:
+    return Expectations.load(FIXTURE)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "expectations.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_matched_failure_becomes_xfail_with_the_reason(exp: Expectations) -> None:
+    entry = exp.match("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp")
+    assert apply("FAIL", entry) == ("XFAIL", "HTP rounds half away from zero when requantizing (ticket QNN-123)")
+
+
+def test_a_matched_case_that_passes_becomes_xpass(exp: Expectations) -> None:
+    entry = exp.match("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp")
+    verdict, reason = apply("PASS", entry)
+    assert verdict == "XPASS" and reason is not None and "QNN-123" in reason
+
+
+def test_a_verdict_outside_the_entry_stays_as_it_is(exp: Expectations) -> None:
+    entry = exp.match("ReduceMean", "FLOAT_32", "qnn-htp")
+    assert apply("ERROR", entry) == ("ERROR", None), "the entry expects FAIL only"
+    assert apply("REJECTED", entry) == ("REJECTED", None)
+
+
+def test_default_verdicts_are_fail_error_and_crash(exp: Expectations) -> None:
+    entry = exp.match("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp")
+    assert entry is not None and entry.verdicts == ("FAIL", "ERROR", "CRASH")
+
+
+def test_an_unmatched_case_is_left_alone(exp: Expectations) -> None:
+    assert exp.match("ElementWiseAdd", "FLOAT_32", "qnn-htp") is None, "config glob UFIXED_POINT_* excludes FLOAT_32"
+    assert exp.match("ElementWiseAdd", "UFIXED_POINT_8", "ort-cpu") is None, "backend pattern excludes ort-cpu"
+    assert apply("FAIL", None) == ("FAIL", None)
+
+
+def test_op_patterns_can_be_regular_expressions(exp: Expectations) -> None:
+    assert exp.match("ReduceSum", "FLOAT_32", "qnn-htp") is not None
+    assert exp.match("ReduceMax", "FLOAT_32", "qnn-htp") is None, "re: patterns match the whole name"
+
+
+def test_entries_for_negative_cases_treat_a_clean_rejection_as_the_pass(exp: Expectations) -> None:
+    assert exp.match("Conv2d", "FLOAT_32", "qnn-htp") is None, "a negative entry must not match positive cases"
+    entry = exp.match("Conv2d", "FLOAT_32", "qnn-htp", kind="negative")
+    assert apply("PASS", entry)[0] == "XFAIL", "an accepted negative case is the expected failure"
+    assert apply("REJECTED", entry)[0] == "XPASS", "a clean rejection means the known failure is gone"
+
+
+def test_unused_lists_entries_that_matched_nothing(exp: Expectations) -> None:
+    exp.match("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp")
+    exp.match("ReduceMean", "FLOAT_32", "qnn-htp")
+    exp.match("Conv2d", "FLOAT_32", "qnn-htp", kind="negative")
+    unused = exp.unused()
+    assert [e.reason for e in unused] == ["stale entry, Softmax is fixed since v2.28"]
+    assert unused[0].where == f"{FIXTURE}:16", f"the warning should point at the entry, got {unused[0].where}"
+
+
+def test_apply_record_sets_verdict_and_reason_and_keeps_the_raw_verdict(exp: Expectations) -> None:
+    r = Record(op="ElementWiseAdd", config="UFIXED_POINT_8", backend="qnn-htp", verdict="FAIL")
+    out = exp.apply_record(r)
+    assert (out.verdict, out.extra["verdict_before_expectation"]) == ("XFAIL", "FAIL")
+    assert out.expectation is not None and "QNN-123" in out.expectation
+    assert r.verdict == "FAIL", "the input record must not be modified"
+
+
+def test_reapplying_judges_the_backend_verdict_not_the_previous_xfail(exp: Expectations) -> None:
+    once = exp.apply_record(Record(op="ElementWiseAdd", config="UFIXED_POINT_8", backend="qnn-htp", verdict="FAIL"))
+    again = Expectations.from_text("[]").apply_record(once)
+    assert (again.verdict, again.expectation) == ("FAIL", None), "with no entry left the raw FAIL comes back"
+
+
+def test_first_matching_entry_wins(tmp_path: Path) -> None:
+    exp = Expectations.load(write(tmp_path, "- {op: 'Conv*', reason: first}\n- {op: Conv2d, reason: second}\n"))
+    entry = exp.match("Conv2d", "FLOAT_32", "qnn-htp")
+    assert entry is not None and entry.reason == "first"
+
+
+def test_a_mapping_with_an_expectations_list_is_accepted(tmp_path: Path) -> None:
+    exp = Expectations.load(write(tmp_path, "expectations:\n  - op: Relu\n    reason: r\n"))
+    assert [e.reason for e in exp.entries] == ["r"]
+
+
+def test_an_empty_file_has_no_entries(tmp_path: Path) -> None:
+    assert Expectations.load(write(tmp_path, "# nothing known yet\n")).entries == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("- op: Relu\n  reason: ok\n- op: Tanh\n  verdict: [FAIL]\n  reason: typo\n", 4, "unknown field 'verdict'"),
+        ("- op: Relu\n  reason: ok\n- op: Tanh\n", 3, "no 'reason'"),
+        ("- reason: no op\n", 1, "no 'op'"),
+        ("- op: Relu\n  reason: ''\n", 2, "non-empty string"),
+        ("- op: 're:Conv('\n  reason: r\n", 1, "bad regular expression"),
+        ("- op: Relu\n  reason: r\n  verdicts: [XFAIL]\n", 3, "not an expectable verdict"),
+        ("- op: Relu\n  reason: r\n  verdicts: [PASS]\n", 3, "good outcome"),
+        ("- op: Relu\n  reason: r\n  kind: sometimes\n", 3, "positive or negative"),
+        ("- Relu\n", 1, "must be a mapping"),
+        ("op: Relu\n", 1, "may only hold 'expectations'"),
+        ("- op: [Relu\n  reason: r\n", 2, "not valid YAML"),
+    ],
+)
+def test_a_malformed_entry_is_reported_with_file_and_line(tmp_path: Path, text: str, line: int, words: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ExpectationsError) as info:
+        Expectations.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}:"), f"message should start with {path}:{line}: -> {message}"
+    assert words in message, f"message should say {words!r}: {message}"
+
+
+def test_a_missing_file_is_an_expectations_error(tmp_path: Path) -> None:
+    with pytest.raises(ExpectationsError, match="cannot read"):
+        Expectations.load(tmp_path / "absent.yaml")
+
+
+def test_yaml_tags_are_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    path = write(tmp_path, f"- op: !!python/object/apply:os.system ['touch {marker}']\n  reason: r\n")
+    with pytest.raises(ExpectationsError):
+        Expectations.load(path)
+    assert not marker.exists(), "loading an expectations file ran code from it"

@@ -1,0 +1,188 @@
+"""The support matrix: how records fold into cells, what a cell shows, and what the totals count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports import matrix, record
+from reports.families import family_of
+from reports.record import Record
+
+DATA = Path(__file__).parent / "data" / "reports"
+RESULTS = DATA / "results.jsonl"
+
+
+def rec(verdict: str, op: str = "ElementWiseAdd", config: str = "FLOAT_32", backend: str = "qnn-htp", **kw) -> Record:
+    return Record(op=op, config=config, backend=backend, verdict=verdict, **kw)
+
+
+def cell_of(*verdicts: str, kind: str = "positive") -> matrix.Cell:
+    m = matrix.build(rec(v, kind=kind) for v in verdicts)
+    table = m.negative if kind == "negative" else m.cells
+    (cell,) = table.values()
+    return cell
+
+
+@pytest.fixture(scope="module")
+def fixture_matrix() -> matrix.Matrix:
+    return matrix.build(record.read([RESULTS]))
+
+
+def test_cells_are_keyed_by_op_config_and_backend(fixture_matrix: matrix.Matrix) -> None:
+    keys = set(fixture_matrix.cells)
+    assert ("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp") in keys
+    assert len(keys) == 12, f"3 ops x 2 configs x 2 backends expected, got {sorted(keys)}"
+
+
+def test_negative_cases_do_not_count_in_positive_cells(fixture_matrix: matrix.Matrix) -> None:
+    positive = fixture_matrix.cell("Conv2d", "FLOAT_32", "qnn-htp")
+    negative = fixture_matrix.cell("Conv2d", "FLOAT_32", "qnn-htp", "negative")
+    assert positive is not None and negative is not None
+    assert dict(positive.counts) == {"ERROR": 1, "PASS": 1}, f"positive cell counts {dict(positive.counts)}"
+    assert dict(negative.counts) == {"REJECTED": 1, "PASS": 1}, f"negative cell counts {dict(negative.counts)}"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "status"),
+    [
+        (["PASS", "CRASH", "ERROR"], "CRASH"),
+        (["PASS", "FAIL", "ERROR"], "ERROR"),
+        (["PASS", "FAIL", "XPASS"], "FAIL"),
+        (["PASS", "TIMEOUT", "XPASS"], "XPASS"),
+        (["PASS", "REJECTED", "TIMEOUT"], "TIMEOUT"),
+        (["PASS", "REJECTED"], "REJECTED"),
+        (["PASS", "XFAIL"], "PASS"),
+        (["XFAIL", "UNCHECKED"], "XFAIL"),
+        (["UNCHECKED", "SKIP"], "UNCHECKED"),
+        (["SKIP"], "SKIP"),
+    ],
+)
+def test_cell_status_follows_the_documented_precedence(verdicts: list[str], status: str) -> None:
+    assert cell_of(*verdicts).status == status, f"{verdicts} should summarise as {status}"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "status"),
+    [
+        (["REJECTED", "REJECTED"], "REJECTED"),
+        (["REJECTED", "PASS"], "ACCEPTED"),
+        (["REJECTED", "FAIL"], "ACCEPTED"),
+        (["REJECTED", "ERROR"], "ERRORED"),
+        (["PASS", "CRASH"], "CRASHED"),
+        (["SKIP"], "NOT RUN"),
+    ],
+)
+def test_negative_cell_status_says_whether_the_backend_rejected_cleanly(verdicts: list[str], status: str) -> None:
+    assert cell_of(*verdicts, kind="negative").status == status, f"negative {verdicts} should summarise as {status}"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "metrics", "text"),
+    [
+        (["PASS"] * 5, {}, "PASS 5"),
+        (["PASS", "PASS", "XFAIL"], {}, "PASS 2/3 (XFAIL 1)"),
+        (["PASS", "PASS", "PASS", "FAIL", "FAIL"], {"max_ulp": 3}, "FAIL 2/5 (max 3 ulp)"),
+        (["FAIL"], {"max_steps": 1}, "FAIL 1/1 (max 1 step)"),
+        (["REJECTED", "REJECTED"], {}, "REJ"),
+        (["ERROR"], {}, "ERR"),
+        (["CRASH", "PASS", "PASS"], {}, "CRASH 1/3"),
+    ],
+)
+def test_cell_text_is_compact(verdicts: list[str], metrics: dict, text: str) -> None:
+    m = matrix.build(rec(v, metrics=metrics if v == "FAIL" else {}) for v in verdicts)
+    (cell,) = m.cells.values()
+    assert cell.text() == text
+
+
+def test_negative_cell_text_counts_clean_rejections() -> None:
+    assert cell_of("REJECTED", "REJECTED", kind="negative").text() == "REJ 2"
+    assert cell_of("REJECTED", "PASS", kind="negative").text() == "ACCEPTED 1/2"
+
+
+def test_worst_metrics_are_the_maximum_over_the_cell() -> None:
+    m = matrix.build([rec("PASS", metrics={"max_ulp": 1, "max_abs_err": 1e-7}),
+                      rec("FAIL", metrics={"max_ulp": 9, "max_abs_err": 1e-6, "tolerance": {"ulp": 2}})])
+    (cell,) = m.cells.values()
+    assert cell.worst == {"max_ulp": 9, "max_abs_err": 1e-6}, f"worst metrics were {cell.worst}"
+
+
+def test_nan_error_is_worse_than_any_number() -> None:
+    m = matrix.build([rec("FAIL", metrics={"max_abs_err": float("nan")}), rec("FAIL", metrics={"max_abs_err": 5.0})])
+    (cell,) = m.cells.values()
+    assert cell.worst["max_abs_err"] != cell.worst["max_abs_err"], "a NaN error must stay NaN, not become 5.0"
+
+
+def test_details_keep_every_case_that_needs_a_look_worst_first(fixture_matrix: matrix.Matrix) -> None:
+    cell = fixture_matrix.cell("ElementWiseAdd", "UFIXED_POINT_8", "qnn-htp")
+    assert cell is not None
+    verdicts = [d.verdict for d in cell.sorted_details()]
+    assert verdicts == ["FAIL", "XFAIL"], f"PASS cases are not details; FAIL before XFAIL; got {verdicts}"
+    fail = cell.sorted_details()[0]
+    assert fail.case_path == "runs/run-a/cases/ElementWiseAdd-UFIXED_POINT_8-8"
+    assert fail.metrics["max_steps"] == 3
+
+
+def test_totals_count_ops_per_backend(fixture_matrix: matrix.Matrix) -> None:
+    t = fixture_matrix.totals()["qnn-htp"]
+    assert t.ops_with_pass == ["ElementWiseAdd", "Conv2d"], f"ops with any PASS: {t.ops_with_pass}"
+    assert t.ops_fully_passing == [], f"no qnn-htp op passes every case: {t.ops_fully_passing}"
+    assert (t.ops_with_rejected, t.ops_with_error, t.ops_with_crash) == (["ReduceMean"], ["Conv2d"], ["Conv2d"])
+
+
+def test_an_op_is_fully_passing_when_every_positive_case_is_pass_or_xfail() -> None:
+    m = matrix.build([rec("PASS"), rec("XFAIL", config="UFIXED_POINT_8"),
+                      rec("REJECTED", kind="negative"),  # negatives do not decide positive support
+                      rec("XFAIL", op="Relu")])  # XFAIL alone: no PASS, so not fully passing
+    assert m.totals()["qnn-htp"].ops_fully_passing == ["ElementWiseAdd"]
+
+
+def test_cases_that_did_not_run_are_neither_passed_nor_failed() -> None:
+    t = matrix.build([rec("SKIP"), rec("UNCHECKED", op="Relu")]).totals()["qnn-htp"]
+    assert t.ops_with_pass == [] and t.ops_with_error == [] and t.ops_with_crash == []
+    assert t.cases["SKIP"] == 1 and t.cases["UNCHECKED"] == 1 and t.cases["FAIL"] == 0
+
+
+def test_totals_count_cases_per_verdict(fixture_matrix: matrix.Matrix) -> None:
+    cases = fixture_matrix.totals()["qnn-htp"].cases
+    expected = {"PASS": 4, "FAIL": 1, "REJECTED": 1, "ERROR": 1, "CRASH": 1, "TIMEOUT": 1, "UNCHECKED": 0,
+                "SKIP": 0, "XFAIL": 1, "XPASS": 1}
+    assert dict(cases) == expected
+
+
+def test_negative_totals_separate_clean_rejections_from_acceptance_and_crashes(fixture_matrix: matrix.Matrix) -> None:
+    neg = fixture_matrix.totals()["qnn-htp"].negative_cases
+    assert (neg["REJECTED"], neg["ACCEPTED"], neg["ERRORED"], neg["CRASHED"]) == (1, 1, 1, 1), dict(neg)
+
+
+def test_reference_backend_comes_first_then_by_name(fixture_matrix: matrix.Matrix) -> None:
+    m = matrix.build([rec("PASS", backend="ort-cpu"), rec("PASS", backend="reference"), rec("PASS")])
+    assert m.backends() == ["reference", "ort-cpu", "qnn-htp"]
+
+
+def test_configs_are_ordered_float_first_then_fixed_point_then_others() -> None:
+    configs = ["UFIXED_POINT_8+INT_32", "SFIXED_POINT_8", "FLOAT_16", "UFIXED_POINT_8", "FLOAT_32", "BOOL_8"]
+    m = matrix.build(rec("PASS", config=c) for c in configs)
+    assert m.configs() == ["FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "UFIXED_POINT_8+INT_32", "SFIXED_POINT_8",
+                           "BOOL_8"]
+
+
+def test_the_build_of_a_backend_is_reported(fixture_matrix: matrix.Matrix) -> None:
+    builds = fixture_matrix.totals()["qnn-htp"].builds
+    assert builds == ["build_id=v2.31.0.250130 library=libQnnHtp.so qnn_api=2.20.0"]
+
+
+@pytest.mark.parametrize(
+    ("op", "family"),
+    [
+        ("ElementWiseAdd", "elementwise"), ("Conv2d", "convolution"), ("TransposeConv3d", "convolution"),
+        ("DepthWiseConv1d", "convolution"), ("Convert", "conversion"), ("PoolMax2d", "pooling"),
+        ("ReduceSumSquare", "reduction"), ("TopK", "reduction"), ("LayerNorm", "normalization"),
+        ("Batchnorm", "normalization"), ("Lrn", "normalization"), ("ResizeBilinear", "resampling"),
+        ("RoiAlign", "resampling"), ("BoxWithNmsLimit", "detection"), ("GenerateProposals", "detection"),
+        ("DetectionOutput", "detection"), ("Reshape", "data movement"), ("If", "other"),
+    ],
+)
+def test_op_family_comes_from_the_name(op: str, family: str) -> None:
+    assert family_of(op) == family

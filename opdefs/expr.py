@@ -249,10 +249,12 @@ def parse(source: str) -> Expr:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise ExprError(f"syntax error: {e.msg} (column {e.offset})") from None
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    for node in nodes:  # constructs first: "lambda is not allowed" says more than "call of ... "
         for bad, what in _FORBIDDEN_NAMES.items():
             if isinstance(node, bad):
                 raise ExprError(f"{what} is not allowed in constraint expressions")
+    for node in nodes:
         if not isinstance(node, _ALLOWED):
             raise ExprError(f"{type(node).__name__} is not allowed in constraint expressions")
         if isinstance(node, ast.Name) and node.id.startswith("_") and node.id not in ("_in", "_out"):

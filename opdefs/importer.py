@@ -440,11 +440,11 @@ def run_import(source: Path, out_dir: Path, crosswalk: Path | None = None, seeds
             merged = merge3(b if b is not None else theirs, ours, theirs, "", conflicts)
             if conflicts:
                 report["conflicts"][name] = conflicts
-        text = dump(merged)
-        if not dry_run and (not path.exists() or path.read_text(encoding="utf-8") != text):
-            path.write_text(text, encoding="utf-8")
-            if name not in report["written"]:
-                report["written"].append(name)
+        # compare data, not text: a curator's own YAML layout is left alone when nothing changed
+        if ours is None or ours != merged:
+            report["written"].append(name)  # with dry_run: would be written
+            if not dry_run:
+                path.write_text(dump(merged), encoding="utf-8")
     report["removed"] = sorted(set(base) - set(derived))
     if not dry_run:
         new_base = json.dumps(derived, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

@@ -8,9 +8,9 @@ Layout is QNN's: 4-D image ops are NHWC, block sizes are ``[block_height, block_
 axis / perm parameter is UINT_32 in the MasterOpDef, so a negative axis is a malformed case and
 raises instead of wrapping around.
 
-Where the MasterOpDef is silent or ambiguous the choice made is listed in ``DECISIONS`` (seed line
-numbers refer to ``shared/seeds/004_b46271055e0d5186.txt``); the opdefs YAML files carry the same
-entries once they exist.
+Where the MasterOpDef is silent or ambiguous, the choice made here is recorded, with its seed line
+(``shared/seeds/004_b46271055e0d5186.txt``) and reason, in the ``decisions:`` list of the op's
+opdefs YAML file; comments below name the line they depend on.
 """
 
 from __future__ import annotations
@@ -36,135 +36,6 @@ _NP_PAD_MODE = {
     PAD_MIRROR_SYMMETRIC: "symmetric",
     PAD_MIRROR_REFLECT: "reflect",
     PAD_EDGE: "edge",
-}
-
-DECISIONS: dict[str, list[dict[str, Any]]] = {
-    "DepthToSpace": [
-        {
-            "about": "meaning of 'depth, column, then row' (DCR) and 'column, row, then depth' (CRD)",
-            "line": 2413,
-            "choice": "the orders list the depth sub-indices fastest-varying first: DCR reads input channel "
-            "(r*block_w + c)*C_out + d, CRD reads d*block_h*block_w + r*block_w + c (r, c = row, column "
-            "inside the block, d = output channel)",
-            "why": "this is the reading under which DCR is NNAPI/TensorFlow DEPTH_TO_SPACE and ONNX "
-            "DepthToSpace mode=DCR, and CRD is ONNX mode=CRD (checked against onnx.reference after "
-            "NHWC->NCHW translation); the other reading matches no framework",
-        }
-    ],
-    "SpaceToDepth": [
-        {
-            "about": "meaning of the DCR / CRD orders",
-            "line": 12108,
-            "choice": "the inverse of DepthToSpace with the same mode: DCR writes output channel "
-            "(r*block_w + c)*C_in + d, CRD writes d*block_h*block_w + r*block_w + c",
-            "why": "DCR is then TensorFlow/NNAPI/ONNX SpaceToDepth; CRD is the inverse of ONNX "
-            "DepthToSpace mode=CRD, which keeps SpaceToDepth(mode) and DepthToSpace(mode) inverses",
-        }
-    ],
-    "SpaceToBatch": [
-        {
-            "about": "value of the padded cells",
-            "line": 12032,
-            "choice": "zero (real value 0)",
-            "why": "the spec does not state it; TensorFlow space_to_batch, which it cites, pads with zeros",
-        }
-    ],
-    "Pad": [
-        {
-            "about": "pad_constant_value is 'backend specific': real or stored (quantized) value",
-            "line": 9630,
-            "choice": "the reference takes pad_constant_value as a real value, written into the output as is",
-            "why": "the reference works in real values throughout; a case holding a quantized constant "
-            "converts it with in[0]'s encoding before calling the reference",
-        },
-        {
-            "about": "mirror pad amounts beyond the stated limits",
-            "line": 9577,
-            "choice": "rejected (ValueError), not reflected repeatedly as numpy would",
-            "why": "the spec forbids amounts > dim-1 (REFLECT) and > dim (SYMMETRIC)",
-        },
-    ],
-    "ExtractPatches": [
-        {
-            "about": "where SAME padding puts the zeros ('patches with starting points inside the input')",
-            "line": 5939,
-            "choice": "TensorFlow's SAME: total = max((out-1)*stride + (size-1)*rate + 1 - in, 0), "
-            "total//2 before and the rest after; patch channel order is (patch_row, patch_col, channel)",
-            "why": "the sentence is copied from tf.image.extract_patches' documentation, and TensorFlow's "
-            "implementation pads this way; the output sizes in the spec (ceil(in/stride)) agree",
-        }
-    ],
-    "Reshape": [
-        {
-            "about": "where the output shape comes from",
-            "line": 10917,
-            "choice": "out_shapes[0] when it is given and fully static; in[1] (0 = copy in[0]'s dim, "
-            "-1 = inferred) only when out_shapes is absent or has a dynamic (None or negative) entry",
-            "why": "the spec: in[1] is ignored unless out[0] has dynamic dimensions",
-        }
-    ],
-    "Squeeze": [
-        {
-            "about": "axes absent",
-            "line": 12298,
-            "choice": "with out_shapes given, the output takes out_shapes[0] (which must be in[0]'s shape with "
-            "some size-1 dims removed); without it, every size-1 dim is removed",
-            "why": "the spec: all size-1 dims not kept in shape(out[0]) are removed",
-        }
-    ],
-    "ExpandDims": [
-        {
-            "about": "axes default {0,..,0} vs axes must be unique; axis vs axes",
-            "line": 5733,
-            "choice": "axes absent or empty -> the scalar axis (default 0) is used; axes given -> axis "
-            "ignored; repeated entries in axes are rejected (ValueError)",
-            "why": "the spec: if axes is non-empty the value of axis is ignored (5709); the all-zero "
-            "default can only be meant as 'no axes' since axes must be unique (5739)",
-        }
-    ],
-    "StridedSlice": [
-        {
-            "about": "negative begin/end vs 'end may be -1 to include index 0'",
-            "line": 12465,
-            "choice": "every negative begin/end first gets the dimension added (raw -1 means the last "
-            "element), then is clipped ([0, dim] for stride > 0; begin [0, dim-1], end [-1, dim-1] for "
-            "stride < 0). The clipped end -1 is what 'permit the end to be -1' (12476) refers to: a "
-            "negative stride reaches index 0 with end <= -(dim+1) or the end_mask bit",
-            "why": "it is the only reading consistent with the first sentence; it is Python's and "
-            "TensorFlow's slicing except in the corner below",
-        },
-        {
-            "about": "negative stride with begin < -dim",
-            "line": 12471,
-            "choice": "begin is clipped to 0 as the text says, so the slice holds index 0 (e.g. [-5:-9:-1] "
-            "of a length-3 axis is [x[0]])",
-            "why": "explicit in the spec; ONNX Slice's spec text and onnxruntime agree. Python, TensorFlow "
-            "and onnx.reference clip begin to -1 instead and give an empty slice",
-        },
-        {
-            "about": "output size formula max(1, ceil((end-begin)/stride)) cannot express an empty slice",
-            "line": 12568,
-            "choice": "an empty range gives a dimension of size 0 (Python / TensorFlow); the formula is "
-            "only used as the size of non-empty slices, which generated cases keep to",
-            "why": "no element is named by an empty range, so size 1 would have no defined content",
-        },
-        {
-            "about": "shrink_axes with begin_mask, end or stride on the same axis",
-            "line": 12524,
-            "choice": "a shrunk axis takes exactly index begin (plus dim when negative); begin_mask, end, "
-            "end_mask and stride on that axis are ignored; begin outside [-dim, dim-1] is rejected",
-            "why": "the spec says the begin of an omitted axis is used (12524-12529) and constrains only "
-            "begin; TensorFlow does the same",
-        },
-    ],
-    "Concat": [
-        {
-            "about": "default axis 'N-1'",
-            "line": 1492,
-            "choice": "resolved as rank(in[0]) - 1",
-            "why": "symbolic default",
-        }
-    ],
 }
 
 
@@ -245,6 +116,7 @@ def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     if c % (bh * bw):
         raise ValueError(f"depth {c} not divisible by block {bh}x{bw}")
     co = c // (bh * bw)
+    # 'depth, column, then row' (2413) lists the sub-indices fastest first: DCR is NNAPI/TF/ONNX DCR.
     if mode == DEPTH_MODE_DCR:  # channel = (row*bw + col)*co + d
         y = x.reshape(n, h, w, bh, bw, co).transpose(0, 1, 3, 2, 4, 5)
     elif mode == DEPTH_MODE_CRD:  # channel = d*bh*bw + row*bw + col
@@ -297,6 +169,7 @@ def space_to_batch(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     bh, bw = _block(params)
     pads = _pairs(params, "pad_amount")
+    # The pad value is unstated (12032); TensorFlow's space_to_batch pads with zeros.
     x = np.pad(x, ((0, 0), tuple(pads[0]), tuple(pads[1]), (0, 0)), constant_values=_zero_like(x))
     n, h, w, c = x.shape
     if h % bh or w % bw:
@@ -319,6 +192,7 @@ def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
         out = [max(0, (dim - d) // s + 1) for dim, d, s in zip((h, w), dil, stride, strict=True)]
         pad = [(0, 0), (0, 0)]
     elif padding == PADDING_SAME:
+        # TensorFlow's SAME (the text at 5939 is its documentation's): half the total before.
         out = [-(-dim // s) for dim, s in zip((h, w), stride, strict=True)]
         total = [max((o - 1) * s + d - dim, 0) for o, s, d, dim in zip(out, stride, dil, (h, w), strict=True)]
         pad = [(t // 2, t - t // 2) for t in total]
@@ -396,6 +270,7 @@ def split(inputs, params, out_shapes, out_dtypes, *, op):
 def reshape(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     target = None
+    # in[1] is ignored unless out[0] has dynamic dimensions (10917).
     if out_shapes:
         declared = list(out_shapes[0])
         if all(d is not None and int(d) >= 0 for d in declared):
@@ -414,6 +289,7 @@ def reshape(inputs, params, out_shapes, out_dtypes, *, op):
 def expand_dims(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     axes = int_vector(params, "axes")
+    # Non-empty axes override axis (5709); the {0,..,0} default cannot be meant literally (unique, 5739).
     if axes is None or axes.size == 0:
         axes = np.array([int_param(params, "axis", 0)])
     axes = axes.reshape(-1)
@@ -448,6 +324,7 @@ def squeeze(inputs, params, out_shapes, out_dtypes, *, op):
             if x.shape[check_axis(int(a), x.ndim, "axes")] != 1:
                 raise ValueError(f"axis {a} has size {x.shape[a]}, not 1")
         return [np.squeeze(x, axis=tuple(int(a) for a in axes))]
+    # Without axes, size-1 dims kept in shape(out[0]) stay (12298).
     if out_shapes and out_shapes[0] is not None:
         target = [int(d) for d in out_shapes[0]]
         if not _squeeze_to(x.shape, target):
@@ -520,6 +397,7 @@ def pad(inputs, params, out_shapes, out_dtypes, *, op):
         raise ValueError("EDGE padding of an empty tensor")
     kwargs: dict[str, Any] = {}
     if scheme == PAD_CONSTANT:
+        # 'backend specific' type (9630): taken as a real value, like every value the reference sees.
         value = param(params, "pad_constant_value", 0)
         kwargs["constant_values"] = np.asarray(value).reshape(()).astype(x.dtype)
     return [np.pad(x, [tuple(a) for a in amounts], mode=_NP_PAD_MODE[scheme], **kwargs)]
@@ -531,8 +409,10 @@ def _bits(mask: int, count: int) -> list[bool]:
 
 @register("StridedSlice")
 def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
-    """Python/TensorFlow slicing (see DECISIONS): masks and new axes refer to the intermediate tensor
-    that has the new axes inserted; ranges has one row per intermediate axis."""
+    """Masks and new axes refer to the intermediate tensor that has the new axes inserted; ranges has
+    one row per intermediate axis. Negative begin/end get the dim added, then clip per 12465-12474:
+    Python slicing, except that a negative stride clips begin to [0, dim-1] (Python: [-1, dim-1]).
+    A shrunk axis takes index begin only (12524)."""
     x = np.asarray(inputs[0])
     ranges = int_vector(params, "ranges").reshape(-1, 3)
     count = ranges.shape[0]

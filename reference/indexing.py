@@ -1,10 +1,13 @@
 """Indexing ops: values selected or written by an index tensor (Gather*, Scatter*, NonZero, OneHot,
 BatchPermutation).
 
-Index conventions, shared by every op here (see ``DECISIONS``):
+Index conventions, shared by every op here (each is a ``decisions:`` entry in the op's opdefs YAML,
+with its seed line and reason):
 
 * An index of -1 means "skip" (MasterOpDef 6091, 6176, 6251, 11584, 11699), never "the last
-  element" as in ONNX. NonZero pads its output with -1 so its result can feed these ops directly.
+  element" as in ONNX. A skipped gather yields zeros (as BatchPermutation states for its ignored
+  indices, 397); a skipped scatter update is not applied. NonZero pads its output with -1 so its
+  result can feed these ops directly.
   A UINT_32 index tensor spells -1 as 0xFFFFFFFF, which is read as -1 too (whether it arrives as a
   uint32 array or as its float64 real value).
 * Any other index outside the valid range is a malformed case and raises ``ValueError``.
@@ -27,109 +30,6 @@ SCATTER_MUL = 2
 SCATTER_MAX = 3  # ScatterElements only
 
 _UINT32_MINUS_ONE = 2**32 - 1
-
-_SKIP_GATHER = {
-    "about": "what a skipped (-1) index produces",
-    "choice": "zeros (real value 0, False for BOOL_8) in the output positions the index would have filled",
-    "why": "the spec permits -1 as 'skip/ignore' without saying what the output holds; zero is what "
-    "BatchPermutation (397) states for its ignored indices, and it is the padding value NonZero's -1 "
-    "rows stand for",
-}
-_SKIP_SCATTER = {
-    "about": "what a skipped (-1) index does",
-    "choice": "the update (element or slice) is not applied; the output keeps in[0]'s value there",
-    "why": "'skip/ignore' read literally; nothing else is written",
-}
-_UINT_MINUS_ONE = {
-    "about": "-1 in a UINT_32 index tensor",
-    "line": 9288,
-    "choice": "0xFFFFFFFF (as uint32 or as the real value 4294967295) is read as -1 (skip)",
-    "why": "NonZero with a UINT_32 output writes its -1 fill as that bit pattern, and its output is the "
-    "index source the spec has in mind",
-}
-
-DECISIONS: dict[str, list[dict[str, Any]]] = {
-    "Gather": [{**_SKIP_GATHER, "line": 6091}, _UINT_MINUS_ONE],
-    "GatherElements": [{**_SKIP_GATHER, "line": 6176}, _UINT_MINUS_ONE],
-    "GatherNd": [
-        {
-            **_SKIP_GATHER,
-            "line": 6251,
-            "choice": "an index tuple with any component -1 gathers a slice of zeros",
-        },
-        _UINT_MINUS_ONE,
-    ],
-    "ScatterElements": [
-        {**_SKIP_SCATTER, "line": 11584},
-        _UINT_MINUS_ONE,
-        {
-            "about": "duplicate indices",
-            "line": 11656,
-            "choice": "NONE: the update that comes last in row-major order of in[1] wins; ADD/MUL/MAX: "
-            "every update is combined (order does not matter beyond float rounding)",
-            "why": "the spec: duplicates 'override previous updated values' under NONE and 'are allowed' "
-            "under the reductions",
-        },
-        {
-            "about": "reduction MAX includes the original data",
-            "line": 11659,
-            "choice": "out = max(in[0], all updates at that position)",
-            "why": "the spec's formula maxes against output[...], which starts as a copy of in[0] (ONNX too)",
-        },
-    ],
-    "ScatterNd": [
-        {**_SKIP_SCATTER, "line": 11699, "choice": "an index tuple with any component -1 updates nothing"},
-        _UINT_MINUS_ONE,
-        {
-            "about": "duplicate indices",
-            "line": 11761,
-            "choice": "NONE: the update that comes last in row-major order of in[1]'s index tuples wins; "
-            "ADD/MUL: every update is combined",
-            "why": "the spec: duplicates 'override previous updated values' under NONE",
-        },
-    ],
-    "NonZero": [
-        {
-            "about": "index order and output layout",
-            "line": 9323,
-            "choice": "out[0] is [M, N]: row r holds the N coordinates of the r-th nonzero element in "
-            "row-major (C) order of in[0]; rows after the last nonzero element are all -1",
-            "why": "the shape [M, N] fixes one coordinate tuple per row (TensorFlow where / torch.nonzero "
-            "layout, ONNX NonZero transposed); row-major is the order all three cited frameworks use",
-        },
-        {
-            "about": "'-1' fill for a UINT_32 output",
-            "line": 9288,
-            "choice": "0xFFFFFFFF, returned as a uint32 array when out_dtypes[0] is uint32",
-            "why": "the two's-complement bit pattern of -1, the only reading a UINT_32 buffer allows",
-        },
-        {
-            "about": "what is 'nonzero'",
-            "line": 9282,
-            "choice": "x != 0 on the real values; NaN counts as nonzero, -0.0 as zero",
-            "why": "IEEE comparison, as numpy / ONNX NonZero",
-        },
-    ],
-    "OneHot": [
-        {
-            "about": "index outside [0, depth-1]",
-            "line": 9435,
-            "choice": "the whole one-hot vector is off_value (no wrap-around of negative indices)",
-            "why": "forbidden by the spec; TensorFlow one_hot, cited first, produces all off_value; ONNX "
-            "would wrap negatives, which conflicts with the UINT_32/INT_32 'in range' constraint",
-        }
-    ],
-    "BatchPermutation": [
-        {
-            "about": "indices outside [0, batch-1]",
-            "line": 397,
-            "choice": "dropped: the valid indices, in their order, fill out[0]'s leading rows and the "
-            "remaining rows are zeros (no zero hole at the position of an invalid index)",
-            "why": "'out[0] is ordered according to the indices provided that are in the range ... and "
-            "then padded with zeros' (397) describes a compaction followed by zero padding",
-        }
-    ],
-}
 
 
 def _indices(a: Any) -> np.ndarray:
@@ -241,7 +141,10 @@ def gather_nd(inputs, params, out_shapes, out_dtypes, *, op):
 
 
 def _scatter_rows(table: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduction: int, op: str) -> None:
-    """Apply ``updates[i]`` to ``table[rows[i]]`` in place, per the reduction (see DECISIONS)."""
+    """Apply ``updates[i]`` to ``table[rows[i]]`` in place, per the reduction.
+
+    NONE: duplicates "override previous updated values" (11656), so the last one in row-major order
+    wins. MAX starts from the copy of in[0], as the spec's formula does."""
     if reduction == SCATTER_NONE:
         # Last occurrence wins: keep, per target row, the highest position i.
         rev_rows = rows[::-1]

@@ -3,7 +3,7 @@
 Cross-checks use in-range, non-negative indices, where QNN and ONNX agree. What ONNX cannot say
 (-1 meaning "skip" rather than "last", the -1 padding of NonZero, BatchPermutation's ignored
 indices, last-wins duplicates under reduction NONE) is pinned by hand-computed cases named for the
-decision they check (reference/indexing.py DECISIONS).
+decision they check (the ``decisions:`` lists of opdefs/<Op>.yaml).
 """
 
 from __future__ import annotations

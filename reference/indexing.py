@@ -208,6 +208,8 @@ def scatter_nd(inputs, params, out_shapes, out_dtypes, *, op):
 def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     dtype = np.dtype(out_dtypes[0]) if out_dtypes else np.dtype(np.int32)
+    if dtype.kind not in "iu":  # the spec allows INT_32 / UINT_32 only
+        dtype = np.dtype(np.int32)
     coords = np.argwhere(x != 0)  # row-major order
     fill = np.iinfo(dtype).max if dtype.kind == "u" else -1
     out = np.full((x.size, x.ndim), fill, dtype=dtype)

@@ -1,0 +1,281 @@
+"""The conversion references (reference/conversion.py) and the quantization module (reference/quant.py).
+
+Quantize, Dequantize and Convert are identities on real values, so what is checked is the whole
+path a case takes: codes -> quant.dequantize -> reference -> quant.quantize -> codes, against
+onnxruntime's QuantizeLinear / DequantizeLinear with zero_point = -offset. Cast is checked against
+onnxruntime's Cast where ONNX defines the result, and by hand where the project chose (saturation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import reference
+from cases.case import Encoding
+from opdefs import dtypes
+from reference import quant
+
+CROSSCHECKED = ["Cast", "Convert", "Dequantize", "Quantize"]
+HAND_CHECKED: list[str] = []
+
+RNG = np.random.default_rng(99)
+FIXED_POINT = [
+    "UFIXED_POINT_4",
+    "SFIXED_POINT_4",
+    "UFIXED_POINT_8",
+    "SFIXED_POINT_8",
+    "UFIXED_POINT_16",
+    "SFIXED_POINT_16",
+    "UFIXED_POINT_32",
+    "SFIXED_POINT_32",
+]
+# fixed-point types onnxruntime's QuantizeLinear / DequantizeLinear (opset 21) handle on the CPU EP
+ORT_FIXED_POINT = ["UFIXED_POINT_8", "SFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_16"]
+
+
+def ort_graph(nodes: list[tuple[str, list[str], dict]], feeds: dict[str, np.ndarray], out_type: int) -> np.ndarray:
+    """A chain of ONNX nodes, each writing t<i>; the last one's output is returned."""
+    ins = [
+        helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()
+    ]
+    made = [helper.make_node(op, inputs, [f"t{i}"], **attrs) for i, (op, inputs, attrs) in enumerate(nodes)]
+    out = helper.make_tensor_value_info(f"t{len(nodes) - 1}", out_type, None)
+    model = helper.make_model(helper.make_graph(made, "g", ins, [out]), opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+def zero_point(enc: Encoding, dtype: str) -> np.ndarray:
+    """The ONNX zero point of a QNN encoding, stored in the type's storage dtype."""
+    return (-np.asarray(enc.offsets)).astype(dtypes.get(dtype).storage).reshape(-1 if enc.per_axis else ())
+
+
+def scales(enc: Encoding) -> np.ndarray:
+    return np.asarray(enc.scales, np.float32).reshape(-1 if enc.per_axis else ())
+
+
+def all_codes(dtype: str, n: int = 4096) -> np.ndarray:
+    """Every code of a narrow type, else both ends plus a random sample of the range."""
+    d = dtypes.get(dtype)
+    if d.bits <= 8:
+        return np.arange(d.qmin, d.qmax + 1).astype(d.storage)
+    inner = RNG.integers(d.qmin, d.qmax, size=n - 2, endpoint=True)
+    return np.concatenate([[d.qmin, d.qmax], inner]).astype(d.storage)
+
+
+def per_axis_encoding(dtype: str, channels: int) -> Encoding:
+    d = dtypes.get(dtype)
+    offsets = tuple(int(o) for o in -RNG.integers(d.qmin, d.qmax, size=channels, endpoint=True))
+    scl = tuple(float(np.float32(s)) for s in RNG.uniform(1e-3, 2.0, size=channels))
+    return Encoding(scl, offsets, axis=1)
+
+
+# ---- reference/quant.py -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FIXED_POINT)
+def test_quant_per_tensor_round_trip_keeps_every_code(dtype: str) -> None:
+    d = dtypes.get(dtype)
+    enc = quant.encoding_for_range(-3.0, 5.0, dtype)
+    codes = all_codes(dtype)
+    back = quant.quantize(quant.dequantize(codes, enc), enc, dtype)
+    assert back.dtype == d.storage, back.dtype
+    np.testing.assert_array_equal(back, codes, err_msg=f"{dtype}: quantize(dequantize(q)) != q")
+
+
+@pytest.mark.parametrize("dtype", FIXED_POINT)
+def test_quant_per_axis_round_trip_keeps_every_code(dtype: str) -> None:
+    enc = per_axis_encoding(dtype, 3)
+    d = dtypes.get(dtype)
+    codes = RNG.integers(d.qmin, d.qmax, size=(4, 3, 5), endpoint=True).astype(d.storage)
+    codes[0, :, 0], codes[0, :, 1] = d.qmin, d.qmax
+    real = quant.dequantize(codes, enc)
+    for c in range(3):
+        want = enc.scales[c] * (codes[:, c, :].astype(np.float64) + enc.offsets[c])
+        np.testing.assert_array_equal(real[:, c, :], want, err_msg=f"{dtype}: channel {c} uses its own scale/offset")
+    np.testing.assert_array_equal(quant.quantize(real, enc, dtype), codes, err_msg=f"{dtype}: per-axis round trip")
+
+
+@pytest.mark.parametrize("dtype", FIXED_POINT)
+def test_quant_saturates_at_the_type_range(dtype: str) -> None:
+    d = dtypes.get(dtype)
+    enc = quant.encoding_for_range(-1.0, 1.0, dtype)
+    lo, hi = (float(np.ravel(v)[0]) for v in quant.real_range(enc, dtype))
+    real = np.array([lo * 10 - 1, hi * 10 + 1, -np.inf, np.inf])
+    got = quant.quantize(real, enc, dtype)
+    np.testing.assert_array_equal(got, [d.qmin, d.qmax, d.qmin, d.qmax], err_msg=f"{dtype}: out-of-range values clamp")
+
+
+def test_quant_offset_is_minus_the_zero_point() -> None:
+    """real = scale * (q + offset) (the QNN API convention): offset -128 puts real 0 at code 128."""
+    enc = Encoding((0.5,), (-128,))
+    np.testing.assert_array_equal(
+        quant.dequantize(np.array([128, 130, 0], np.uint8), enc), [0.0, 1.0, -64.0], err_msg="dequantize"
+    )
+    np.testing.assert_array_equal(
+        quant.quantize(np.array([0.0, 1.0, -64.0]), enc, "UFIXED_POINT_8"), [128, 130, 0], err_msg="quantize"
+    )
+
+
+def test_quant_ties_round_half_to_even() -> None:
+    """No tie rule in the spec; the module documents numpy rint (half to even)."""
+    enc = Encoding((1.0,), (0,))
+    got = quant.quantize(np.array([0.5, 1.5, 2.5, -0.5]), enc, "SFIXED_POINT_8")
+    np.testing.assert_array_equal(got, [0, 2, 2, 0], err_msg="half to even")
+
+
+@pytest.mark.parametrize("dtype", FIXED_POINT)
+@pytest.mark.parametrize("lo,hi", [(-1.0, 1.0), (0.0, 6.0), (-3.7, 0.2), (0.5, 2.0), (-2.0, -0.5), (0.0, 0.0)])
+def test_quant_encoding_for_range_represents_zero_and_covers_the_range(dtype: str, lo: float, hi: float) -> None:
+    enc = quant.encoding_for_range(lo, hi, dtype)
+    zero = quant.dequantize(quant.quantize(np.array(0.0), enc, dtype), enc)
+    assert zero == 0.0, f"{dtype} [{lo}, {hi}]: 0 comes back as {zero}"
+    rlo, rhi = (float(np.ravel(v)[0]) for v in quant.real_range(enc, dtype))
+    step = enc.scales[0]
+    assert rlo <= min(lo, 0.0) + step and rhi >= max(hi, 0.0) - step, f"{dtype}: grid [{rlo}, {rhi}] vs [{lo}, {hi}]"
+    for v in (lo, hi):
+        back = quant.dequantize(quant.quantize(np.array(v), enc, dtype), enc)
+        assert abs(back - v) <= step, f"{dtype}: {v} comes back as {back} (step {step})"
+
+
+@pytest.mark.parametrize("dtype", ORT_FIXED_POINT)
+def test_quant_quantize_matches_onnx_quantize_linear(dtype: str) -> None:
+    """The same codes as QuantizeLinear with zero_point = -offset (per tensor, and per axis 1)."""
+    x = RNG.uniform(-4.0, 6.0, size=(3, 4, 5)).astype(np.float32)
+    otype = helper.np_dtype_to_tensor_dtype(dtypes.get(dtype).storage)
+    for enc in (quant.encoding_for_range(-3.0, 5.0, dtype), per_axis_encoding(dtype, 4)):
+        attrs = {"axis": 1} if enc.per_axis else {}
+        feeds = {"x": x, "s": scales(enc), "z": zero_point(enc, dtype)}
+        want = ort_graph([("QuantizeLinear", ["x", "s", "z"], attrs)], feeds, otype)
+        got = quant.quantize(x.astype(np.float64), enc, dtype)
+        diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+        assert diff.max() <= 1, f"{dtype} per_axis={enc.per_axis}: codes differ by {diff.max()}"
+        assert np.mean(diff == 0) > 0.99, f"{dtype}: only float32 division ties may differ"
+
+
+# ---- Quantize / Dequantize / Convert ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ORT_FIXED_POINT)
+def test_quantize_op_then_output_encoding_is_quantize_linear(dtype: str) -> None:
+    x = RNG.uniform(-2.0, 3.0, size=(2, 3, 4)).astype(np.float32)
+    enc = quant.encoding_for_range(-1.5, 2.5, dtype)  # narrower than x: saturation included
+    (real,) = reference.run("Quantize", [x.astype(np.float64)], {})
+    got = quant.quantize(real, enc, dtype)
+    otype = helper.np_dtype_to_tensor_dtype(dtypes.get(dtype).storage)
+    want = ort_graph(
+        [("QuantizeLinear", ["x", "s", "z"], {})], {"x": x, "s": scales(enc), "z": zero_point(enc, dtype)}, otype
+    )
+    assert np.abs(got.astype(np.int64) - want.astype(np.int64)).max() <= 1, f"{dtype}: Quantize codes"
+
+
+@pytest.mark.parametrize("dtype", ORT_FIXED_POINT)
+def test_dequantize_op_on_dequantized_codes_is_dequantize_linear(dtype: str) -> None:
+    enc = quant.encoding_for_range(-2.0, 7.0, dtype)
+    codes = all_codes(dtype, 512).reshape(-1, 8)
+    (got,) = reference.run("Dequantize", [quant.dequantize(codes, enc)], {})
+    want = ort_graph(
+        [("DequantizeLinear", ["q", "s", "z"], {})],
+        {"q": codes, "s": scales(enc), "z": zero_point(enc, dtype)},
+        TensorProto.FLOAT,
+    )
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7 * enc.scales[0], err_msg=f"{dtype}: Dequantize")
+
+
+@pytest.mark.parametrize("src,dst", [("UFIXED_POINT_8", "UFIXED_POINT_16"), ("UFIXED_POINT_16", "SFIXED_POINT_8")])
+def test_convert_requantizes_like_dequantize_then_quantize_linear(src: str, dst: str) -> None:
+    enc_in = quant.encoding_for_range(-1.0, 3.0, src)
+    enc_out = quant.encoding_for_range(-0.5, 2.0, dst)
+    codes = all_codes(src, 1024).reshape(-1, 4)
+    (real,) = reference.run("Convert", [quant.dequantize(codes, enc_in)], {})
+    got = quant.quantize(real, enc_out, dst)
+    feeds = {
+        "q": codes,
+        "s_in": scales(enc_in),
+        "z_in": zero_point(enc_in, src),
+        "s_out": scales(enc_out),
+        "z_out": zero_point(enc_out, dst),
+    }
+    nodes = [("DequantizeLinear", ["q", "s_in", "z_in"], {}), ("QuantizeLinear", ["t0", "s_out", "z_out"], {})]
+    want = ort_graph(nodes, feeds, helper.np_dtype_to_tensor_dtype(dtypes.get(dst).storage))
+    assert np.abs(got.astype(np.int64) - want.astype(np.int64)).max() <= 1, f"Convert {src} -> {dst}"
+
+
+def test_convert_quantize_dequantize_return_the_real_value_unchanged() -> None:
+    x = np.array([[-1.25, 0.0, 3.5]])
+    for op in ("Convert", "Quantize", "Dequantize"):
+        (got,) = reference.run(op, [x], {})
+        assert got.dtype == np.float64, f"{op}: {got.dtype}"
+        np.testing.assert_array_equal(got, x, err_msg=f"{op} is the identity on real values")
+
+
+# ---- Cast ---------------------------------------------------------------------------------------
+
+CAST_TARGETS = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.int64]
+
+
+@pytest.mark.parametrize("target", CAST_TARGETS)
+def test_cast_float_to_integer_truncates_like_onnx(target) -> None:
+    info = np.iinfo(target)
+    lo, hi = max(info.min, -1000), min(info.max, 1000)
+    x = RNG.uniform(lo, hi, size=(4, 25)).astype(np.float32)
+    x[0, :6] = [0.5, -0.5, 1.99, -1.99, 0.0, 2.5]
+    x = np.clip(x, lo, hi)
+    (got,) = reference.run("Cast", [x.astype(np.float64)], {}, out_dtypes=[target])
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
+    want = ort_graph([("Cast", ["x"], {"to": to})], {"x": x}, to)
+    assert got.dtype == target, got.dtype
+    np.testing.assert_array_equal(got, want, err_msg=f"Cast float -> {np.dtype(target)}")
+
+
+@pytest.mark.parametrize("src", [np.int32, np.uint8, np.int8])
+def test_cast_integer_to_float_matches_onnx(src) -> None:
+    info = np.iinfo(src)
+    x = RNG.integers(info.min, info.max, size=(3, 7), endpoint=True).astype(src)
+    (got,) = reference.run("Cast", [x], {}, out_dtypes=[np.float64])
+    want = ort_graph([("Cast", ["x"], {"to": TensorProto.FLOAT})], {"x": x}, TensorProto.FLOAT)
+    np.testing.assert_array_equal(got, x.astype(np.float64), err_msg="the exact value, unrounded")
+    np.testing.assert_array_equal(got.astype(np.float32), want, err_msg=f"Cast {np.dtype(src)} -> FLOAT_32")
+
+
+def test_cast_to_bool_is_nonzero_like_onnx() -> None:
+    x = np.array([0.0, -0.0, 1e-30, -2.0, 7.5], np.float32)
+    (got,) = reference.run("Cast", [x.astype(np.float64)], {}, out_dtypes=[np.bool_])
+    want = ort_graph([("Cast", ["x"], {"to": TensorProto.BOOL})], {"x": x}, TensorProto.BOOL)
+    assert got.dtype == np.bool_, got.dtype
+    np.testing.assert_array_equal(got, want, err_msg="Cast -> bool")
+
+
+def test_cast_from_bool_gives_one_and_zero() -> None:
+    x = np.array([True, False, True])
+    (as_int,) = reference.run("Cast", [x], {}, out_dtypes=[np.int32])
+    (as_float,) = reference.run("Cast", [x], {}, out_dtypes=[np.float64])
+    np.testing.assert_array_equal(as_int, [1, 0, 1], err_msg="bool -> int")
+    np.testing.assert_array_equal(as_float, [1.0, 0.0, 1.0], err_msg="bool -> float")
+
+
+@pytest.mark.parametrize(
+    "target,x,want",
+    [
+        (np.uint8, [300.7, -5.0, 255.9], [255, 0, 255]),
+        (np.int8, [-200.5, 127.9, 128.0], [-128, 127, 127]),
+        (np.int32, [3e10, -3e10, np.nan], [2**31 - 1, -(2**31), 0]),
+        (np.uint64, [1e30, -1.0, np.inf], [np.iinfo(np.uint64).max - 2047, 0, np.iinfo(np.uint64).max - 2047]),
+    ],
+)
+def test_cast_out_of_range_saturates_and_nan_is_zero(target, x, want) -> None:
+    """ONNX leaves these undefined; the reference saturates (DECISIONS['Cast']). For uint64 the bound
+    is the largest float64 below 2**64."""
+    (got,) = reference.run("Cast", [np.array(x)], {}, out_dtypes=[target])
+    np.testing.assert_array_equal(got, np.array(want, dtype=target), err_msg=f"Cast {x} -> {np.dtype(target)}")
+
+
+def test_cast_to_float_leaves_rounding_to_the_comparator() -> None:
+    """A FLOAT_16 / FLOAT_32 output is real-valued (float64): narrowing is the comparator's cast."""
+    (got,) = reference.run("Cast", [np.array([0.1, 1e-8])], {}, out_dtypes=[np.float64])
+    np.testing.assert_array_equal(got, [0.1, 1e-8], err_msg="no float32 rounding inside the reference")

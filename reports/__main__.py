@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from reports import catalogues, diff, expectations, html_page, matrix, record, render_text
+from reports import catalogues, diff, expectations, formats, matrix, record, render_text
 
 EXIT_BAD_INPUT = 2
 EXIT_REGRESSION = 1
@@ -41,11 +41,11 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("matrix", help="support matrix of one or more results files")
     m.add_argument("results", nargs="+", type=Path, help="results .jsonl files (concatenated)")
-    m.add_argument("--format", choices=("md", "html", "csv", "json"), default="md")
+    m.add_argument("--format", choices=tuple(formats.FORMATS), default="md")
     m.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     m.add_argument("--expectations", type=Path, action="append", default=[],
                    help="known-failures YAML applied to the records before aggregating (repeatable)")
-    m.add_argument("--title", default="QNN op support matrix")
+    m.add_argument("--title", default=formats.DEFAULT_TITLE)
     m.set_defaults(run=_matrix)
 
     d = sub.add_parser("diff", help="regressions and fixes between two results files")
@@ -80,13 +80,7 @@ def _matrix(args: argparse.Namespace) -> int:
     for exp in loaded:
         for entry in exp.unused():
             print(f"warning: expectation matched no case: {entry.describe()}", file=sys.stderr)
-    render = {
-        "md": lambda: render_text.to_markdown(m, args.title),
-        "html": lambda: html_page.to_html(m, args.title),
-        "csv": lambda: render_text.to_csv(m),
-        "json": lambda: render_text.to_json(m),
-    }[args.format]
-    _write(render(), args.output)
+    _write(formats.render(m, args.format, args.title), args.output)
     return 0
 
 

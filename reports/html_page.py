@@ -26,7 +26,7 @@ from reports.matrix import (
 )
 from reports.render_text import metrics_text
 
-DETAILS_PER_CELL = 200
+DETAILS_PER_CELL = 50
 NO_CASES = "-"
 
 _CSS = """

@@ -266,7 +266,7 @@ def cell_json(c: Cell) -> dict[str, Any]:
         "op": c.op, "family": c.family, "config": c.config, "backend": c.backend, "kind": c.kind,
         "status": c.status, "text": c.text(), "total": c.total,
         "counts": {v: c.counts[v] for v in VERDICTS if c.counts[v]},
-        "worst": dict(c.worst), "seconds": dict(c.seconds), "builds": c.builds,
+        "worst": dict(c.worst), "worst_failing": dict(c.worst_failing), "seconds": dict(c.seconds), "builds": c.builds,
         "details": [vars(detail) for detail in c.sorted_details()],
     }
     if c.kind == NEGATIVE:

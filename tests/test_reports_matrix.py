@@ -186,3 +186,11 @@ def test_the_build_of_a_backend_is_reported(fixture_matrix: matrix.Matrix) -> No
 )
 def test_op_family_comes_from_the_name(op: str, family: str) -> None:
     assert family_of(op) == family
+
+
+def test_fail_text_shows_the_worst_error_among_failing_cases() -> None:
+    # A passing case may carry a larger error under a larger (shape-aware) budget than the failing one.
+    m = matrix.build([rec("PASS", metrics={"max_ulp": 30, "tolerance": {"ulp": 32}}),
+                      rec("FAIL", metrics={"max_ulp": 5, "tolerance": {"ulp": 2}})])
+    (cell,) = m.cells.values()
+    assert cell.text() == "FAIL 1/2 (max 5 ulp)", f"got {cell.text()!r}"

@@ -13,10 +13,11 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+import opdefs
 import reference
 from cases.case import Encoding
 from opdefs import dtypes
-from reference import quant
+from reference import conversion, quant
 
 CROSSCHECKED = ["Cast", "Convert", "Dequantize", "Quantize"]
 HAND_CHECKED: list[str] = []
@@ -279,3 +280,9 @@ def test_cast_to_float_leaves_rounding_to_the_comparator() -> None:
     """A FLOAT_16 / FLOAT_32 output is real-valued (float64): narrowing is the comparator's cast."""
     (got,) = reference.run("Cast", [np.array([0.1, 1e-8])], {}, out_dtypes=[np.float64])
     np.testing.assert_array_equal(got, [0.1, 1e-8], err_msg="no float32 rounding inside the reference")
+
+
+@pytest.mark.parametrize("op", sorted(conversion.DECISIONS))
+def test_decisions_are_recorded_in_the_op_spec(op: str) -> None:
+    """opdefs/<Op>.yaml repeats reference/conversion.py's decisions: reports show what a verdict rests on."""
+    assert opdefs.load(op).raw.get("decisions") == conversion.DECISIONS[op], f"opdefs/{op}.yaml decisions differ"

@@ -13,8 +13,9 @@ import pytest
 import scipy.linalg
 from onnx import TensorProto, helper
 
+import opdefs
 import reference
-from reference import quant
+from reference import matmul, quant
 
 CROSSCHECKED = ["FullyConnected", "HadamardTransform", "MatMul"]
 HAND_CHECKED: list[str] = []
@@ -178,3 +179,9 @@ def test_hadamard_transform_pads_a_non_power_of_two_dim() -> None:
 def test_hadamard_transform_default_scale_is_1() -> None:
     (got,) = reference.run("HadamardTransform", [np.array([1.0, 2.0, 3.0, 4.0])], {})
     np.testing.assert_array_equal(got, [10.0, -2.0, -4.0, 0.0], err_msg="H4 [1, 2, 3, 4]")
+
+
+@pytest.mark.parametrize("op", sorted(matmul.DECISIONS))
+def test_decisions_are_recorded_in_the_op_spec(op: str) -> None:
+    """opdefs/<Op>.yaml repeats reference/matmul.py's decisions: reports show what a verdict rests on."""
+    assert opdefs.load(op).raw.get("decisions") == matmul.DECISIONS[op], f"opdefs/{op}.yaml decisions differ"

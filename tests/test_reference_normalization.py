@@ -13,8 +13,9 @@ import pytest
 import scipy.ndimage
 from onnx import TensorProto, helper
 
+import opdefs
 import reference
-from reference import quant
+from reference import normalization, quant
 from reference.normalization import (
     INSTANCE_NORM_MODE_MU_SIGMA,
     INSTANCE_NORM_MODE_RMS,
@@ -333,3 +334,9 @@ def test_lrn_window_is_clipped_at_both_ends() -> None:
     params = {"radius": 1, "alpha": 1.0, "beta": 1.0, "bias": 0.0}
     (got,) = reference.run("Lrn", [np.array([1.0, 2.0, 3.0])], params)
     np.testing.assert_allclose(got, [1 / 5, 2 / 14, 3 / 13], rtol=1e-15, err_msg="clipped 3-wide window")
+
+
+@pytest.mark.parametrize("op", sorted(normalization.DECISIONS))
+def test_decisions_are_recorded_in_the_op_spec(op: str) -> None:
+    """opdefs/<Op>.yaml repeats reference/normalization.py's decisions: reports show what a verdict rests on."""
+    assert opdefs.load(op).raw.get("decisions") == normalization.DECISIONS[op], f"opdefs/{op}.yaml decisions differ"

@@ -11,8 +11,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+import opdefs
 import reference
-from reference import quant
+from reference import quant, reduction
 
 CROSSCHECKED = [
     "Argmax",
@@ -235,3 +236,9 @@ def test_top_k_ties_put_the_larger_index_first(largest: bool, want_values, want_
     values, idx = reference.run("TopK", [x], {"k": 4, "largest": largest}, out_dtypes=[np.float64, np.int32])
     np.testing.assert_array_equal(values[0], want_values, err_msg="values")
     np.testing.assert_array_equal(idx[0], want_idx, err_msg="indices: ties must list the larger index first")
+
+
+@pytest.mark.parametrize("op", sorted(reduction.DECISIONS))
+def test_decisions_are_recorded_in_the_op_spec(op: str) -> None:
+    """opdefs/<Op>.yaml repeats reference/reduction.py's decisions: reports show what a verdict rests on."""
+    assert opdefs.load(op).raw.get("decisions") == reduction.DECISIONS[op], f"opdefs/{op}.yaml decisions differ"

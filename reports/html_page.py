@@ -180,7 +180,7 @@ class _Page:
         verdicts: list[str] = []
         for cell in self.m.all_cells():
             verdicts += [t for t in _cell_tokens(cell) if t not in verdicts]
-        order = [token(s) for s in STATUS_PRECEDENCE + NEGATIVE_PRECEDENCE]
+        order = [token(s) for s in STATUS_PRECEDENCE]
         verdicts.sort(key=order.index)
         return (
             '<form id="filters">'
@@ -257,9 +257,8 @@ class _Page:
 
 
 def _cell_tokens(cell: Cell) -> list[str]:
-    """What the verdict filter matches a cell on: its verdicts (negative cells: their outcome classes)."""
-    if cell.kind == NEGATIVE:
-        return [token(name) for name, n in cell.outcome_classes().items() if n]
+    """What the verdict filter matches a cell on: the verdicts of its cases, for negative cells too
+    (filtering on CRASH should find every crash; the colour already tells a negative cell's class)."""
     return [token(v) for v in STATUS_PRECEDENCE if cell.counts[v]]
 
 

@@ -33,7 +33,7 @@ from reports.matrix import (
     format_number,
     op_sort_key,
 )
-from reports.record import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, XPASS
+from reports.record import CRASH, ERROR, FAIL, REJECTED, SKIP, TIMEOUT, VERDICTS, XFAIL, XPASS
 
 NO_CASES = "-"
 # Positive verdicts listed under "Cases to look at"; REJECTED/XFAIL/UNCHECKED/SKIP are summarised, not listed.
@@ -148,7 +148,7 @@ def _look_at_section(m: Matrix) -> list[str]:
 def _worth_listing(cell: Cell, d: CaseDetail) -> bool:
     """Positive: the verdicts in LOOK_AT. Negative: anything but a clean rejection, an XFAIL or a SKIP."""
     if cell.kind == NEGATIVE:
-        return d.verdict not in ("REJECTED", "XFAIL", "SKIP")
+        return d.verdict not in (REJECTED, XFAIL, SKIP)
     return d.verdict in LOOK_AT
 
 

@@ -44,7 +44,7 @@ class QnnAdapter:
     """
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
-                 arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "warn",
+                 arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
                  debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
@@ -61,7 +61,8 @@ class QnnAdapter:
         if self._path is not None and self._path == wheel:
             self.name = DEFAULT_NAME
         else:
-            shown = self._path.name if self._path is not None else Path(str(library or "libQnnHtp.so")).name
+            wanted = library or os.environ.get(bindings.ENV_LIBRARY) or bindings.DEFAULT_LIBRARY_NAME
+            shown = self._path.name if self._path is not None else Path(wanted).name
             self.name = f"qnn:{shown}"
         self.options = GraphOptions(precision, None if soc is None else int(soc), None if arch is None else int(arch))
         self.timeout = float(timeout)

@@ -69,7 +69,9 @@ _LOG_TO_PY = {
 LOG_LEVELS = {"error": LOG_ERROR, "warn": LOG_WARN, "info": LOG_INFO, "verbose": LOG_VERBOSE, "debug": LOG_DEBUG}
 
 # Core API versions whose 56-entry function table order is written down below: {major: lowest minor}.
-# Older 2.x minors (SDK 2.13-era headers) lack entries 2, 16, 29 and 33, so their slots are shifted.
+# Older 2.x minors (SDK 2.13-era headers) lack entries 2, 16, 29 and 33, so their slots are shifted:
+# refused. Newer 2.x minors are accepted on the assumption that they only append entries; only 2.40
+# was measured. After binding, slot 3 must report the version the provider struct states.
 KNOWN_CORE_API: dict[int, int] = {2: 40}
 
 

@@ -1,0 +1,309 @@
+"""The QNN adapter on the HTP simulator: hand-computed cases, rejections, crash and timeout isolation.
+
+Expected numbers are written out by hand (worked in the comments), not computed by the reference,
+so these tests check the adapter's plumbing independently of the rest of the suite.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
+
+from adapters.qnn import bindings  # noqa: E402
+from adapters.qnn.adapter import QnnAdapter  # noqa: E402
+from cases.case import Case, Encoding, Param, Tensor  # noqa: E402
+
+try:
+    bindings.default_library()
+    _NO_WHEEL = ""
+except bindings.LibraryNotFound as e:
+    _NO_WHEEL = str(e)
+
+pytestmark = [
+    pytest.mark.qnn,
+    pytest.mark.skipif(bool(_NO_WHEEL), reason=f"QNN HTP simulator not available: {_NO_WHEEL}"),
+]
+
+U8 = "UFIXED_POINT_8"
+FLOATS = {"FLOAT_32": np.float32, "FLOAT_16": np.float16}
+
+
+@pytest.fixture(scope="module")
+def qnn():
+    ad = QnnAdapter(debug_hooks=True, timeout=20)
+    ok, why = ad.available()
+    if not ok:
+        pytest.skip(f"QNN backend not usable here: {why}")
+    yield ad
+    ad.close()
+
+
+def _ok(outcome):
+    assert outcome.status == "ok", (outcome.status, outcome.message, outcome.details)
+    return outcome.outputs
+
+
+# ---- ElementWiseAdd --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_add_float_with_broadcast(qnn, dtype):
+    st = FLOATS[dtype]
+    a = np.array([[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]], st)
+    b = np.array([10.0, 20.0, 30.0], st)
+    case = Case("ElementWiseAdd", [Tensor("a", dtype, (2, 3), a), Tensor("b", dtype, (3,), b)], {},
+                [Tensor("o", dtype, (2, 3))])
+    (out,) = _ok(qnn.run(case))
+    assert out.dtype == st and out.shape == (2, 3)
+    np.testing.assert_array_equal(out, np.array([[11.5, 18.0, 30.25], [13.0, 24.0, 29.5]], st))
+
+
+def test_add_ufixed8(qnn):
+    # a: scale 0.5, offset -100 -> codes 100,102,110,90 are 0, 1, 5, -5
+    # b: scale 0.25, offset -20 -> codes 20,24,40,0 are 0, 1, 5, -5
+    # sum 0, 2, 10, -10 -> out scale 0.1, offset -128: q = sum/0.1 + 128 = 128, 148, 228, 28
+    a = np.array([100, 102, 110, 90], np.uint8)
+    b = np.array([20, 24, 40, 0], np.uint8)
+    case = Case(
+        "ElementWiseAdd",
+        [Tensor("a", U8, (4,), a, Encoding((0.5,), (-100,))), Tensor("b", U8, (4,), b, Encoding((0.25,), (-20,)))],
+        {},
+        [Tensor("o", U8, (4,), encoding=Encoding((0.1,), (-128,)))],
+    )
+    (out,) = _ok(qnn.run(case))
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out, [128, 148, 228, 28])
+
+
+# ---- Softmax ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype,atol", [("FLOAT_32", 1e-6), ("FLOAT_16", 2e-3)])
+def test_softmax_float(qnn, dtype, atol):
+    # beta=2 on [1,2,3] is softmax([2,4,6]) = [e^-4, e^-2, 1] / 1.15365092; a zero row gives 1/3 each.
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], FLOATS[dtype])
+    params = {"axis": Param("axis", "UINT_32", 1), "beta": Param("beta", "FLOAT_32", 2.0)}
+    (out,) = _ok(qnn.run(Case("Softmax", [Tensor("x", dtype, (2, 3), x)], params, [Tensor("o", dtype, (2, 3))])))
+    expected = [[0.01587624, 0.11731043, 0.86681333], [1 / 3, 1 / 3, 1 / 3]]
+    np.testing.assert_allclose(out.astype(np.float64), expected, atol=atol, rtol=0)
+
+
+def test_softmax_ufixed8(qnn):
+    # codes 20,40,60 at scale 0.05 are 1,2,3: softmax = 0.09003057, 0.24472847, 0.66524096;
+    # out scale 1/256 offset 0: 23.05 -> 23, 62.65 -> 63, 170.30 -> 170; zero row: 85.33 -> 85.
+    x = np.array([[20, 40, 60], [0, 0, 0]], np.uint8)
+    case = Case("Softmax", [Tensor("x", U8, (2, 3), x, Encoding((0.05,), (0,)))],
+                {"axis": Param("axis", "UINT_32", 1), "beta": Param("beta", "FLOAT_32", 1.0)},
+                [Tensor("o", U8, (2, 3), encoding=Encoding((1 / 256,), (0,)))])
+    (out,) = _ok(qnn.run(case))
+    np.testing.assert_array_equal(out, [[23, 63, 170], [85, 85, 85]])
+
+
+def test_softmax_non_last_axis_is_rejected_by_htp(qnn):
+    """The spec allows any axis in [0, N-1]; this HTP build validates only the last one."""
+    x = np.zeros((2, 3), np.float32)
+    case = Case("Softmax", [Tensor("x", "FLOAT_32", (2, 3), x)], {"axis": Param("axis", "UINT_32", 0)},
+                [Tensor("o", "FLOAT_32", (2, 3))])
+    out = qnn.run(case)
+    assert out.status == "rejected" and out.details["code"] == 3110
+
+
+# ---- Transpose -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["FLOAT_32", "FLOAT_16", U8])
+def test_transpose(qnn, dtype):
+    # x[a, 0, c] -> out[c, a, 0] with perm [2, 0, 1]
+    st = FLOATS.get(dtype, np.uint8)
+    enc = Encoding((0.1,), (-5,)) if dtype == U8 else None
+    x = np.array([[[1, 2, 3]], [[4, 5, 6]]], st)
+    case = Case("Transpose", [Tensor("x", dtype, (2, 1, 3), x, enc)],
+                {"perm": Param("perm", "UINT_32", np.array([2, 0, 1], np.uint32))},
+                [Tensor("o", dtype, (3, 2, 1), encoding=enc)])
+    (out,) = _ok(qnn.run(case))
+    assert out.dtype == st and out.shape == (3, 2, 1)
+    np.testing.assert_array_equal(out, np.array([[[1], [4]], [[2], [5]], [[3], [6]]], st))
+
+
+# ---- Conv2d ----------------------------------------------------------------------------------------
+# Input 1..9 as a 3x3 image; stride 2, pad 0 before / 1 after in both axes, so windows start at 0, 2:
+#   1 2 3 0        out channel 0, diagonal filter [[1,0],[0,1]]:      1+5=6  3+0=3 / 7+0=7  9+0=9
+#   4 5 6 0        out channel 1, anti-diagonal filter [[0,1],[1,0]]: 2+4=6  0+6=6 / 8+0=8  0+0=0
+#   7 8 9 0
+#   0 0 0 0
+_X = np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
+_W = np.zeros((2, 2, 1, 2), np.float32)
+_W[0, 0, 0, 0] = _W[1, 1, 0, 0] = 1
+_W[0, 1, 0, 1] = _W[1, 0, 0, 1] = 1
+_CONV_PARAMS = {
+    "stride": Param("stride", "UINT_32", np.array([2, 2], np.uint32)),
+    "pad_amount": Param("pad_amount", "UINT_32", np.array([[0, 1], [0, 1]], np.uint32)),
+}
+
+
+def _channels_first(out):
+    return out[0].transpose(2, 0, 1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv2d_float(qnn, dtype):
+    # bias [0.5, -1]: channel 0 [[6.5, 3.5], [7.5, 9.5]], channel 1 [[5, 5], [7, -1]]
+    st = FLOATS[dtype]
+    case = Case(
+        "Conv2d",
+        [
+            Tensor("x", dtype, _X.shape, _X.astype(st)),
+            Tensor("w", dtype, _W.shape, _W.astype(st), static=True),
+            Tensor("b", dtype, (2,), np.array([0.5, -1.0], st), static=True),
+        ],
+        _CONV_PARAMS,
+        [Tensor("o", dtype, (1, 2, 2, 2))],
+    )
+    (out,) = _ok(qnn.run(case))
+    assert out.dtype == st and out.shape == (1, 2, 2, 2)
+    np.testing.assert_array_equal(_channels_first(out), [[[6.5, 3.5], [7.5, 9.5]], [[5, 5], [7, -1]]])
+
+
+@pytest.mark.parametrize("wdtype", [U8, "SFIXED_POINT_8"])
+def test_conv2d_ufixed8(qnn, wdtype):
+    # input scale 0.5 offset -4: code = 2*x + 4 (the padding is real 0, i.e. code 4, not code 0)
+    # weights UFIXED_8 scale 0.5 offset -2 (1 -> 4, 0 -> 2) or SFIXED_8 scale 0.5 offset 0 (1 -> 2)
+    # bias SFIXED_32 scale 0.25 offset 0: real [1, -1] -> codes [4, -4]
+    # real out: channel 0 [[7, 4], [8, 10]], channel 1 [[5, 5], [7, -1]];
+    # out scale 0.5 offset -10: code = 2*real + 10 -> [[24, 18], [26, 30]] and [[20, 20], [24, 8]]
+    if wdtype == U8:
+        wq, wenc = np.where(_W > 0, 4, 2).astype(np.uint8), Encoding((0.5,), (-2,))
+    else:
+        wq, wenc = np.where(_W > 0, 2, 0).astype(np.int8), Encoding((0.5,), (0,))
+    case = Case(
+        "Conv2d",
+        [
+            Tensor("x", U8, _X.shape, (2 * _X + 4).astype(np.uint8), Encoding((0.5,), (-4,))),
+            Tensor("w", wdtype, _W.shape, wq, wenc, static=True),
+            Tensor("b", "SFIXED_POINT_32", (2,), np.array([4, -4], np.int32), Encoding((0.25,), (0,)), static=True),
+        ],
+        _CONV_PARAMS,
+        [Tensor("o", U8, (1, 2, 2, 2), encoding=Encoding((0.5,), (-10,)))],
+    )
+    (out,) = _ok(qnn.run(case))
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(_channels_first(out), [[[24, 18], [26, 30]], [[20, 20], [24, 8]]])
+
+
+# ---- refusals, skips, failures --------------------------------------------------------------------
+def test_wrong_output_shape_is_rejected_at_validation(qnn):
+    a = np.ones((2, 3), np.float32)
+    case = Case("ElementWiseAdd", [Tensor("a", "FLOAT_32", (2, 3), a), Tensor("b", "FLOAT_32", (2, 3), a)], {},
+                [Tensor("o", "FLOAT_32", (3, 2))])
+    out = qnn.run(case)
+    assert out.status == "rejected"
+    assert out.details["code"] == 3110 and out.details["stage"] == "validate"
+    assert "3110" in out.message and "validation" in out.message.lower()
+
+
+def test_unknown_op_is_rejected(qnn):
+    a = np.ones((2,), np.float32)
+    out = qnn.run(Case("NoSuchOp", [Tensor("a", "FLOAT_32", (2,), a)], {}, [Tensor("o", "FLOAT_32", (2,))]))
+    assert out.status == "rejected" and out.details["code"] == 4005
+
+
+def test_gap_in_optional_inputs_is_skipped(qnn):
+    a = np.ones((2,), np.float32)
+    t = Tensor("a", "FLOAT_32", (2,), a)
+    out = qnn.run(Case("ElementWiseAdd", [t, None, t], {}, [Tensor("o", "FLOAT_32", (2,))]))
+    assert out.status == "skip" and "absent" in out.message
+
+
+def _add_case():
+    a = np.array([1.0, 2.0], np.float32)
+    return Case("ElementWiseAdd", [Tensor("a", "FLOAT_32", (2,), a), Tensor("b", "FLOAT_32", (2,), a)], {},
+                [Tensor("o", "FLOAT_32", (2,))])
+
+
+@pytest.mark.parametrize("hook,signal_name", [("__debug_abort__", "SIGABRT"), ("__debug_segv__", "SIGSEGV")])
+def test_worker_crash_is_one_case_and_the_next_passes(qnn, hook, signal_name):
+    starts = qnn.worker_starts
+    out = qnn.run(Case(hook, [], {}, []))
+    assert out.status == "crash"
+    assert out.details["signal_name"] == signal_name and signal_name in out.message
+    (nxt,) = _ok(qnn.run(_add_case()))
+    np.testing.assert_array_equal(nxt, [2.0, 4.0])
+    assert qnn.worker_starts == starts + 1
+
+
+def test_worker_exit_code_is_reported(qnn):
+    out = qnn.run(Case("__debug_exit__", [], {}, []))
+    assert out.status == "crash" and out.details["exit_code"] == 3
+    _ok(qnn.run(_add_case()))
+
+
+def test_debug_ops_are_ordinary_unknown_ops_without_the_option():
+    ad = QnnAdapter()
+    try:
+        out = ad.run(Case("__debug_abort__", [], {}, [Tensor("o", "FLOAT_32", (1,))]))
+        assert out.status == "rejected" and out.details["code"] == 4005
+    finally:
+        ad.close()
+
+
+def test_timeout_kills_the_worker_and_the_next_case_runs():
+    ad = QnnAdapter(debug_hooks=True, timeout=2)
+    try:
+        _ok(ad.run(_add_case()))
+        pid = ad.worker_pid
+        t0 = time.monotonic()
+        out = ad.run(Case("__debug_hang__", [], {}, []))
+        assert out.status == "timeout" and time.monotonic() - t0 < 10
+        assert str(pid) in out.message
+        _ok(ad.run(_add_case()))
+        assert ad.worker_pid != pid
+    finally:
+        ad.close()
+
+
+# ---- identity ---------------------------------------------------------------------------------------
+def test_info_and_capabilities(qnn):
+    info = qnn.info()
+    assert qnn.name == "qnn-htp"
+    assert info["library"].endswith("libQnnHtp.so")
+    assert info["core_api"].startswith("2.") and info["provider"] == "HTP_QTI_AISW"
+    assert info["build_id"]
+    ops = qnn.capabilities()["ops"]
+    assert {"ElementWiseAdd", "Softmax", "Transpose", "Conv2d"} <= set(ops)
+    cmp = qnn.compare_ops(["ElementWiseAdd", "Conv2d", "NotAnOp"])
+    assert cmp["spec_not_in_backend"] == ["NotAnOp"]
+    assert cmp["both"] == ["Conv2d", "ElementWiseAdd"]
+    assert "Softmax" in cmp["backend_not_in_spec"]
+
+
+def test_library_banner_stays_off_stdout(capfd):
+    ad = QnnAdapter()
+    try:
+        assert ad.available()[0]
+        _ok(ad.run(_add_case()))
+    finally:
+        ad.close()
+    captured = capfd.readouterr()
+    assert "LIBNATIVE" not in captured.out and "LIBNATIVE" not in captured.err
+
+
+@pytest.mark.slow
+def test_worker_memory_is_flat_and_cases_are_fast():
+    ad = QnnAdapter()
+    try:
+        case = _add_case()
+        for _ in range(50):  # warm-up: the backend's one-time allocations
+            _ok(ad.run(case))
+        before = ad.worker_rss_kb()
+        times = []
+        for _ in range(300):
+            t0 = time.perf_counter()
+            _ok(ad.run(case))
+            times.append(time.perf_counter() - t0)
+        grown = ad.worker_rss_kb() - before
+        assert grown < 4096, f"worker RSS grew by {grown} kB over 300 cases"
+        assert statistics.median(times) < 0.5
+        assert ad.worker_starts == 1
+    finally:
+        ad.close()

@@ -36,7 +36,10 @@ def _fail(message: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m reports",
+        description="Support matrices, run diffs, catalogue coverage and a terminal summary from results files.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     m = sub.add_parser("matrix", help="support matrix of one or more results files")
@@ -73,12 +76,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _matrix(args: argparse.Namespace) -> int:
     records = record.read(args.results)
-    loaded = [expectations.Expectations.load(path) for path in args.expectations]
-    for exp in loaded:
-        records = exp.apply_records(records)
-    m = matrix.build(records)
-    for exp in loaded:
-        for entry in exp.unused():
+    if not args.expectations:
+        m = matrix.build(records)
+    else:
+        known = expectations.Expectations.load_all(args.expectations)
+        m = matrix.build(known.apply_records(records))
+        for entry in known.unused():
             print(f"warning: expectation matched no case: {entry.describe()}", file=sys.stderr)
     _write(formats.render(m, args.format, args.title), args.output)
     return 0

@@ -108,6 +108,12 @@ class Expectations:
         return cls.from_text(text, str(path))
 
     @classmethod
+    def load_all(cls, paths: Iterable[str | Path]) -> Expectations:
+        """Several files as one list of entries (file order, then entry order: the first match wins)."""
+        parts = [cls.load(p) for p in paths]
+        return cls([e for part in parts for e in part.entries], ", ".join(part.source for part in parts) or "<none>")
+
+    @classmethod
     def from_text(cls, text: str, source: str = "<string>") -> Expectations:
         return cls(_parse(text, source), source)
 

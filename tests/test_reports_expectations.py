@@ -138,3 +138,14 @@ def test_yaml_tags_are_never_executed(tmp_path: Path) -> None:
     with pytest.raises(ExpectationsError):
         Expectations.load(path)
     assert not marker.exists(), "loading an expectations file ran code from it"
+
+
+def test_several_files_act_as_one_list_in_order(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("- {op: Relu, reason: from a}\n")
+    second.write_text("- {op: Tanh, reason: from b}\n- {op: Relu, reason: shadowed}\n")
+    exp = Expectations.load_all([first, second])
+    relu = exp.apply_record(Record(op="Relu", config="FLOAT_32", backend="b", verdict="FAIL"))
+    tanh = exp.apply_record(Record(op="Tanh", config="FLOAT_32", backend="b", verdict="FAIL"))
+    assert (relu.expectation, tanh.expectation) == ("from a", "from b")
+    assert [e.reason for e in exp.unused()] == ["shadowed"]

@@ -49,17 +49,18 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
         {
             "about": "normalization",
             "line": 7087,
-            "choice": "the unnormalized Sylvester-ordered transform (entries ±1, H_2n = [[H, H], [H, -H]], "
-            "the order of scipy.linalg.hadamard), times scale",
-            "why": "the spec writes out = HadamardTransform(in) * scale with scale defaulting to 1.0 and gives no "
-            "1/sqrt(n); the op mirrors fast-hadamard-transform's hadamard_transform(x, scale=1.0), where "
-            "callers pass scale = 1/sqrt(n) for the orthonormal transform",
+            "choice": "out = (H_n / sqrt(n)) · x * scale along the last axis, H_n the Sylvester-ordered ±1 matrix "
+            "(H_2n = [[H, H], [H, -H]], the order of scipy.linalg.hadamard)",
+            "why": "the spec writes HadamardTransform(in) * scale without saying; Qualcomm's QNN lowering in "
+            "google-ai-edge/LiteRT (litert/vendors/qualcomm/core/builders/hadamard_transform_op_builder.cc) says the "
+            "transform carries 1/sqrt(n) and maps a Sylvester ±h weight matrix to scale = S*h*sqrt(n)",
         },
         {
             "about": "last dimension not a power of two",
             "line": 7087,
-            "choice": "zero-pad to the next power of two, transform, keep the first n outputs",
-            "why": "the spec is silent; this is fast-hadamard-transform's documented behaviour",
+            "choice": "no reference: the implementation raises ValueError",
+            "why": "the spec is silent and no Sylvester matrix exists; the LiteRT lowering only emits power-of-two "
+            "sizes. Cases should keep the last dimension a power of two",
         },
     ],
 }
@@ -125,7 +126,6 @@ def hadamard_transform(
 ) -> list[np.ndarray]:
     x = np.asarray(inputs[0], dtype=np.float64)
     n = x.shape[-1]
-    p = 1 << max(0, (n - 1).bit_length())
-    if p != n:
-        x = np.concatenate([x, np.zeros(x.shape[:-1] + (p - n,))], axis=-1)
-    return [_fwht(x)[..., :n] * float(params.get("scale", 1.0))]
+    if n & (n - 1):
+        raise ValueError(f"HadamardTransform: last dimension {n} is not a power of two (no Sylvester matrix)")
+    return [_fwht(x) * (float(params.get("scale", 1.0)) / np.sqrt(n))]

@@ -2,7 +2,7 @@
 
 MatMul's transposes and bias have no single ONNX node: a MatMul (+ Add) graph is built with the
 operands transposed in the test. FullyConnected is ONNX Gemm(transB=1) on the [batch, n] view.
-HadamardTransform is the matrix scipy.linalg.hadamard applied along the last axis.
+HadamardTransform is scipy.linalg.hadamard(n) / sqrt(n) applied along the last axis.
 """
 
 from __future__ import annotations
@@ -155,30 +155,30 @@ def test_fully_connected_rank_1_input_gives_m() -> None:
 
 @pytest.mark.parametrize("shape", [(1,), (2,), (3, 8), (2, 2, 16), (64,)])
 @pytest.mark.parametrize("scale", [1.0, 0.25])
-def test_hadamard_transform_is_sylvester_hadamard_times_scale(shape: tuple[int, ...], scale: float) -> None:
+def test_hadamard_transform_is_normalized_sylvester_hadamard_times_scale(shape: tuple[int, ...], scale: float) -> None:
+    n = shape[-1]
     x = data(*shape).astype(np.float64)
     (got,) = reference.run("HadamardTransform", [x], {"scale": scale})
-    want = x @ scipy.linalg.hadamard(shape[-1]).T * scale
+    want = x @ scipy.linalg.hadamard(n).T / np.sqrt(n) * scale
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"HadamardTransform{shape} scale={scale}")
 
 
-def test_hadamard_transform_with_inverse_sqrt_scale_is_orthonormal() -> None:
+def test_hadamard_transform_with_unit_scale_preserves_the_norm() -> None:
+    """H_n / sqrt(n) is orthonormal: the default scale 1.0 keeps every row's length."""
     x = data(5, 32).astype(np.float64)
-    (got,) = reference.run("HadamardTransform", [x], {"scale": 1 / np.sqrt(32)})
+    (got,) = reference.run("HadamardTransform", [x], {})
     np.testing.assert_allclose(np.linalg.norm(got, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-12, err_msg="norms")
 
 
-def test_hadamard_transform_pads_a_non_power_of_two_dim() -> None:
-    """Length 6: zero-pad to 8, transform, keep 6 (fast-hadamard-transform's rule, DECISIONS)."""
-    x = data(2, 6).astype(np.float64)
-    (got,) = reference.run("HadamardTransform", [x], {})
-    padded = np.concatenate([x, np.zeros((2, 2))], axis=-1)
-    np.testing.assert_allclose(got, (padded @ scipy.linalg.hadamard(8).T)[:, :6], rtol=1e-12, err_msg="pad to 8")
-
-
-def test_hadamard_transform_default_scale_is_1() -> None:
+def test_hadamard_transform_worked_example() -> None:
+    """H_4 [1, 2, 3, 4] = [10, -2, -4, 0]; divided by sqrt(4) = 2."""
     (got,) = reference.run("HadamardTransform", [np.array([1.0, 2.0, 3.0, 4.0])], {})
-    np.testing.assert_array_equal(got, [10.0, -2.0, -4.0, 0.0], err_msg="H4 [1, 2, 3, 4]")
+    np.testing.assert_array_equal(got, [5.0, -1.0, -2.0, 0.0], err_msg="H4 [1, 2, 3, 4] / 2")
+
+
+def test_hadamard_transform_refuses_a_non_power_of_two_dim() -> None:
+    with pytest.raises(ValueError, match="power of two"):
+        reference.run("HadamardTransform", [np.zeros((2, 6))], {})
 
 
 @pytest.mark.parametrize("op", sorted(matmul.DECISIONS))

@@ -6,11 +6,15 @@ seed's, computed in float64 in a numerically stable arrangement of the same math
 
 ElementWiseNeuron's alpha and beta have per-operation defaults (1.0 for ELU, 0.2 for HARD_SIGMOID;
 0.5 for HARD_SIGMOID, 1.0 for SOFTPLUS: seed 4582-4602) that a flat spec default cannot express, so
-they are resolved here: a missing or non-numeric value takes the operation's default.
+reference.run cannot fill them; they are resolved here from the spec's per-operation table: a missing
+or non-numeric value takes the operation's default.
+
+Every reading taken where the seed is silent is recorded in opdefs/<Op>.yaml under `decisions:`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -46,18 +50,26 @@ class MaskedSoftmaxMode(IntEnum):
 
 N = NeuronOperation
 
-# Per-operation defaults of ElementWiseNeuron's alpha / beta (seed 4582-4583, 4601-4602).
-NEURON_DEFAULTS: dict[str, dict[NeuronOperation, float]] = {
-    "alpha": {N.ELU: 1.0, N.HARD_SIGMOID: 0.2},
-    "beta": {N.HARD_SIGMOID: 0.5, N.SOFTPLUS: 1.0},
-}
+
+@functools.cache
+def neuron_defaults() -> dict[str, dict[NeuronOperation, float]]:
+    """ElementWiseNeuron's per-operation alpha / beta defaults, read from the op's spec, which holds
+    them as ``default: {by_operation: {ELU: 1.0, ...}}`` (seed 4582-4583, 4601-4602)."""
+    import opdefs
+
+    params = opdefs.load("ElementWiseNeuron").params
+    return {
+        name: {NeuronOperation[k]: float(v) for k, v in params[name]["default"]["by_operation"].items()}
+        for name in ("alpha", "beta")
+    }
+
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def elu(x: Array, alpha: float) -> Array:
     """max(0, x) + min(0, alpha (e^x - 1)), literally (4444, 5623): with a negative alpha this is
-    not ONNX's piecewise Elu (see DECISIONS)."""
+    not ONNX's piecewise Elu (opdefs YAML decisions)."""
     return np.maximum(0.0, x) + np.minimum(0.0, alpha * np.expm1(x))
 
 
@@ -102,7 +114,7 @@ def _neuron_param(params: dict[str, Any], name: str, operation: NeuronOperation)
     if isinstance(v, np.ndarray) and v.size == 1:
         return float(v.reshape(-1)[0])
     try:
-        return NEURON_DEFAULTS[name][operation]
+        return neuron_defaults()[name][operation]
     except KeyError:
         raise ValueError(f"ElementWiseNeuron: {name} is not a parameter of {operation.name}") from None
 
@@ -239,7 +251,7 @@ def masked_softmax(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[n
 
     UNCOMPRESSED: in[1] is [batch, channel], already additive (0 keeps, a large negative value
     masks, 8768-8774). COMPRESSED: in[1] is [batch, sequences] of lengths, see compressed_mask.
-    A row with no unmasked position outputs zeros (see DECISIONS).
+    A row with no unmasked position outputs zeros (opdefs YAML decisions).
     """
     x, m = _input(op, inputs, 0), _input(op, inputs, 1)
     if x.ndim != 4 or m.ndim != 2 or m.shape[0] != x.shape[0]:
@@ -261,94 +273,3 @@ def masked_softmax(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[n
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(total > 0, e / total, 0.0)
     return [out]
-
-
-# --- decisions -----------------------------------------------------------------------------------
-# Where the seed (shared/seeds/004_b46271055e0d5186.txt) is silent or ambiguous. Kept here until the
-# opdefs YAML carries them; each entry names the seed line it is about.
-
-
-def _d(about: str, line: int | str, choice: str, why: str) -> dict[str, Any]:
-    return {"about": about, "line": line, "choice": choice, "why": why}
-
-
-_ELU_FORMULA = _d(
-    "negative alpha",
-    "4444, 5623",
-    "the formula as written, max(0, x) + min(0, alpha (e^x - 1))",
-    "spec text is the source of truth and NNAPI ELU writes the same; for alpha > 0 it equals ONNX's "
-    "piecewise Elu, for alpha < 0 they differ (the written form adds alpha (e^x - 1) to positive x and "
-    "zeroes negative x), so cases with alpha <= 0 test this reading",
-)
-_SOFTPLUS_THRESHOLD = _d(
-    "threshold",
-    "4505-4510, 4644, 5150-5158",
-    "linear (out = x) where x*beta > threshold, strictly; threshold < 0 disables it; threshold 0 is enabled",
-    "the text: 'disabled by default or when set to a negative'",
-)
-
-DECISIONS: dict[str, list[dict[str, Any]]] = {
-    "ElementWiseNeuron": [
-        _d(
-            "alpha / beta defaults depend on operation",
-            "4582-4583, 4601-4602",
-            "resolved in the reference: alpha 1.0 (ELU), 0.2 (HARD_SIGMOID); beta 0.5 (HARD_SIGMOID), "
-            "1.0 (SOFTPLUS); a missing or non-numeric value takes the operation's default",
-            "a flat spec default cannot express a per-operation default",
-        ),
-        _d(
-            "RELU_MIN_MAX without bounds",
-            "4623, 4639",
-            "error",
-            "the text: 'Must be provided when operation is set to RELU_MIN_MAX'",
-        ),
-        _ELU_FORMULA,
-        _SOFTPLUS_THRESHOLD,
-        _d("GELU form", 4453, "exact erf form", "the formula as written (not the tanh approximation)"),
-    ],
-    "Elu": [_ELU_FORMULA],
-    "ElementWiseSoftplus": [_SOFTPLUS_THRESHOLD],
-    "Gelu": [_d("form", 6329, "exact erf form", "the formula as written (not the tanh approximation)")],
-    "Softmax": [
-        _d("axis default", 11954, "N-1 (the last axis) when axis is absent", "the symbolic default N-1"),
-        _d("beta", 11961, "softmax(beta x); any sign of beta", "NNAPI SOFTMAX's beta scales the logits"),
-    ],
-    "LogSoftmax": [
-        _d("axis", 8044, "mandatory, no default", "the spec lists no default"),
-        _d("formula", 8018, "beta x - log(sum(exp(beta x), axis))", "the formula as written"),
-    ],
-    "Prelu": [
-        _d(
-            "slope broadcast",
-            "10066, 10095",
-            "numpy right-aligned broadcast of in[1] onto in[0]'s shape (unidirectional); output shape is in[0]'s",
-            "the text: 'Only unidirectional broadcasting ... from in[1] to in[0]'; ONNX PRelu does the same. "
-            "For NHWC a [C] slope is per channel",
-        ),
-        _d("x == 0", 10062, "x (the >= branch)", "the formula's second line, in[0] >= 0"),
-    ],
-    "MaskedSoftmax": [
-        _d(
-            "UNCOMPRESSED mask",
-            "8760-8774",
-            "additive: softmax over channel of in[0] + in[1][batch, None, None, :]",
-            "the text builds the mask as (mask - 1) * 10000, i.e. 0 keeps and a large negative value masks",
-        ),
-        _d(
-            "COMPRESSED mask",
-            "8756, 8777-8811",
-            "in[1][b] lists sequence lengths packed along width and channel; row i attends only to the "
-            "columns of its own sequence (block-diagonal mask); other columns output 0",
-            "the text: sequences 'concatenated into a single batch', width == channel, sum of lengths <= "
-            "channel; the spec gives no formula, this is the standard packed-sequence attention mask",
-        ),
-        _d(
-            "padding rows (COMPRESSED, sum of lengths < channel) and fully masked rows",
-            8811,
-            "output 0 for every position of a row with no unmasked column",
-            "the spec is silent; cases should make the lengths sum to channel so no verdict depends on it",
-        ),
-    ],
-    "Relu1": [_d("deprecated", 10720, "implemented as ReluMinMax(-1, 1)", "the text")],
-    "Relu6": [_d("deprecated", 10768, "implemented as ReluMinMax(0, 6)", "the text")],
-}

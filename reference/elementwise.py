@@ -7,7 +7,9 @@ the same table, so a dedicated op and its enum variant cannot drift apart.
 Values arrive real (quantized inputs already dequantized; integer-typed data as integer-valued
 floats). Results are the exact real results in float64; wrapping or saturating to the output type is
 the comparator's business. The only place where the integer type changes the arithmetic is
-DIVIDE, whose quotient is rounded when the declared output is an integer type (see DECISIONS).
+DIVIDE, whose quotient is floored when the declared output is an integer type.
+
+Every reading taken where the seed is silent is recorded in opdefs/<Op>.yaml under `decisions:`.
 """
 
 from __future__ import annotations
@@ -162,7 +164,7 @@ BINARY: dict[BinaryOperation, tuple[Kind, Callable[[Array, Array], Array]]] = {
 }
 
 # How a quotient becomes an integer when the declared output type is an integer type. The spec is
-# silent (3678-3690); NNAPI DIV, which the spec cites, floors (see DECISIONS).
+# silent (3678-3690); NNAPI DIV, which the spec cites, floors (opdefs/ElementWiseDivide.yaml decisions).
 INTEGER_QUOTIENT_ROUNDING: dict[BinaryOperation, Callable[[Array], Array]] = {B.DIVIDE: np.floor}
 
 DEDICATED_BINARY: dict[str, BinaryOperation] = {
@@ -330,184 +332,3 @@ def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> li
     if a.dtype == np.bool_ and b.dtype == np.bool_:
         return [np.where(_truth(cond), a, b)]
     return [np.where(_truth(cond), _real(a), _real(b))]
-
-
-# --- decisions -----------------------------------------------------------------------------------
-# Where the seed (shared/seeds/004_b46271055e0d5186.txt) is silent or ambiguous. Kept here until the
-# opdefs YAML carries them; each entry names the seed line it is about.
-
-
-def _d(about: str, line: int | str, choice: str, why: str) -> dict[str, Any]:
-    return {"about": about, "line": line, "choice": choice, "why": why}
-
-
-_BROADCAST = _d(
-    "broadcasting",
-    "3088-3140",
-    "numpy multidirectional broadcasting (right-aligned; a dimension of 1 stretches) for every binary op",
-    "the RankMatchingRules the ops cite; output rank max(N,M) as every binary op states",
-)
-_OVERFLOW = _d(
-    "integer overflow",
-    "3678-3740",
-    "the reference returns the exact real result; wrapping vs saturating is not modelled",
-    "the spec never says (spec-ambiguities.md); cases on integer types should keep results in range",
-)
-_UNDEFINED_DIVISOR = _d(
-    "zero divisor",
-    "3300, 3322, 3681, 3866",
-    "numpy's IEEE results (inf / NaN) stand for 'undefined'",
-    "the spec calls it undefined; cases must not generate a zero divisor",
-)
-
-DECISIONS: dict[str, list[dict[str, Any]]] = {
-    "ElementWiseDivide": [
-        _d(
-            "integer division rounding",
-            "3678-3690",
-            "when the declared output type is an integer type, the quotient is floored (toward -inf)",
-            "spec silent; it cites ANEURALNETWORKS_DIV, whose int32 kernel (AOSP frameworks/ml/nn/common/"
-            "operations/Broadcast.cpp) implements floor division. ONNX Div truncates toward zero instead: "
-            "only mixed-sign, inexact quotients tell the two apart",
-        ),
-        _BROADCAST,
-        _OVERFLOW,
-        _UNDEFINED_DIVISOR,
-    ],
-    "ElementWiseBinary": [
-        _d(
-            "DIVIDE on integer types",
-            3299,
-            "floored, as ElementWiseDivide",
-            "same op as ElementWiseDivide; one table serves both",
-        ),
-        _d(
-            "comparison / logical output type",
-            "3578-3583",
-            "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
-            "out[0] is 'BACKEND_SPECIFIC, BOOL_8' for comparison and logical classes",
-        ),
-        _BROADCAST,
-        _OVERFLOW,
-        _UNDEFINED_DIVISOR,
-    ],
-    "ElementWiseLessEqual": [
-        _d(
-            "rank and broadcast restriction",
-            "4097-4099",
-            "the reference broadcasts multidirectionally like ElementWiseLess",
-            "the text demands equal ranks with only in[1] broadcast, against its own output shape "
-            "rank = max(N,M); on the restricted domain both readings agree, so the restriction belongs "
-            "to case generation (equal ranks, in[1] dims in {1, d0}) and no verdict depends on the choice",
-        ),
-    ],
-    "ElementWiseMod": [
-        _d(
-            "sign of the result",
-            4280,
-            "numpy mod: result has the divisor's sign (floored modulo)",
-            "the text: 'same as elements in in[1]'; ONNX Mod fmod=0",
-        ),
-        _d(
-            "non-integer (quantized) operands",
-            4303,
-            "the same floored modulo on the real values",
-            "the spec forbids floating-point types only; dequantized values are real",
-        ),
-        _UNDEFINED_DIVISOR,
-    ],
-    "ElementWiseFmod": [
-        _d("sign of the result", 3916, "C fmod: result has the dividend's sign", "the text; ONNX Mod fmod=1"),
-        _UNDEFINED_DIVISOR,
-    ],
-    "ElementWiseFloorDiv": [
-        _d(
-            "rounding",
-            "3866-3870",
-            "floor(in0 / in1) of the float64 quotient",
-            "the formula as written and TensorFlow floordiv for floats; on integers below 2^53 it equals "
-            "exact floor division",
-        ),
-        _UNDEFINED_DIVISOR,
-    ],
-    "ElementWiseRound": [
-        _d("ties", 4875, "half to even (numpy rint)", "the text: 2.5 -> 2.0, -3.5 -> -4.0"),
-    ],
-    "ElementWiseUnary": [
-        _d("ROUND ties", 5441, "half to even", "the text: round([2.5, -4.5, 1.5]) = [2, -4, 2]"),
-        _d(
-            "out-of-domain inputs (ASIN, LOG, RSQRT, SQRT, RECIPROCAL)",
-            "5347, 5402, 5430, 5452, 5483",
-            "numpy's NaN / inf",
-            "the spec calls them undefined; cases must stay in the domain",
-        ),
-        _d(
-            "NOT output type",
-            "5527-5530",
-            "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
-            "NOT is logical: BACKEND_SPECIFIC or BOOL_8",
-        ),
-    ],
-    "ElementWiseNot": [
-        _d("truth", 4680, "non-zero is true; bool output unless a numeric output is declared", "the text"),
-    ],
-    "ElementWisePower": [
-        _d(
-            "negative base with non-integer exponent, 0 to a negative power",
-            "4806-4810",
-            "numpy's NaN / inf",
-            "the spec is silent; ONNX Pow and C pow give the same; cases should avoid them",
-        ),
-    ],
-    "ElementWiseSelect": [
-        _d("condition truth", 4959, "non-zero is true", "same rule as the logical ops"),
-        _BROADCAST,
-    ],
-    "Logit": [
-        _d(
-            "formula",
-            7957,
-            "ln(z / (1 - z))",
-            "the seed writes ln(z / (z - 1)), which is NaN on the whole stated domain (0, 1); logit is "
-            "the inverse sigmoid, as the text and the cited torch.special.logit say",
-        ),
-        _d(
-            "epsilon",
-            "7951, 7982-7994",
-            "epsilon is the optional input in[1] (shape [1]), not a parameter; absent means no clamp",
-            "the text: clamped to [eps, 1 - eps] only when provided",
-        ),
-    ],
-    "IsInf": [
-        _d(
-            "detect_negative / detect_positive",
-            "7601-7617",
-            "each flag, default 1, switches its infinity on; both off gives all false",
-            "the formula at 7581-7585",
-        ),
-    ],
-}
-for _op in ("ElementWiseAdd", "ElementWiseSubtract", "ElementWiseMultiply", "ElementWiseSquaredDifference"):
-    DECISIONS[_op] = [_BROADCAST, _OVERFLOW]
-_COMPARISON_OUTPUT = _d(
-    "output type",
-    3782,
-    "bool unless the case declares a numeric output type, then real 1.0 / 0.0",
-    "out[0] is 'BOOL_8, backend specific'",
-)
-for _op in (
-    "ElementWiseEqual",
-    "ElementWiseNotEqual",
-    "ElementWiseGreater",
-    "ElementWiseGreaterEqual",
-    "ElementWiseLess",
-):
-    DECISIONS[_op] = [_COMPARISON_OUTPUT, _BROADCAST]
-DECISIONS["ElementWiseLessEqual"] += [_COMPARISON_OUTPUT]
-for _op in ("ElementWiseMaximum", "ElementWiseMinimum"):
-    DECISIONS[_op] = [_BROADCAST]
-for _op in ("ElementWiseAnd", "ElementWiseOr", "ElementWiseXor"):
-    DECISIONS[_op] = [
-        _d("truth", 3152, "non-zero is true; bool output unless a numeric output is declared", "the text"),
-        _BROADCAST,
-    ]

@@ -103,6 +103,27 @@ def uniform(shape, lo: float = -6.0, hi: float = 6.0) -> np.ndarray:
 SHAPES = [(9,), (3, 5), (2, 3, 4), (1, 4, 4, 3)]
 
 
+def test_every_counted_op_has_a_registered_reference():
+    missing = [op for op in CROSSCHECKED + HAND_CHECKED if not reference.has(op)]
+    assert not missing, f"counted but not implemented: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("op", "about"),
+    [
+        ("ElementWiseNeuron", "alpha / beta defaults depend on operation"),
+        ("Elu", "negative alpha"),
+        ("ElementWiseSoftplus", "threshold"),
+        ("MaskedSoftmax", "COMPRESSED mask"),
+        ("Prelu", "slope broadcast"),
+        ("Softmax", "axis default"),
+    ],
+)
+def test_the_readings_this_reference_takes_are_recorded_in_the_spec(op, about):
+    decisions = opdefs.load(op).raw.get("decisions") or []
+    assert any(d["about"] == about and d.get("line") for d in decisions), f"{op}: no recorded decision on {about!r}"
+
+
 # ---- ElementWiseNeuron and the dedicated activations ---------------------------------------------
 
 

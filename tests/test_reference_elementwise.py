@@ -149,6 +149,31 @@ def halves(shape) -> np.ndarray:
     return np.where(RNG.random(shape) < 0.5, ties, uniform(shape, -8, 8))
 
 
+# ---- bookkeeping ---------------------------------------------------------------------------------
+
+
+def test_every_counted_op_has_a_registered_reference():
+    missing = [op for op in CROSSCHECKED + HAND_CHECKED if not reference.has(op)]
+    assert not missing, f"counted but not implemented: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("op", "about"),
+    [
+        ("ElementWiseDivide", "integer division rounding"),
+        ("ElementWiseLessEqual", "rank and broadcast restriction"),
+        ("ElementWiseMod", "sign of the result"),
+        ("ElementWiseFmod", "sign of the result"),
+        ("ElementWiseFloorDiv", "rounding"),
+        ("ElementWiseRound", "ties"),
+        ("Logit", "formula"),
+    ],
+)
+def test_the_readings_this_reference_takes_are_recorded_in_the_spec(op, about):
+    decisions = opdefs.load(op).raw.get("decisions") or []
+    assert any(d["about"] == about and d.get("line") for d in decisions), f"{op}: no recorded decision on {about!r}"
+
+
 # ---- the spec's enum values ----------------------------------------------------------------------
 
 

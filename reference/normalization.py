@@ -36,7 +36,8 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "choice": "out[..., c] = in[..., c] * in[1][c] + in[2][c] (in[2] defaults to 0)",
             "why": "the spec gives no formula, only in[1] 'Weights' and in[2] 'Biases' per channel with no "
             "mean, variance or epsilon; hexagon_nn QuantizedBatchNorm (seed 000 line 681, crosswalk) is "
-            "out = in*scale[d] + bias[d], i.e. an inference batchnorm with the statistics folded in",
+            "out = in*scale[d] + bias[d], and onnxruntime's QNN EP (batch_norm_op_builder.cc) lowers ONNX "
+            "BatchNormalization to it with weights = scale/sqrt(var+eps), biases = B - mean*weights",
         },
     ],
     "GroupNorm": [
@@ -46,7 +47,8 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "choice": "group g holds the contiguous channels [g*C/G, (g+1)*C/G); statistics per (batch, group) "
             "over every non-batch, non-channel axis and the group's channels",
             "why": "the spec only says 'divides the channels into groups'; it cites ONNX GroupNormalization "
-            "and torch.nn.GroupNorm, which both use contiguous channel blocks",
+            "and torch.nn.GroupNorm, which both use contiguous channel blocks, and onnxruntime's QNN EP "
+            "(group_norm_op_builder.cc) lowers ONNX GroupNormalization to GroupNorm unchanged",
         },
         {
             "about": "gamma/beta granularity",
@@ -133,8 +135,9 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "about": "gamma/beta of lower rank than axes",
             "line": 7893,
             "choice": "gamma dim i maps to input axis axes[len(axes) - M + i] (aligned to the LAST M axes)",
-            "why": "the spec asks for unidirectional broadcasting (numpy/ONNX trailing alignment); when "
-            "M == len(axes) this is exactly shape(gamma)[i] = shape(in[0])[axes[i]]",
+            "why": "the spec asks for unidirectional broadcasting (numpy/ONNX trailing alignment), and "
+            "onnxruntime's QNN EP (layer_norm_op_builder.cc) passes ONNX's trailing-broadcast scale through as "
+            "gamma; when M == len(axes) this is exactly shape(gamma)[i] = shape(in[0])[axes[i]]",
         },
         {
             "about": "variance",
@@ -164,7 +167,8 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "about": "alpha scaling",
             "line": 8101,
             "choice": "alpha is not divided by the window size",
-            "why": "stated by the spec; ONNX/TF-style alpha/size must be translated (onnx alpha = alpha*(2R+1))",
+            "why": "stated by the spec; onnxruntime's QNN EP (lrn_op_builder.cc) lowers ONNX LRN with "
+            "alpha = onnx_alpha / size and radius = (size - 1) / 2",
         },
         {
             "about": "across-channel axis",

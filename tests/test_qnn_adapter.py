@@ -307,3 +307,43 @@ def test_worker_memory_is_flat_and_cases_are_fast():
         assert ad.worker_starts == 1
     finally:
         ad.close()
+
+
+def test_conv2d_per_axis_weights(qnn):
+    # SFIXED_8 weights per output channel (axis 3): scale 0.5 (1 -> code 2) and 0.25 (1 -> code 4);
+    # bias SFIXED_32 per channel with scale in*w = 0.25 and 0.125: real [1, -1] -> codes [4, -8].
+    # Same real numbers as test_conv2d_ufixed8, so the same output codes.
+    wq = np.zeros(_W.shape, np.int8)
+    wq[..., 0] = (_W[..., 0] * 2).astype(np.int8)
+    wq[..., 1] = (_W[..., 1] * 4).astype(np.int8)
+    case = Case(
+        "Conv2d",
+        [
+            Tensor("x", U8, _X.shape, (2 * _X + 4).astype(np.uint8), Encoding((0.5,), (-4,))),
+            Tensor("w", "SFIXED_POINT_8", _W.shape, wq, Encoding((0.5, 0.25), (0, 0), axis=3), static=True),
+            Tensor("b", "SFIXED_POINT_32", (2,), np.array([4, -8], np.int32), Encoding((0.25, 0.125), (0, 0), axis=0),
+                   static=True),
+        ],
+        _CONV_PARAMS,
+        [Tensor("o", U8, (1, 2, 2, 2), encoding=Encoding((0.5,), (-10,)))],
+    )
+    (out,) = _ok(qnn.run(case))
+    np.testing.assert_array_equal(_channels_first(out), [[[24, 18], [26, 30]], [[20, 20], [24, 8]]])
+
+
+def test_soc_option_reaches_the_device():
+    """Default SoC (SM8350, no FP16): FLOAT_32 is computed in float32. SoC 43 (SM8550) enables the
+    HTP's relaxed float path for FLOAT_32 graphs even with precision="float32" (measured: the
+    precision graph option changes nothing in this build), so 1.0001 + 1.0001 is not 2.0002 there."""
+    a = np.array([1.0001, 3.0], np.float32)
+    case = Case("ElementWiseAdd", [Tensor("a", "FLOAT_32", (2,), a), Tensor("b", "FLOAT_32", (2,), a)], {},
+                [Tensor("o", "FLOAT_32", (2,))])
+    results = {}
+    for soc in (None, 43):
+        ad = QnnAdapter(soc=soc, precision="float32")
+        try:
+            (results[soc],) = _ok(ad.run(case))
+        finally:
+            ad.close()
+    np.testing.assert_array_equal(results[None], a + a)
+    assert abs(float(results[43][0]) - float(a[0] + a[0])) > 1e-5

@@ -8,10 +8,10 @@ two pipes, rather than ``multiprocessing``:
   - the 'spawn' and 'forkserver' start methods re-import the caller's ``__main__`` in the child,
     which re-runs any unguarded script (and drags pytest's entry module along); a ``-m`` child
     imports only what it needs;
-  - the child's file descriptors are ours to arrange before anything native is loaded: fd 1 (where
-    the library prints its ``# LIBNATIVE`` line) and fd 2 go to a per-worker log file with
-    ``os.dup2``, so nothing reaches the user's terminal, and the tail of that file goes into a
-    CRASH outcome's details;
+  - the child's file descriptors are ours to arrange before anything native is loaded: fd 2 is a
+    private (already unlinked) log file and the child ``os.dup2``s it onto fd 1, where the library
+    prints its ``# LIBNATIVE`` line, so nothing reaches the user's terminal; the tail of that file
+    goes into a CRASH outcome's details;
   - ``Popen.returncode`` gives the killing signal directly, and ``select`` on the reply pipe gives
     the per-case timeout without helper threads;
   - the child is started in its own session so a terminal Ctrl-C reaches the parent only; the child
@@ -21,6 +21,7 @@ The parent never loads the backend library: it imports ``bindings`` only in the 
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import pickle
@@ -118,7 +119,7 @@ class Worker:
         self.info: dict[str, Any] | None = None
         self.starts = 0
         self._req_w = self._rep_r = -1
-        self._log_path: Path | None = None
+        self._log_fd = -1  # an unlinked temp file: the child's fds 1 and 2; nothing to clean up on disk
 
     # -- lifetime ----------------------------------------------------------------------------------
     @property
@@ -137,14 +138,15 @@ class Worker:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         fd, name = tempfile.mkstemp(prefix="qnn-worker-", suffix=".log")
-        self._log_path = Path(name)
+        os.unlink(name)
+        self._log_fd = fd
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "adapters.qnn.worker", str(req_r), str(rep_w)],
                 stdin=subprocess.DEVNULL,
-                stdout=fd,
+                stdout=subprocess.DEVNULL,
                 stderr=fd,
                 pass_fds=(req_r, rep_w),
                 env=env,
@@ -152,7 +154,7 @@ class Worker:
                 close_fds=True,
             )
         finally:
-            for f in (req_r, rep_w, fd):
+            for f in (req_r, rep_w):
                 os.close(f)
         self._req_w, self._rep_r = req_w, rep_r
         self.starts += 1
@@ -185,23 +187,21 @@ class Worker:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:  # pragma: no cover - the kernel did not reap in time
                 log.warning("qnn worker %d did not exit after SIGKILL", self.proc.pid)
-        for fd in (self._req_w, self._rep_r):
+        for fd in (self._req_w, self._rep_r, self._log_fd):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._req_w = self._rep_r = -1
+        self._req_w = self._rep_r = self._log_fd = -1
         self.proc = None
         self.info = None
-        if self._log_path is not None:
-            self._log_path.unlink(missing_ok=True)
-            self._log_path = None
 
     def log_tail(self, limit: int = 4000) -> str:
-        if self._log_path is None or not self._log_path.exists():
+        if self._log_fd < 0:
             return ""
-        data = self._log_path.read_bytes()[-limit:]
+        size = os.fstat(self._log_fd).st_size
+        data = os.pread(self._log_fd, limit, max(0, size - limit))
         return "\n".join(line for line in data.decode("utf-8", "replace").splitlines() if "# LIBNATIVE" not in line)
 
     def _death_text(self) -> str:
@@ -322,12 +322,15 @@ def _debug_hook(op: str) -> None:
 
 
 def _child(req_fd: int, rep_fd: int) -> int:
-    # Native code writes to fd 1 (the "# LIBNATIVE" banner): make sure that is never the user's
-    # stdout, even when started by hand. The parent already points fds 1 and 2 at a log file.
-    if os.isatty(1):
+    # Native code writes to fd 1 (the "# LIBNATIVE" banner): point fd 1 at the worker's log (fd 2,
+    # which the parent made a private file) before anything native loads; at a terminal, at devnull.
+    if os.isatty(2):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
+    else:
+        os.dup2(2, 1)
+    faulthandler.enable()  # a native crash leaves the Python stack (which QNN call) in the log tail
     collect = _Collect()
     qnn_log = logging.getLogger("adapters.qnn")
     qnn_log.addHandler(collect)

@@ -75,7 +75,8 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "about": "MU_SIGMA with normalize_variance = false",
             "line": 7437,
             "choice": "out = in - mean (gamma and beta NOT applied), over the region's axes",
-            "why": "the spec's formula says exactly in[0] - mu (Caffe MVN semantics); kept literal",
+            "why": "the spec's formula says exactly in[0] - mu, which is Caffe MVN with normalize_variance "
+            "false (an MVN layer has no gamma/beta); kept literal",
         },
         {
             "about": "RMS mode normalizer",
@@ -90,8 +91,9 @@ DECISIONS: dict[str, list[dict[str, Any]]] = {
             "line": 7432,
             "choice": "the defined formula of the same mode over the region's axes (MU_SIGMA: centred "
             "mean/variance; RMS: sum of squares)",
-            "why": "mode picks the statistic and region the axes, as in Caffe MVN across_channels and in "
-            "the spec's own RMS pair; NNAPI INSTANCE_NORMALIZATION defines only MU_SIGMA/SPATIAL",
+            "why": "mode picks the statistic and region the axes, as in the spec's own RMS pair and in Caffe "
+            "MVN, which the QNN SDK converter names as the source of these options (its InstanceNorm translation "
+            "rejects all but MU_SIGMA/ACROSS_SPATIAL/normalize_variance); NNAPI defines only MU_SIGMA/SPATIAL",
         },
         {
             "about": "normalize_variance in RMS mode",

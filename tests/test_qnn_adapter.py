@@ -347,3 +347,17 @@ def test_soc_option_reaches_the_device():
             ad.close()
     np.testing.assert_array_equal(results[None], a + a)
     assert abs(float(results[43][0]) - float(a[0] + a[0])) > 1e-5
+
+
+def test_unknown_api_version_is_refused_when_loading():
+    """The real library (core API 2.40) against bindings that pretend to know only 3.x."""
+    ad = QnnAdapter()
+    ad._worker.config["known_core_api"] = {3: 0}
+    try:
+        ok, why = ad.available()
+        assert not ok
+        assert "UnsupportedApiVersion" in why and "2.40.0" in why and "3.0+" in why
+        out = ad.run(_add_case())
+        assert out.status == "error" and out.details["stage"] == "worker-start"
+    finally:
+        ad.close()

@@ -355,7 +355,8 @@ def _child(req_fd: int, rep_fd: int) -> int:
                 cfg = message[1]
                 options = graph.GraphOptions(**cfg.get("graph", {}))
                 debug_hooks = bool(cfg.get("debug_hooks", False))
-                lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "warn"))
+                lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
+                                          known=cfg.get("known_core_api"))
                 lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
                 reply = ("ok", lib.info(), collect.take())
             elif kind == "run":

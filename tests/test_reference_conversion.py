@@ -144,6 +144,20 @@ def test_quant_encoding_for_range_represents_zero_and_covers_the_range(dtype: st
         assert abs(back - v) <= step, f"{dtype}: {v} comes back as {back} (step {step})"
 
 
+@pytest.mark.parametrize("dtype", ["SFIXED_POINT_32", "UFIXED_POINT_32"])
+@pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (-2.0, -0.5), (-5.0, 0.1), (-3.0, 5.0)])
+def test_quant_encoding_for_range_offset_fits_the_api_int32(dtype: str, lo: float, hi: float) -> None:
+    """Qnn_ScaleOffset_t.offset is an int32 (shared/qnn-c-api-facts.md): a 32-bit zero point of -2**31
+    (SFIXED_POINT_32, lo = 0) or above 2**31 (UFIXED_POINT_32, hi <= 0) cannot be handed to a backend."""
+    enc = quant.encoding_for_range(lo, hi, dtype)
+    assert -(2**31) <= enc.offsets[0] <= 2**31 - 1, f"{dtype} [{lo}, {hi}]: offset {enc.offsets[0]} overflows int32"
+    zero = quant.dequantize(quant.quantize(np.array(0.0), enc, dtype), enc)
+    assert zero == 0.0, f"{dtype} [{lo}, {hi}]: 0 comes back as {zero}"
+    for v in (lo, hi):
+        back = quant.dequantize(quant.quantize(np.array(v), enc, dtype), enc)
+        assert abs(back - v) <= enc.scales[0], f"{dtype}: {v} comes back as {back}"
+
+
 @pytest.mark.parametrize("dtype", ORT_FIXED_POINT)
 def test_quant_quantize_matches_onnx_quantize_linear(dtype: str) -> None:
     """The same codes as QuantizeLinear with zero_point = -offset (per tensor, and per axis 1)."""

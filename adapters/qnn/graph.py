@@ -58,13 +58,14 @@ class GraphOptions:
     """How the graph is built.
 
     ``precision`` is the HTP graph precision option (HTP custom graph config 2):
-      - "float32": option sent with FLOAT32. FLOAT_32 tensors are computed in float32.
-      - "float16": option sent with FLOAT16 (the "relaxed" mode most applications use): float
-        tensors are computed in the HTP's half-precision arithmetic.
       - "auto" (default): float16 when any input or output tensor of the case is FLOAT_16,
-        otherwise float32, i.e. each case is computed at the precision its own tensors declare,
-        which is what a conformance check against the spec should see.
-      - "none": the option is not sent; the backend's default applies.
+        otherwise float32: each case asks for the precision its own tensors declare, which is what
+        a conformance check against the spec should request.
+      - "float32" / "float16": always send that value; "none": do not send the option.
+    Measured on the QNN 2.51 simulator: the option changes no result. What decides is the SoC: on
+    the default one (SM8350, no FP16 support) FLOAT_32 runs in float32 and FLOAT_16 in half
+    precision; with ``soc=43`` (SM8550) FLOAT_32 graphs run relaxed whatever is sent. The option
+    is kept explicit so that a backend that honours it is asked the same question.
     ``soc``/``arch`` select the simulated HTP (device custom configs); None leaves the default.
     """
 

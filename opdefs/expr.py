@@ -379,6 +379,10 @@ class _Eval:
 
     def v_Call(self, n: ast.Call) -> Any:
         name = n.func.id  # type: ignore[attr-defined]
+        if name == "present" and len(n.args) == 1 and isinstance(n.args[0], ast.Name):
+            # a parameter left out takes its default for every other use, but is not "present"
+            pname = n.args[0].id
+            return pname in self.env and pname not in self.env.get("__absent__", ())
         fn = self.env.get(f"__fn_{name}") or FUNCTIONS[name][0]
         if fn is None:
             raise EvalError(f"{name}() is not bound in this case")

@@ -23,7 +23,7 @@ _REGISTRY: dict[str, Impl] = {}
 _LOADED = False
 
 # Modules of this package that hold no op implementations.
-_NOT_FAMILIES = {"quant", "compare", "__main__", "util"}
+_NOT_FAMILIES = {"quant", "compare", "expected", "__main__", "util"}
 
 
 def register(*ops: str) -> Callable[[Impl], Impl]:

@@ -1,0 +1,428 @@
+"""Hypothesis strategies built from an OpDef: datatype configurations, shapes, params, values, encodings.
+
+Everything here is driven by the spec; the generator knows no op by name. It builds cases
+constructively where the spec's structure says how (symbolic dims shared between tensors, rank
+symbols, "same shape as" and "same datatype as" constraints, enum values, unique-valued vectors,
+positive-valued vectors) and then runs every checkable constraint on the result: a case that breaks
+one is rejected (``hypothesis.assume``), never used. Array contents come from a numpy generator
+seeded by a drawn integer, so hypothesis shrinks shapes, params and regimes, not 4096 floats one by one.
+
+Output shapes and output encodings need the op's meaning. The caller may pass ``infer``, a function
+returning the real-valued outputs for a case without outputs (the pytest module passes the
+reference); without it, outputs are derived from the spec alone where the spec determines them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from cases import check
+from cases.case import Case, Encoding, Param, Tensor
+from opdefs import OpDef, dtypes, expr
+
+Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_elements: int = 4096  # per tensor: the simulator is slow on big tensors
+    max_rank: int = 4
+    max_dim: int = 5
+    infer: Infer | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One datatype configuration: a type for every declared tensor (repeated ones share it)."""
+
+    label: str
+    dtypes: tuple[tuple[str, str], ...]  # (declared tensor name, QNN dtype)
+
+    def dtype_of(self, decl_name: str) -> str:
+        return dict(self.dtypes)[decl_name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Datatype configurations
+# ---------------------------------------------------------------------------------------------
+def _usable(name: str) -> bool:
+    d = dtypes.get(name)
+    return d.storage is not None and d.kind != "string"
+
+
+def configs(op: OpDef) -> list[Config]:
+    """Configurations: each primary type from the backend-specific default set for the tensors the
+    spec leaves backend specific; tensors with explicit types take their first explicit type."""
+    curated = (op.raw.get("generate") or {}).get("configs")
+    decls = op.inputs + op.outputs
+    if curated:
+        out = []
+        for c in curated:
+            label = "+".join(dict.fromkeys(c.values()))
+            out.append(Config(label, tuple((d["name"], c.get(d["name"], "FLOAT_32")) for d in decls)))
+        return out
+    flexible = any("backend_specific" in (d.get("dtypes") or ["backend_specific"]) for d in decls)
+    primaries = dtypes.BACKEND_SPECIFIC_DEFAULT if flexible else ("",)
+    out = []
+    for primary in primaries:
+        chosen = []
+        for d in decls:
+            listed = [x for x in (d.get("dtypes") or ["backend_specific"]) if x != "backend_specific"]
+            listed = [x for x in listed if _usable(x)]
+            if listed and not (primary and "backend_specific" in (d.get("dtypes") or []) and _prefer_primary(d)):
+                chosen.append((d["name"], listed[0]))
+            else:
+                chosen.append((d["name"], primary or "FLOAT_32"))
+        extra = sorted({t for _, t in chosen if t != primary})
+        label = "+".join([primary] + extra) if primary else "+".join(dict.fromkeys(t for _, t in chosen))
+        out.append(Config(label, tuple(chosen)))
+    return [c for c in out if _dtypes_allowed(op, c)]
+
+
+def _dtypes_allowed(op: OpDef, config: Config) -> bool:
+    """Drop configurations a datatype constraint forbids outright (ElementWiseMod on floats)."""
+    tensors = {}
+    for name, dt in config.dtypes:
+        tensors[f"{name.split('[')[0]}[{_first_index(name)}]"] = Tensor(name, dt, ())
+    ins = [tensors.get(f"in[{i}]") for i in range(max([_first_index(d["name"]) for d in op.inputs] or [-1]) + 1)]
+    outs = [tensors[f"out[{i}]"] for i in range(len(op.outputs)) if f"out[{i}]" in tensors]
+    probe = Case(op.name, ins, {}, outs)
+    env = check.environment(op, probe)
+    for c in op.constraints:
+        if c.kind == "datatype" and c.check is not None:
+            try:
+                if not expr.holds(c.check, env):
+                    return False
+            except expr.EvalError:
+                continue
+    return True
+
+
+def _prefer_primary(decl: dict) -> bool:
+    """'FLOAT_32, FLOAT_16, backend specific' reads as 'the data type'; 'BOOL_8, backend specific'
+    (a comparison's output) or 'INT_32, UINT_32, backend specific' (an index) keeps its own type."""
+    listed = [x for x in decl.get("dtypes") or [] if x != "backend_specific"]
+    return all(dtypes.get(x).kind == "float" for x in listed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+def _first_index(name: str) -> int:
+    return int(re.match(r"^\w+\[(\d+)", name).group(1))
+
+
+def _eval_dim(d: Any, env: dict[str, Any]) -> int | None:
+    if isinstance(d, int):
+        return d
+    try:
+        v = expr.parse(str(d)).evaluate(env)
+    except (expr.ExprError, expr.EvalError):
+        return None
+    v = float(np.asarray(v))
+    return int(v) if v == int(v) and v >= 0 else None
+
+
+def _same_shape_targets(op: OpDef) -> dict[str, str]:
+    """tensor -> tensor it must have the same shape as (from 'shape(a) == shape(b)' checks)."""
+    out = {}
+    for c in op.constraints:
+        if c.check is None:
+            continue
+        m = re.fullmatch(r"shape\(((?:in|out)\[\d+\])\) == shape\(((?:in|out)\[\d+\])\)", c.check.source)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _param_constraint_text(op: OpDef, name: str) -> str:
+    return " ".join(c.check.source for c in op.constraints if c.owner == name and c.check is not None)
+
+
+def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: float = 4.0) -> Encoding:
+    """Scale/offset with zero representable and the grid covering about [lo, hi]."""
+    d = dtypes.get(dtype)
+    span = (hi - lo) * float(rng.uniform(0.6, 1.4))
+    scale = float(np.float32(max(span, 1e-3) / (d.qmax - d.qmin)))
+    zero_point = int(round(d.qmin - lo / scale)) if lo < 0 else d.qmin
+    zero_point = int(np.clip(zero_point + int(rng.integers(-2, 3)), d.qmin, d.qmax))
+    return Encoding((scale,), (-zero_point,))
+
+
+def encoding_covering(values: np.ndarray, dtype: str) -> Encoding:
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    lo = min(float(finite.min()) if finite.size else -1.0, 0.0)
+    hi = max(float(finite.max()) if finite.size else 1.0, 0.0)
+    if hi - lo < 1e-6:
+        hi = lo + 1.0
+    d = dtypes.get(dtype)
+    scale = float(np.float32((hi - lo) / (d.qmax - d.qmin)))
+    zero_point = int(np.clip(round(d.qmin - lo / scale), d.qmin, d.qmax))
+    return Encoding((scale,), (-zero_point,))
+
+
+REGIMES = ("ordinary", "near_zero", "large", "integer_valued")
+
+
+def float_values(rng: np.random.Generator, shape: tuple[int, ...], regime: str, dtype: str) -> np.ndarray:
+    if regime == "near_zero":
+        v = rng.normal(0, 1e-3, shape)
+    elif regime == "large":
+        v = rng.normal(0, 100.0 if dtype != "FLOAT_16" else 30.0, shape)
+    elif regime == "integer_valued":
+        v = rng.integers(-5, 6, shape).astype(np.float64)
+    else:
+        v = rng.normal(0, 1.0, shape)
+    return v.astype(dtypes.get(dtype).storage)
+
+
+# ---------------------------------------------------------------------------------------------
+# The strategy
+# ---------------------------------------------------------------------------------------------
+def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) -> st.SearchStrategy[Case]:
+    same_shape = _same_shape_targets(op)
+    domains = op.raw.get("dims") or {}
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Case:
+        env: dict[str, Any] = dict(op.enum_names())
+        seed = draw(st.integers(0, 2**32 - 1), label="data seed")
+        rng = np.random.default_rng(seed)
+        regime = draw(st.sampled_from(REGIMES), label="value regime")
+
+        def dim_value(name: str) -> int:
+            if name not in env:
+                lo, hi = domains.get(name, [1, settings.max_dim])
+                env[name] = draw(st.integers(lo, hi), label=name)
+            return env[name]
+
+        # ---- parameters first: shapes often depend on them (group, block_size, axis) ----------
+        params: dict[str, Param] = {}
+        for name, p in op.params.items():
+            if p["dtype"] == "STRING":
+                assume(False)
+            optional = p.get("mandatory") is False
+            if optional and not draw(st.booleans(), label=f"give {name}"):
+                continue
+            value = _draw_param(draw, op, name, p, env, settings, config)
+            if value is None:
+                continue
+            params[name] = Param(name, param_dtype(p, config), value)
+            env[name] = value
+        env.update({k: v for k, v in op.param_defaults().items() if k not in env})
+
+        # ---- inputs --------------------------------------------------------------------------
+        inputs: list[Tensor | None] = []
+        shapes: dict[str, tuple[int, ...]] = {}
+        first_shape: tuple[int, ...] | None = None
+        rank_shapes: dict[str, tuple[int, ...]] = {}
+        stop_optional = False
+        for decl in op.inputs:
+            name = decl["name"]
+            idx = _first_index(name)
+            rep = decl.get("repeated")
+            count = 1
+            if rep:
+                last = rep.get("last")
+                hi = (int(last) - idx + 1) if isinstance(last, int) else 3
+                lo = 0 if decl.get("mandatory") is False else 1
+                count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
+            optional = decl.get("mandatory") is False and not rep
+            if optional and (stop_optional or not draw(st.booleans(), label=f"give {name}")):
+                stop_optional = True
+                continue
+            dtype = config.dtype_of(name)
+            for k in range(count):
+                ref = f"in[{idx + k}]"
+                shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
+                                    dim_value, settings)  # fmt: skip
+                assume(shape is not None)
+                assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
+                shapes[ref] = shape
+                first_shape = first_shape or shape
+                while len(inputs) < idx + k:
+                    inputs.append(None)
+                inputs.append(_tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes))
+        # ---- derived dims (curated formulas, e.g. a convolution's height_out) --------------------
+        base_case = Case(op.name, inputs, params, [])
+        env_now = {**check.environment(op, base_case), **env}
+        for dname, src in (op.raw.get("derived") or {}).items():
+            v = _eval_dim(src, env_now)
+            assume(v is not None and v > 0)
+            env[dname] = env_now[dname] = v
+        # ---- outputs -------------------------------------------------------------------------
+        case = Case(op.name, inputs, params, [], config=config.label, seed=seed, strategy=f"generate:{regime}")
+        outputs = _outputs(op, config, case, env, shapes, same_shape, settings)
+        assume(outputs is not None)
+        case.outputs = outputs
+        bad = check.violations(op, case)
+        assume(not bad)
+        return case
+
+    return build()
+
+
+def param_dtype(p: dict, config: Config) -> str:
+    """A parameter typed 'backend specific' (ConstantOfShape's value, Pad's constant) follows the data."""
+    if p["dtype"] != "backend_specific":
+        return p["dtype"]
+    primary = config.label.split("+")[0]
+    return primary if primary and not dtypes.get(primary).quantized else "FLOAT_32"
+
+
+def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
+                config: Config) -> Any:  # fmt: skip
+    dt = dtypes.get(param_dtype(p, config))
+    sh = p.get("shape") or {}
+    text = _param_constraint_text(op, name)
+    positive = bool(re.search(r"> 0|>= 1", text))
+    if "generate" in p:
+        v = draw(st.sampled_from(p["generate"]), label=name)
+        return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
+    if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
+        if p.get("values"):
+            return draw(st.sampled_from(sorted(p["values"].values())), label=name)
+        if dt.kind == "bool":
+            return draw(st.booleans(), label=name)
+        if dt.kind in ("uint", "int"):
+            if "domain" in p:
+                lo, hi = (int(_eval_dim(x, env) or 0) for x in p["domain"])
+                return draw(st.integers(lo, max(lo, hi)), label=name)
+            default = p.get("default")
+            choices = st.integers(1 if positive else 0, settings.max_rank)
+            if isinstance(default, int) and not isinstance(default, bool):
+                choices = st.one_of(st.just(default), choices)
+            return draw(choices, label=name)
+        if dt.kind == "float":
+            default = p.get("default")
+            pool = [0.5, 1.0, 2.0, 0.1]
+            if isinstance(default, int | float) and not isinstance(default, bool):
+                pool.insert(0, float(default))
+            return draw(st.sampled_from(pool), label=name)
+        return None
+    # vector / matrix parameters
+    dims = sh.get("dims") or []
+    if dims and all(isinstance(d, int) for d in dims):
+        shape = tuple(dims)
+    elif dims and all(isinstance(d, str) and len(d) > 1 for d in dims):
+        shape = (len(dims),)  # element names: "[height_stride, width_stride]"
+    elif len(dims) == 1:
+        n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
+        shape = (n if n is not None else draw(st.integers(1, settings.max_rank), label=f"len {name}"),)
+    else:
+        shape = (draw(st.integers(1, settings.max_rank), label=f"len {name}"),)
+    size = int(np.prod(shape))
+    if dt.kind == "float":
+        vals = draw(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=size, max_size=size), label=name)
+        return np.asarray(vals, dtype=dt.storage).reshape(shape)
+    if dt.kind == "bool":
+        vals = draw(st.lists(st.booleans(), min_size=size, max_size=size), label=name)
+        return np.asarray(vals, dtype=dt.storage).reshape(shape)
+    if "unique" in text and len(shape) == 1:
+        vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
+    else:
+        lo = 1 if positive else 0
+        vals = draw(st.lists(st.integers(lo, 2 if not positive else 3), min_size=size, max_size=size), label=name)
+    return np.asarray(vals, dtype=dt.storage).reshape(shape)
+
+
+def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings):
+    if ref in same_shape and same_shape[ref] in shapes:
+        return shapes[same_shape[ref]]
+    sh = decl.get("shape") or {}
+    dims = sh.get("dims")
+    if dims:
+        out = []
+        for d in dims:
+            if isinstance(d, str) and d.isidentifier():
+                out.append(dim_value(d))
+            else:
+                for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(d)):
+                    if name not in env and name not in ("in", "out"):
+                        dim_value(name)
+                v = _eval_dim(d, env)
+                if v is None or v == 0:
+                    return None
+                out.append(v)
+        return tuple(out)
+    rank = sh.get("rank")
+    if sh.get("scalar"):
+        return ()
+    sym = rank if isinstance(rank, str) and rank.isidentifier() else None
+    if sym and sym in rank_shapes:
+        return rank_shapes[sym]
+    if sym and sym in env:
+        r = int(env[sym])
+    else:
+        r = draw(st.integers(1, settings.max_rank), label=f"rank {ref}")
+        if sym:
+            env[sym] = r
+    if first_shape is not None and draw(st.booleans(), label=f"{ref} like in[0]"):
+        # broadcast-friendly: the trailing dims of the first input, some set to 1
+        tail = list(first_shape[-r:]) if r <= len(first_shape) else [1] * (r - len(first_shape)) + list(first_shape)
+        ones = draw(st.lists(st.booleans(), min_size=len(tail), max_size=len(tail)), label=f"{ref} ones")
+        shape = tuple(1 if o and draw(st.booleans()) else t for t, o in zip(tail, ones, strict=True))
+    else:
+        shape = tuple(draw(st.lists(st.integers(1, settings.max_dim), min_size=r, max_size=r), label=f"{ref} dims"))
+    if sym:
+        rank_shapes[sym] = shape
+    return shape
+
+
+def _tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes) -> Tensor:
+    d = dtypes.get(dtype)
+    if d.quantized:
+        enc = random_encoding(rng, dtype)
+        data = rng.integers(d.qmin, d.qmax + 1, shape).astype(d.storage)
+        return Tensor(ref, dtype, shape, data, enc)
+    if d.kind == "float":
+        return Tensor(ref, dtype, shape, float_values(rng, shape, regime, dtype))
+    if d.kind == "bool":
+        return Tensor(ref, dtype, shape, rng.integers(0, 2, shape).astype(bool))
+    # integer tensors are mostly indices: keep them inside the smallest dim of the first input
+    first = shapes.get("in[0]", (4,))
+    hi = max(1, min(first) if first else 1)
+    data = rng.integers(0, hi, shape).astype(d.storage)
+    return Tensor(ref, dtype, shape, data)
+
+
+def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, settings) -> list[Tensor] | None:
+    real: list[np.ndarray] | None = None
+    if settings.infer is not None:
+        try:
+            real = settings.infer(op, case)
+        except Exception:  # an op the reference refuses here: fall back to the spec alone
+            real = None
+    outs: list[Tensor] = []
+    decls = op.outputs
+    n = len(real) if real is not None else len(decls)
+    for i in range(n):
+        decl = next((d for d in reversed(decls) if _first_index(d["name"]) <= i), decls[-1] if decls else None)
+        if decl is None:
+            return None
+        ref = f"out[{i}]"
+        dtype = config.dtype_of(decl["name"])
+        if real is not None:
+            shape = tuple(np.shape(real[i]))
+        elif ref in same_shape and same_shape[ref] in shapes:
+            shape = shapes[same_shape[ref]]
+        else:
+            dims = (decl.get("shape") or {}).get("dims")
+            shape = tuple(_eval_dim(d, env) for d in dims) if dims else None
+            if shape is None or any(s is None for s in shape):
+                return None
+        if int(np.prod(shape, dtype=np.int64)) > settings.max_elements:
+            return None
+        enc = None
+        if dtypes.get(dtype).quantized:
+            enc = encoding_covering(real[i], dtype) if real is not None else Encoding((8.0 / 255,), (-128,))
+        outs.append(Tensor(ref, dtype, shape, None, enc))
+    return outs

@@ -1,0 +1,115 @@
+"""pytest options and the results recorder for the conformance run (``cases/test_conformance.py``).
+
+``pytest --backend NAME [--op REGEX] [--examples N] [--seed S] [--results FILE] [--no-shrink]
+[--expectations FILE] [--qnn-backend-lib PATH] [--qnn-precision fp16|fp32|auto]`` from the repo root.
+Under pytest-xdist every worker writes its own part file; the controller merges them at the end,
+so each case is one record, none lost, none duplicated.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+REPO = Path(__file__).resolve().parent
+
+settings.register_profile("dev", max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+settings.register_profile("ci", max_examples=10, deadline=None, suppress_health_check=list(HealthCheck),
+                          derandomize=True, database=None)  # fmt: skip
+settings.register_profile("thorough", max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("conformance", "QNN op conformance run")
+    g.addoption("--backend", default=None, help="adapter to run the conformance cases on (reference, qnn-htp, qnn)")
+    g.addoption("--op", default=None, help="regex: only ops whose name matches")
+    g.addoption("--examples", type=int, default=None, help="hypothesis examples per op x datatype configuration")
+    g.addoption("--seed", type=int, default=None, help="hypothesis seed: the same seed gives the same cases")
+    g.addoption("--results", default=None, help="JSONL file for one results record per case")
+    g.addoption("--no-shrink", action="store_true", help="report failures as found (slow backends)")
+    g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
+    g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
+    g.addoption("--qnn-precision", default="auto", help="HTP graph precision: auto, float16 or float32")
+    g.addoption("--case-dir", default=None, help="where non-PASS cases are saved for replay")
+    g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a generated conformance case run on --backend")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    results = config.getoption("--results")
+    if results:
+        results = Path(results).resolve()
+        part = results.with_name(results.name + f".{worker}.part") if worker else results
+        if not worker:
+            results.parent.mkdir(parents=True, exist_ok=True)
+            results.write_text("")
+        config._conformance_results = part  # type: ignore[attr-defined]
+    else:
+        config._conformance_results = None  # type: ignore[attr-defined]
+    run_id = os.environ.get("CONFORMANCE_RUN_ID") or uuid.uuid4().hex[:12]
+    os.environ["CONFORMANCE_RUN_ID"] = run_id
+    config._conformance_run_id = run_id  # type: ignore[attr-defined]
+    case_dir = config.getoption("--case-dir") or (str(results.parent / "cases") if results else "runs/cases")
+    config._conformance_case_dir = Path(case_dir)  # type: ignore[attr-defined]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``pytest --backend X`` with no paths runs the conformance cases only, not the suite's own tests."""
+    explicit_paths = config.args_source == pytest.Config.ArgsSource.ARGS
+    if not config.getoption("--backend") or explicit_paths:
+        return
+    keep = [i for i in items if "test_conformance" in i.nodeid]
+    if keep:
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """On the controller (or a plain run): merge xdist part files into the results file."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    results = session.config._conformance_results  # type: ignore[attr-defined]
+    if not results:
+        return
+    parts = sorted(results.parent.glob(results.name + ".gw*.part"))
+    if parts:
+        with open(results, "a", encoding="utf-8") as out:
+            for p in parts:
+                out.write(p.read_text(encoding="utf-8"))
+                p.unlink()
+
+
+@pytest.fixture(scope="session")
+def conformance_options(pytestconfig: pytest.Config) -> dict:
+    return {
+        "backend": pytestconfig.getoption("--backend"),
+        "op": pytestconfig.getoption("--op"),
+        "examples": pytestconfig.getoption("--examples"),
+        "seed": pytestconfig.getoption("--seed"),
+        "no_shrink": pytestconfig.getoption("--no-shrink"),
+        "expectations": pytestconfig.getoption("--expectations"),
+        "qnn_backend_lib": pytestconfig.getoption("--qnn-backend-lib"),
+        "qnn_precision": pytestconfig.getoption("--qnn-precision"),
+        "results": pytestconfig._conformance_results,  # type: ignore[attr-defined]
+        "run_id": pytestconfig._conformance_run_id,  # type: ignore[attr-defined]
+        "case_dir": pytestconfig._conformance_case_dir,  # type: ignore[attr-defined]
+        "max_elements": pytestconfig.getoption("--max-elements"),
+        "started": time.time(),
+    }
+
+
+def hypothesis_settings(options: dict) -> settings:
+    kw: dict = {}
+    if options.get("examples"):
+        kw["max_examples"] = options["examples"]
+    if options.get("no_shrink"):
+        kw["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
+    kw["database"] = None
+    return settings(settings.default, **kw)

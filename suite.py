@@ -1,0 +1,80 @@
+"""The composition root of a conformance run: one case through reference, backend and comparison.
+
+Every other room stays in its lane (DESIGN.md); this module and ``conftest.py`` are where they meet.
+``execute`` turns one Case into one results Record; the pytest module, ``python -m cases replay``
+and the main job all go through it, so a verdict means the same thing wherever it was produced.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import opdefs
+import reference
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter
+from cases.case import Case
+from reference.compare import judge
+from reference.expected import expected
+from reports.record import Record
+
+BAD_POSITIVE = {"FAIL", "ERROR", "CRASH", "TIMEOUT"}
+
+
+def case_stem(case: Case, backend: str) -> str:
+    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_")
+    return f"{case.op}/{backend}-{kind}-{case.seed}-{abs(hash(case.describe())) % 10**8:08d}"
+
+
+def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None = None,
+            run_id: str = "", generate_seconds: float = 0.0, test_id: str = "") -> Record:  # fmt: skip
+    op = opdefs.load(case.op)
+    timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
+    exp: list[np.ndarray] | None = None
+    ref_error = ""
+    if not case.negative and reference.has(case.op):
+        t0 = time.perf_counter()
+        try:
+            exp = expected(case)
+        except Exception as e:  # a reference that cannot compute this case is reported, not fatal
+            ref_error = f"reference failed: {type(e).__name__}: {e}"
+        timings["reference"] = round(time.perf_counter() - t0, 6)
+    t0 = time.perf_counter()
+    outcome = adapter.run(case)
+    timings["backend"] = round(outcome.seconds or (time.perf_counter() - t0), 6)
+    metrics: dict[str, Any] = {}
+    message = outcome.message
+    if case.negative:
+        # the good outcome for a case that breaks the spec is a clean refusal
+        verdict = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}.get(
+            outcome.status, "FAIL"
+        )
+        if verdict == "FAIL":
+            message = f"accepted a case that breaks {case.broken}: {message}".strip()
+    elif outcome.status != OK:
+        verdict = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}[outcome.status]
+    elif exp is None:
+        verdict = "UNCHECKED"
+        message = ref_error or f"no reference for {case.op} yet: ran, not compared"
+    else:
+        t0 = time.perf_counter()
+        j = judge(case, exp, outcome.outputs, op.raw.get("tolerance"))
+        timings["compare"] = round(time.perf_counter() - t0, 6)
+        verdict = "PASS" if j.passed else "FAIL"
+        metrics = j.metrics
+        message = j.message
+    info = adapter.info() if hasattr(adapter, "info") else {}
+    rec = Record(
+        op=case.op, config=case.config, backend=backend_name, verdict=verdict,
+        kind="negative" if case.negative else "positive", broken=case.broken, test_id=test_id,
+        backend_info=info, metrics=metrics, timings=timings, message=message[:2000], seed=case.seed,
+        dtypes={t.name: t.dtype for t in [*case.inputs, *case.outputs] if t is not None},
+        run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
+    )  # fmt: skip
+    good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
+    if not good and case_dir is not None:
+        rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
+    return rec

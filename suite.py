@@ -22,6 +22,7 @@ from reference.expected import expected
 from reports.record import Record
 
 BAD_POSITIVE = {"FAIL", "ERROR", "CRASH", "TIMEOUT"}
+_NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
 
 
 def case_stem(case: Case, backend: str) -> str:
@@ -49,13 +50,11 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
     message = outcome.message
     if case.negative:
         # the good outcome for a case that breaks the spec is a clean refusal
-        verdict = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}.get(
-            outcome.status, "FAIL"
-        )
+        verdict = _NOT_RUN.get(outcome.status, "FAIL")
         if verdict == "FAIL":
             message = f"accepted a case that breaks {case.broken}: {message}".strip()
     elif outcome.status != OK:
-        verdict = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}[outcome.status]
+        verdict = _NOT_RUN[outcome.status]
     elif exp is None:
         verdict = "UNCHECKED"
         message = ref_error or f"no reference for {case.op} yet: ran, not compared"

@@ -169,7 +169,8 @@ class Case:
             data = None
             if d["data"] is not None:
                 data = _from_saved(arrays[d["data"]], d["dtype"])
-            return Tensor(d["name"], d["dtype"], tuple(d["shape"]), data, Encoding.from_json(d["encoding"]), d["static"])
+            enc = Encoding.from_json(d["encoding"])
+            return Tensor(d["name"], d["dtype"], tuple(d["shape"]), data, enc, d["static"])
 
         params = {}
         for k, p in meta["params"].items():

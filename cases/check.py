@@ -66,7 +66,7 @@ def environment(op: OpDef, case: Case) -> dict[str, Any]:
 
 def _declared_tensors(op: OpDef, case: Case) -> list[tuple[dict, Tensor | None]]:
     out: list[tuple[dict, Tensor | None]] = []
-    for side, decls, tensors in (("in", op.inputs, case.inputs), ("out", op.outputs, case.outputs)):
+    for decls, tensors in ((op.inputs, case.inputs), (op.outputs, case.outputs)):
         for decl in decls:
             first = int(re.match(r"^\w+\[(\d+)", decl["name"]).group(1))
             out.append((decl, tensors[first] if first < len(tensors) else None))

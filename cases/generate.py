@@ -59,7 +59,10 @@ def _usable(name: str) -> bool:
 
 def configs(op: OpDef) -> list[Config]:
     """Configurations: each primary type from the backend-specific default set for the tensors the
-    spec leaves backend specific; tensors with explicit types take their first explicit type."""
+    spec leaves backend specific; tensors with explicit types take their first explicit type.
+    Empty for an op whose spec says cases cannot be generated (``generate.skip``: see ``skip_reason``)."""
+    if skip_reason(op):
+        return []
     curated = (op.raw.get("generate") or {}).get("configs")
     decls = op.inputs + op.outputs
     if curated:
@@ -84,6 +87,11 @@ def configs(op: OpDef) -> list[Config]:
         label = "+".join([primary] + extra) if primary else "+".join(dict.fromkeys(t for _, t in chosen))
         out.append(Config(label, tuple(chosen)))
     return [c for c in out if _dtypes_allowed(op, c)]
+
+
+def skip_reason(op: OpDef) -> str | None:
+    """Why the spec says no case can be generated for this op (subgraphs, STRING params...), or None."""
+    return (op.raw.get("generate") or {}).get("skip")
 
 
 def _dtypes_allowed(op: OpDef, config: Config) -> bool:
@@ -212,7 +220,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             optional = p.get("mandatory") is False
             if optional and not draw(st.booleans(), label=f"give {name}"):
                 continue
-            value = _draw_param(draw, op, name, p, env, settings, config)
+            value = _draw_param(draw, op, name, p, env, settings, config, dim_value)
             if value is None:
                 continue
             params[name] = Param(name, param_dtype(p, config), value)
@@ -251,6 +259,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 while len(inputs) < idx + k:
                     inputs.append(None)
                 inputs.append(_tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes))
+        # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
+        # new_height) or an output's capacity (a detection op's max boxes) -----------------------
+        for dname in domains:
+            dim_value(dname)
         # ---- derived dims (curated formulas, e.g. a convolution's height_out) --------------------
         base_case = Case(op.name, inputs, params, [])
         env_now = {**check.environment(op, base_case), **env}
@@ -278,9 +290,18 @@ def param_dtype(p: dict, config: Config) -> str:
     return primary if primary and not dtypes.get(primary).quantized else "FLOAT_32"
 
 
+def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
+    """A parameter's curated ``domain: [lo, hi]`` (expressions of constants and earlier params)."""
+    if "domain" not in p:
+        return None
+    lo, hi = (int(np.floor(float(expr.parse(str(x)).evaluate(env)))) for x in p["domain"])
+    return lo, max(lo, hi)
+
+
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
-                config: Config) -> Any:  # fmt: skip
+                config: Config, dim_value: Callable[[str], int]) -> Any:  # fmt: skip
     dt = dtypes.get(param_dtype(p, config))
+    domains = op.raw.get("dims") or {}
     sh = p.get("shape") or {}
     text = _param_constraint_text(op, name)
     positive = bool(re.search(r"> 0|>= 1", text))
@@ -294,8 +315,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
             return draw(st.booleans(), label=name)
         if dt.kind in ("uint", "int"):
             if "domain" in p:
-                lo, hi = (int(_eval_dim(x, env) or 0) for x in p["domain"])
-                return draw(st.integers(lo, max(lo, hi)), label=name)
+                return draw(st.integers(*_bounds(p, env)), label=name)
             default = p.get("default")
             choices = st.integers(1 if positive else 0, settings.max_rank)
             if isinstance(default, int) and not isinstance(default, bool):
@@ -310,8 +330,8 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         return None
     # vector / matrix parameters
     dims = sh.get("dims") or []
-    if dims and all(isinstance(d, int) for d in dims):
-        shape = tuple(dims)
+    if dims and all(isinstance(d, int) or d in env or d in domains for d in dims):
+        shape = tuple(d if isinstance(d, int) else dim_value(d) for d in dims)  # Pad's [N, 2]
     elif dims and all(isinstance(d, str) and len(d) > 1 for d in dims):
         shape = (len(dims),)  # element names: "[height_stride, width_stride]"
     elif len(dims) == 1:
@@ -328,6 +348,9 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if "unique" in text and len(shape) == 1:
         vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
+    elif "domain" in p:
+        lo, hi = _bounds(p, env)
+        vals = draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size), label=name)
     else:
         lo = 1 if positive else 0
         vals = draw(st.lists(st.integers(lo, 2 if not positive else 3), min_size=size, max_size=size), label=name)

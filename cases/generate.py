@@ -198,6 +198,7 @@ def float_values(rng: np.random.Generator, shape: tuple[int, ...], regime: str, 
 def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) -> st.SearchStrategy[Case]:
     same_shape = _same_shape_targets(op)
     domains = op.raw.get("dims") or {}
+    derived = op.raw.get("derived") or {}
 
     @st.composite
     def build(draw: st.DrawFn) -> Case:
@@ -207,10 +208,18 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         regime = draw(st.sampled_from(REGIMES), label="value regime")
 
         def dim_value(name: str) -> int:
-            if name not in env:
+            if name in env:
+                return env[name]
+            if name in derived:  # a formula an input's shape needs (Col2Im's L): its own dims first
+                for other in sorted(expr.parse(derived[name]).names() & set(domains)):
+                    dim_value(other)
+                v = _eval_dim(derived[name], env)
+                assume(v is not None and v > 0)
+            else:
                 lo, hi = domains.get(name, [1, settings.max_dim])
-                env[name] = draw(st.integers(lo, hi), label=name)
-            return env[name]
+                v = draw(st.integers(lo, hi), label=name)
+            env[name] = v
+            return v
 
         # ---- parameters first: shapes often depend on them (group, block_size, axis) ----------
         params: dict[str, Param] = {}
@@ -258,7 +267,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 first_shape = first_shape or shape
                 while len(inputs) < idx + k:
                     inputs.append(None)
-                inputs.append(_tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes))
+                inputs.append(_tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes, env))
         # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
         # new_height) or an output's capacity (a detection op's max boxes) -----------------------
         for dname in domains:
@@ -266,7 +275,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         # ---- derived dims (curated formulas, e.g. a convolution's height_out) --------------------
         base_case = Case(op.name, inputs, params, [])
         env_now = {**check.environment(op, base_case), **env}
-        for dname, src in (op.raw.get("derived") or {}).items():
+        for dname, src in derived.items():
             v = _eval_dim(src, env_now)
             assume(v is not None and v > 0)
             env[dname] = env_now[dname] = v
@@ -400,8 +409,10 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     return shape
 
 
-def _tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes) -> Tensor:
+def _tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes, env) -> Tensor:
     d = dtypes.get(dtype)
+    if "range" in (decl.get("values") or {}):
+        return _tensor_in_range(rng, ref, dtype, shape, decl["values"], env)
     if d.quantized:
         enc = random_encoding(rng, dtype)
         data = rng.integers(d.qmin, d.qmax + 1, shape).astype(d.storage)
@@ -417,12 +428,32 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes) -> Tensor:
     return Tensor(ref, dtype, shape, data)
 
 
+def _tensor_in_range(rng, ref, dtype, shape, gen: dict, env: dict) -> Tensor:
+    """A curated ``values: {range: [lo, hi], integer: bool}`` (bounds may name dims and params):
+    uniform reals, or whole numbers for integer types; quantized types get an encoding covering it."""
+    d = dtypes.get(dtype)
+    lo, hi = (float(np.asarray(expr.parse(str(x)).evaluate(env))) for x in gen["range"])
+    if gen.get("integer") or d.kind in ("int", "uint"):
+        real = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, shape).astype(np.float64)
+    else:
+        real = rng.uniform(lo, hi, shape)
+    if not d.quantized:
+        return Tensor(ref, dtype, shape, real.astype(d.storage))
+    enc = encoding_covering(np.array([lo, hi]), dtype)
+    codes = np.clip(np.round(real / enc.scales[0]) - enc.offsets[0], d.qmin, d.qmax)
+    return Tensor(ref, dtype, shape, codes.astype(d.storage), enc)
+
+
 def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, settings) -> list[Tensor] | None:
     real: list[np.ndarray] | None = None
     if settings.infer is not None:
         try:
             real = settings.infer(op, case)
-        except Exception:  # an op the reference refuses here: fall back to the spec alone
+        except ValueError:
+            # the reference refuses this case on purpose (a relation the spec states only in prose,
+            # e.g. gamma's length = channels): not a valid case, draw another
+            return None
+        except Exception:  # the reference cannot compute it: fall back to the spec alone
             real = None
     outs: list[Tensor] = []
     decls = op.outputs

@@ -16,6 +16,8 @@ _FACTORIES = {
     "reference": "adapters.reference",
     "qnn-htp": "adapters.qnn.adapter",
     "qnn": "adapters.qnn.adapter",
+    "onnxruntime": "adapters.onnxruntime",
+    "ort-qnn": "adapters.ort_qnn",
 }
 
 

@@ -1,0 +1,905 @@
+"""One Case -> one small ONNX model that means the same thing, for the ONNX Runtime adapters.
+
+Why a table of lowerings rather than one function per op: most QNN ops are one ONNX node with renamed
+attributes, so a handful of factories (unary, binary, comparison, logical, reduction, convolution,
+pooling, ...) cover them; the table says which factory each QNN op uses and the ``operation`` enums of
+ElementWiseUnary/Binary/Neuron reuse the same entries as their dedicated ops, so the two spellings
+cannot drift apart. A few QNN ops have no single ONNX node (Rsqrt, SquaredDifference, Softplus with
+beta, float Mod ...): their lowering is a short composite, still in the same table.
+
+Values inside the model are real: a fixed-point input enters through DequantizeLinear (zero_point =
+-offset, scale from its Encoding, ``axis`` for per-axis encodings) and a fixed-point output leaves
+through QuantizeLinear. That is the QDQ form ONNX Runtime's QNN execution provider consumes. Layout
+moves on a quantized value (the NHWC <-> NCHW Transposes around Conv/Pool/Resize) are wrapped as
+DQ -> Transpose -> Q with the value's own encoding, so every float node the QNN EP sees sits in a QDQ
+unit and ORT's transpose optimizer can cancel the Transposes against its own NHWC layout.
+
+Anything a lowering cannot express raises ``Unlowerable`` (the adapter's SKIP), never a guess.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import opdefs
+from cases.case import Case, Encoding
+from opdefs import dtypes
+
+OPSET = 21  # what the QNN EP build here and ORT's CPU kernels both cover (Gelu needs 20, Pad 21 ok)
+IR_VERSION = 10
+
+T = TensorProto
+# QNN datatype -> ONNX element type of the stored tensor. Absent: no ONNX tensor holds it here
+# (BFLOAT_16: no numpy I/O through ORT's Python API; 4-bit types: stored one code per byte in cases,
+# packed two per byte in ONNX; UFIXED_POINT_32: DequantizeLinear has no uint32; STRING).
+ONNX_TYPE: dict[str, int] = {
+    "FLOAT_16": T.FLOAT16, "FLOAT_32": T.FLOAT, "FLOAT_64": T.DOUBLE,
+    "INT_8": T.INT8, "INT_16": T.INT16, "INT_32": T.INT32, "INT_64": T.INT64,
+    "UINT_8": T.UINT8, "UINT_16": T.UINT16, "UINT_32": T.UINT32, "UINT_64": T.UINT64,
+    "BOOL_8": T.BOOL,
+    "UFIXED_POINT_8": T.UINT8, "UFIXED_POINT_16": T.UINT16,
+    "SFIXED_POINT_8": T.INT8, "SFIXED_POINT_16": T.INT16, "SFIXED_POINT_32": T.INT32,
+}  # fmt: skip
+# QuantizeLinear (opset 21) cannot produce int32: SFIXED_POINT_32 is an input-only type here (biases).
+QUANTIZE_TARGETS = {"UFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_8", "SFIXED_POINT_16"}
+FLOAT_TYPES = {T.FLOAT16, T.FLOAT, T.DOUBLE}
+INT_TYPES = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
+NP_OF = {t: np.dtype(helper.tensor_dtype_to_np_dtype(t)) for t in set(ONNX_TYPE.values())}
+
+
+class Unlowerable(Exception):
+    """This case has no ONNX form here (the adapter reports SKIP with this message)."""
+
+
+@dataclass
+class OutputSpec:
+    name: str  # the ONNX graph output
+    dtype: str  # declared QNN datatype
+    shape: tuple[int, ...]  # declared shape
+
+
+@dataclass
+class Lowered:
+    """What a session needs: the serialized model, its feeds, and how to read its outputs back."""
+
+    model: bytes
+    feeds: dict[str, np.ndarray]
+    outputs: list[OutputSpec]
+    node_types: list[str] = field(default_factory=list)
+
+
+# ---- parameters -----------------------------------------------------------------------------------
+class Params:
+    """Case params with the spec's concrete defaults underneath; symbolic defaults stay the lowering's."""
+
+    def __init__(self, case: Case) -> None:
+        try:
+            self._defaults = opdefs.load(case.op).param_defaults()
+        except Exception:  # noqa: BLE001 - an op without a spec (debug names) simply has no defaults
+            self._defaults = {}
+        self._given = {k: p.value for k, p in case.params.items()}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        v = self._given.get(name, self._defaults.get(name))
+        return default if v is None or isinstance(v, (str, dict)) else v
+
+    def has(self, name: str) -> bool:
+        return name in self._given
+
+    def int(self, name: str, default: int | None = None) -> int:
+        v = self.get(name, default)
+        if v is None:
+            raise Unlowerable(f"parameter {name} is missing")
+        return int(np.asarray(v).reshape(-1)[0])
+
+    def float(self, name: str, default: float | None = None) -> float:
+        v = self.get(name, default)
+        if v is None:
+            raise Unlowerable(f"parameter {name} is missing")
+        return float(np.asarray(v, dtype=np.float64).reshape(-1)[0])
+
+    def bool(self, name: str, default: bool = False) -> bool:
+        return bool(np.asarray(self.get(name, default)).reshape(-1)[0])
+
+    def ints(self, name: str, default: Any = None) -> list[int]:
+        v = self.get(name, default)
+        if v is None:
+            raise Unlowerable(f"parameter {name} is missing")
+        return [int(x) for x in np.asarray(v).reshape(-1)]
+
+
+# ---- the graph builder ----------------------------------------------------------------------------
+class Builder:
+    """Collects nodes for one case and tracks each value's element type.
+
+    ``_owed``: values produced by a layout move from a dequantized value; before a compute node
+    consumes one, it is re-quantized with that encoding (Q -> DQ) so the node stays a QDQ unit.
+    """
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.p = Params(case)
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.graph_inputs: list[onnx.ValueInfoProto] = []
+        self.feeds: dict[str, np.ndarray] = {}
+        self.types: dict[str, int] = {}
+        self._owed: dict[str, tuple[Encoding, str]] = {}
+        self._settled: dict[str, str] = {}
+        self._count = 0
+
+    # -- naming / constants --------------------------------------------------------------------------
+    def fresh(self, stem: str) -> str:
+        self._count += 1
+        return f"{stem}_{self._count}"
+
+    def const(self, value: Any, elem: int) -> str:
+        name = self.fresh("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=NP_OF[elem]), name))
+        self.types[name] = elem
+        return name
+
+    def like(self, value: Any, ref: str) -> str:
+        """A constant in the element type of ``ref`` (Clip bounds, Mul factors must match it)."""
+        return self.const(value, self.types[ref])
+
+    def i64(self, values: Sequence[int] | int) -> str:
+        name = self.fresh("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(values, dtype=np.int64), name))
+        self.types[name] = T.INT64
+        return name
+
+    # -- nodes ---------------------------------------------------------------------------------------
+    def node(self, op_type: str, inputs: Sequence[str], out_type: int | None = None, outputs: int = 1,
+             settle: bool = True, **attrs: Any) -> Any:  # fmt: skip
+        """Add a node; returns its output name (or names when ``outputs`` > 1)."""
+        ins = [self._settle(i) if i and settle else i for i in inputs]
+        outs = [self.fresh(op_type.lower()) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, ins, outs, **attrs))
+        elem = out_type if out_type is not None else self.types.get(ins[0], T.FLOAT) if ins else T.FLOAT
+        for o in outs:
+            self.types[o] = elem
+        return outs[0] if outputs == 1 else outs
+
+    def cast(self, value: str, elem: int) -> str:
+        if self.types[value] == elem:
+            return value
+        return self.node("Cast", [value], out_type=elem, to=elem)
+
+    def to_bool(self, value: str) -> str:
+        """Logical operands: non-zero is true (the QNN logical ops' rule; ONNX And/Or/Not want bool)."""
+        if self.types[value] == T.BOOL:
+            return value
+        return self.node("Not", [self.node("Equal", [value, self.like(0, value)], out_type=T.BOOL)], out_type=T.BOOL)
+
+    def unify(self, *values: str) -> list[str]:
+        """Cast every operand to the first one's element type (ONNX requires one type per op)."""
+        elem = self.types[values[0]]
+        return [self.cast(v, elem) for v in values]
+
+    # -- quantization ----------------------------------------------------------------------------------
+    def _qparams(self, enc: Encoding, dtype: str) -> tuple[str, str, dict[str, int]]:
+        d = dtypes.get(dtype)
+        zps = [-int(o) for o in enc.offsets]
+        if any(z < d.qmin or z > d.qmax for z in zps):
+            raise Unlowerable(f"{dtype} offset(s) {list(enc.offsets)} give zero points outside [{d.qmin}, {d.qmax}]")
+        if len(enc.scales) != len(enc.offsets):
+            raise Unlowerable(f"encoding has {len(enc.scales)} scales and {len(enc.offsets)} offsets")
+        shape: Any = () if not enc.per_axis else (len(zps),)
+        scale = self.const(np.asarray(enc.scales, np.float32).reshape(shape), T.FLOAT)
+        zp = self.const(np.asarray(zps).reshape(shape), ONNX_TYPE[dtype])
+        return scale, zp, ({"axis": int(enc.axis)} if enc.per_axis else {})
+
+    def dequantize(self, stored: str, enc: Encoding, dtype: str) -> str:
+        scale, zp, attrs = self._qparams(enc, dtype)
+        return self.node("DequantizeLinear", [stored, scale, zp], out_type=T.FLOAT, **attrs)
+
+    def quantize(self, value: str, enc: Encoding, dtype: str) -> str:
+        if dtype not in QUANTIZE_TARGETS:
+            raise Unlowerable(f"QuantizeLinear cannot produce {dtype}")
+        scale, zp, attrs = self._qparams(enc, dtype)
+        value = value if self.types[value] == T.FLOAT else self.node("Cast", [value], out_type=T.FLOAT, to=T.FLOAT)
+        return self.node("QuantizeLinear", [value, scale, zp], out_type=ONNX_TYPE[dtype], settle=False, **attrs)
+
+    def _settle(self, value: str) -> str:
+        """Pay a re-quantization owed by a layout move before a compute node reads the value."""
+        if value not in self._owed:
+            return value
+        if value not in self._settled:
+            enc, dtype = self._owed[value]
+            self._settled[value] = self.dequantize(self.quantize(value, enc, dtype), enc, dtype)
+        return self._settled[value]
+
+    def on_output_grid(self, value: str, j: int = 0) -> str:
+        """Q -> DQ onto output j's encoding, so a layout move after a compute node stays in QDQ form."""
+        t = self.case.outputs[j]
+        if not dtypes.get(t.dtype).quantized or t.encoding is None:
+            return value
+        return self.dequantize(self.quantize(value, t.encoding, t.dtype), t.encoding, t.dtype)
+
+    # -- inputs ----------------------------------------------------------------------------------------
+    def has(self, i: int) -> bool:
+        return i < len(self.case.inputs) and self.case.inputs[i] is not None
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        t = self.case.inputs[i]
+        if t is None:
+            raise Unlowerable(f"input {i} is absent")
+        return t.shape
+
+    def rank(self, i: int) -> int:
+        return len(self.shape(i))
+
+    def input(self, i: int, perm: Sequence[int] | None = None) -> str:
+        """The real value of input i, optionally transposed by ``perm`` (a static input is transposed
+        in numpy, so weights stay a plain initializer -> DequantizeLinear, as the QNN EP wants)."""
+        t = self.case.inputs[i] if i < len(self.case.inputs) else None
+        if t is None:
+            raise Unlowerable(f"input {i} is absent")
+        if t.dtype not in ONNX_TYPE:
+            raise Unlowerable(f"no ONNX tensor type for {t.dtype}")
+        d = dtypes.get(t.dtype)
+        if t.data is None:
+            raise Unlowerable(f"input {i} ({t.name}) has no data")
+        elem = ONNX_TYPE[t.dtype]
+        enc = t.encoding
+        name = f"in{i}"
+        data = np.ascontiguousarray(t.data)
+        if t.static:
+            if perm is not None:
+                data = np.ascontiguousarray(data.transpose(perm))
+                enc = _permute_encoding(enc, perm)
+                perm = None
+            self.inits.append(numpy_helper.from_array(data, name))
+        else:
+            self.feeds[name] = data
+            self.graph_inputs.append(helper.make_tensor_value_info(name, elem, list(data.shape)))
+        self.types[name] = elem
+        if d.quantized:
+            if enc is None:
+                raise Unlowerable(f"input {i} is {t.dtype} without an encoding")
+            value = self.dequantize(name, enc, t.dtype)
+            if perm is not None:
+                value = self.move("Transpose", value, perm=list(perm))
+                self._owed[value] = (_permute_encoding(enc, perm), t.dtype)
+            return value
+        return self.node("Transpose", [name], perm=list(perm)) if perm is not None else name
+
+    def move(self, op_type: str, value: str, *extra: str, **attrs: Any) -> str:
+        """A pure data move (Transpose/Reshape): the result keeps the source's quantization debt."""
+        out = self.node(op_type, [value, *extra], **attrs)
+        if value in self._owed:
+            enc, dtype = self._owed[value]
+            if op_type == "Transpose" and enc.per_axis:
+                enc = _permute_encoding(enc, attrs["perm"])
+            elif op_type != "Transpose" and enc.per_axis:
+                raise Unlowerable("a reshape of a per-axis quantized value")
+            self._owed[out] = (enc, dtype)
+        return out
+
+    def transpose(self, value: str, perm: Sequence[int]) -> str:
+        return self.move("Transpose", value, perm=[int(p) for p in perm])
+
+    def to_declared(self, value: str, j: int = 0) -> str:
+        """Reshape onto output j's declared shape where ONNX's rank rule differs from QNN's (a full
+        reduction gives [] in ONNX, [1] in QNN; StridedSlice's shrunk axes)."""
+        return self.move("Reshape", self.on_output_grid(value, j), self.i64(self.case.outputs[j].shape))
+
+    # -- outputs ---------------------------------------------------------------------------------------
+    def finish(self, values: Sequence[str]) -> Lowered:
+        case = self.case
+        if len(values) != len(case.outputs):
+            raise Unlowerable(f"lowering gives {len(values)} outputs, the case declares {len(case.outputs)}")
+        outs, specs = [], []
+        renamed: dict[str, str] = {}
+        fixed = {*self.feeds, *(i.name for i in self.inits)}
+        for j, (value, t) in enumerate(zip(values, case.outputs, strict=True)):
+            if t.dtype not in ONNX_TYPE:
+                raise Unlowerable(f"no ONNX tensor type for output {t.dtype}")
+            self._owed.pop(value, None)  # the output conversion below re-quantizes anyway
+            if dtypes.get(t.dtype).quantized:
+                if t.encoding is None:
+                    raise Unlowerable(f"output {j} is {t.dtype} without an encoding")
+                final = self.quantize(value, t.encoding, t.dtype)
+            else:
+                final = self.cast(value, ONNX_TYPE[t.dtype])
+            if final in renamed:
+                final = renamed[final]
+            if final in fixed or final in outs:
+                final = self.node("Identity", [final])
+            name = f"out{j}"
+            for n in self.nodes:  # the producer writes the graph output directly: no extra node
+                for k, o in enumerate(n.output):
+                    if o == final:
+                        n.output[k] = name
+                for k, o in enumerate(n.input):
+                    if o == final:
+                        n.input[k] = name
+            renamed[final] = name
+            self.types[name] = self.types[final]
+            outs.append(name)
+            specs.append(OutputSpec(name, t.dtype, t.shape))
+        graph = helper.make_graph(
+            self.nodes, f"{case.op}", self.graph_inputs,
+            [helper.make_tensor_value_info(s.name, ONNX_TYPE[s.dtype], list(s.shape)) for s in specs],
+            self.inits,
+        )  # fmt: skip
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="qnn-conformance")  # fmt: skip
+        model.ir_version = IR_VERSION
+        return Lowered(model.SerializeToString(), dict(self.feeds), specs, [n.op_type for n in self.nodes])
+
+
+def _permute_encoding(enc: Encoding | None, perm: Sequence[int]) -> Encoding | None:
+    if enc is None or not enc.per_axis:
+        return enc
+    return Encoding(enc.scales, enc.offsets, list(perm).index(int(enc.axis)))
+
+
+# ---- lowering factories ---------------------------------------------------------------------------
+Lowering = Callable[[Builder], list[str]]
+
+
+def unary(onnx_op: str, **attrs: Any) -> Lowering:
+    return lambda b: [b.node(onnx_op, [b.input(0)], **attrs)]
+
+
+def binary(onnx_op: str, **attrs: Any) -> Lowering:
+    return lambda b: [b.node(onnx_op, b.unify(b.input(0), b.input(1)), **attrs)]
+
+
+def comparison(onnx_op: str, negate: bool = False) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        out = b.node(onnx_op, b.unify(b.input(0), b.input(1)), out_type=T.BOOL)
+        return [b.node("Not", [out], out_type=T.BOOL) if negate else out]
+
+    return lower
+
+
+def logical(onnx_op: str) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        operands = [b.to_bool(b.input(i)) for i in range(1 if onnx_op == "Not" else 2)]
+        return [b.node(onnx_op, operands, out_type=T.BOOL)]
+
+    return lower
+
+
+def clip(lo: float | None, hi: float | None) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        x = b.input(0)
+        lo_, hi_ = lo, hi
+        if lo_ is None:
+            lo_, hi_ = b.p.float("min_value"), b.p.float("max_value")
+        return [b.node("Clip", [x, b.like(lo_, x), b.like(hi_, x)])]
+
+    return lower
+
+
+def _rsqrt(b: Builder) -> list[str]:
+    return [b.node("Reciprocal", [b.node("Sqrt", [b.input(0)])])]
+
+
+def _squared_difference(b: Builder) -> list[str]:
+    d = b.node("Sub", b.unify(b.input(0), b.input(1)))
+    return [b.node("Mul", [d, d])]
+
+
+def _floor_div(b: Builder) -> list[str]:
+    """floor(in0 / in1) on the real quotient: integer operands go through double, as ONNX's integer
+    Div truncates toward zero."""
+    x, y = b.unify(b.input(0), b.input(1))
+    if b.types[x] not in FLOAT_TYPES:
+        x, y = b.cast(x, T.DOUBLE), b.cast(y, T.DOUBLE)
+    return [b.node("Floor", [b.node("Div", [x, y])])]
+
+
+def _mod(b: Builder) -> list[str]:
+    """Sign of the divisor. ONNX Mod does it for integers only (fmod=0 is invalid on floats), so
+    floats take in0 - in1 * floor(in0 / in1)."""
+    x, y = b.unify(b.input(0), b.input(1))
+    if b.types[x] not in FLOAT_TYPES:
+        return [b.node("Mod", [x, y], fmod=0)]
+    return [b.node("Sub", [x, b.node("Mul", [y, b.node("Floor", [b.node("Div", [x, y])])])])]
+
+
+def _softplus(b: Builder, beta: float, threshold: float) -> list[str]:
+    x = b.input(0)
+    if beta == 1.0 and threshold < 0:
+        return [b.node("Softplus", [x])]
+    bx = b.node("Mul", [x, b.like(beta, x)])
+    y = b.node("Div", [b.node("Softplus", [bx]), b.like(beta, x)])
+    if threshold >= 0:  # the QNN reversion to x above the threshold; negative disables it
+        y = b.node("Where", [b.node("Greater", [bx, b.like(threshold, x)], out_type=T.BOOL), x, y])
+    return [y]
+
+
+def _elementwise_softplus(b: Builder) -> list[str]:
+    return _softplus(b, b.p.float("beta", 1.0), b.p.float("threshold", -1.0))
+
+
+def _elu(b: Builder) -> list[str]:
+    return [b.node("Elu", [b.input(0)], alpha=b.p.float("alpha", 1.0))]
+
+
+def _select(b: Builder) -> list[str]:
+    a, c = b.unify(b.input(1), b.input(2))
+    return [b.node("Where", [b.to_bool(b.input(0)), a, c])]
+
+
+def _is_inf(b: Builder) -> list[str]:
+    return [b.node("IsInf", [b.input(0)], out_type=T.BOOL, detect_negative=int(b.p.bool("detect_negative", True)),
+                   detect_positive=int(b.p.bool("detect_positive", True)))]  # fmt: skip
+
+
+UNARY_ENUM: dict[int, Lowering] = {
+    0: unary("Abs"), 1: unary("Asin"), 2: unary("Atan"), 3: unary("Ceil"), 4: unary("Cos"), 5: unary("Exp"),
+    6: unary("Floor"), 7: unary("Log"), 8: unary("Neg"), 9: logical("Not"), 10: unary("Reciprocal"),
+    11: unary("Round"), 12: _rsqrt, 13: unary("Sign"), 14: unary("Sin"), 15: unary("Sqrt"),
+}  # fmt: skip
+BINARY_ENUM: dict[int, Lowering] = {
+    0: binary("Add"), 1: logical("And"), 2: binary("Div"), 3: comparison("Equal"), 4: _floor_div,
+    5: binary("Mod", fmod=1), 6: comparison("Greater"), 7: comparison("GreaterOrEqual"), 8: comparison("Less"),
+    9: comparison("LessOrEqual"), 10: binary("Max"), 11: binary("Min"), 12: _mod, 13: binary("Mul"),
+    14: comparison("Equal", negate=True), 15: logical("Or"), 16: binary("Pow"), 17: _squared_difference,
+    18: binary("Sub"), 19: logical("Xor"),
+}  # fmt: skip
+NEURON_DEFAULTS = {"alpha": {0: 1.0, 2: 0.2}, "beta": {2: 0.5, 7: 1.0}}  # by operation, as the spec's table
+
+
+def _neuron(b: Builder) -> list[str]:
+    op = b.p.int("operation")
+    alpha = b.p.float("alpha", NEURON_DEFAULTS["alpha"].get(op, 0.0))
+    beta = b.p.float("beta", NEURON_DEFAULTS["beta"].get(op, 0.0))
+    if op == 0:
+        return [b.node("Elu", [b.input(0)], alpha=alpha)]
+    if op == 2:
+        return [b.node("HardSigmoid", [b.input(0)], alpha=alpha, beta=beta)]
+    if op == 5:
+        return clip(None, None)(b)
+    if op == 7:
+        return _softplus(b, beta, b.p.float("threshold", -1.0))
+    simple = {1: "Gelu", 3: "HardSwish", 4: "Relu", 6: "Sigmoid", 8: "Tanh"}
+    if op not in simple:
+        raise Unlowerable(f"ElementWiseNeuron operation {op}")
+    return [b.node(simple[op], [b.input(0)])]
+
+
+def by_operation(table: dict[int, Lowering], what: str) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        op = b.p.int("operation")
+        if op not in table:
+            raise Unlowerable(f"{what} operation {op}")
+        return table[op](b)
+
+    return lower
+
+
+# -- activations / normalization ---------------------------------------------------------------------
+def softmax(onnx_op: str) -> Lowering:
+    """QNN's beta scales the logits first; ONNX Softmax has no beta, so a Mul precedes it when beta != 1."""
+
+    def lower(b: Builder) -> list[str]:
+        x = b.input(0)
+        axis = b.p.int("axis", b.rank(0) - 1)
+        beta = b.p.float("beta", 1.0)
+        if beta != 1.0:
+            x = b.node("Mul", [x, b.like(beta, x)])
+        return [b.node(onnx_op, [x], axis=axis)]
+
+    return lower
+
+
+def _batchnorm(b: Builder) -> list[str]:
+    """QNN Batchnorm is already folded: x * weights + bias over the last (channel) axis."""
+    x = b.input(0)
+    y = b.node("Mul", b.unify(x, b.input(1)))
+    if b.has(2):
+        y = b.node("Add", b.unify(y, b.input(2)))
+    return [y]
+
+
+def _layer_norm(b: Builder) -> list[str]:
+    """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form."""
+    n = b.rank(0)
+    axes = sorted(a % n for a in b.p.ints("axes"))
+    if axes != list(range(axes[0], n)):
+        raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
+    x = b.input(0)
+    shape = b.shape(0)[axes[0]:]
+    gamma = b.cast(b.input(1), b.types[x]) if b.has(1) else b.like(np.ones(shape), x)
+    ins = [x, gamma] + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+    return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon", 1e-3))]
+
+
+# -- data movement -----------------------------------------------------------------------------------
+def _to_declared_shape(b: Builder) -> list[str]:
+    """Reshape, ExpandDims, Squeeze: QNN reads the target from the output tensor, so does this."""
+    return [b.move("Reshape", b.input(0), b.i64(b.case.outputs[0].shape), allowzero=1)]
+
+
+def _transpose(b: Builder) -> list[str]:
+    return [b.node("Transpose", [b.input(0)], perm=b.p.ints("perm"))]
+
+
+def _concat(b: Builder) -> list[str]:
+    xs = [b.input(i) for i in range(len(b.case.inputs)) if b.has(i)]
+    return [b.node("Concat", b.unify(*xs), axis=b.p.int("axis", b.rank(0) - 1))]
+
+
+def _tile(b: Builder) -> list[str]:
+    return [b.node("Tile", [b.input(0), b.i64(b.p.ints("multiples"))])]
+
+
+def _pad(b: Builder) -> list[str]:
+    modes = {0: "constant", 2: "reflect", 3: "edge"}  # MIRROR_SYMMETRIC (1) has no ONNX mode
+    scheme = b.p.int("scheme")
+    if scheme not in modes:
+        raise Unlowerable(f"Pad scheme {scheme} (MIRROR_SYMMETRIC has no ONNX mode)")
+    amounts = np.asarray(b.p.ints("pad_amount")).reshape(-1, 2)
+    x = b.input(0)
+    ins = [x, b.i64([*amounts[:, 0], *amounts[:, 1]])]
+    if scheme == 0:  # the constant is a real value (as the reference reads it), in x's element type
+        ins.append(b.like(b.p.float("pad_constant_value", 0.0), x))
+    return [b.node("Pad", ins, mode=modes[scheme])]
+
+
+def _indices(b: Builder, i: int) -> str:
+    return b.cast(b.input(i), T.INT64)
+
+
+def _gather(b: Builder) -> list[str]:
+    return [b.node("Gather", [b.input(0), _indices(b, 1)], axis=b.p.int("axis", 0))]
+
+
+def _gather_elements(b: Builder) -> list[str]:
+    return [b.node("GatherElements", [b.input(0), _indices(b, 1)], axis=b.p.int("axis", 0))]
+
+
+def _gather_nd(b: Builder) -> list[str]:
+    return [b.node("GatherND", [b.input(0), _indices(b, 1)], batch_dims=b.p.int("batch_dims", 0))]
+
+
+def _identity(b: Builder) -> list[str]:
+    """Cast/Convert/Quantize/Dequantize: the same real value in another representation; the output
+    conversion (Cast, or QuantizeLinear with the output's encoding) is the whole op."""
+    x = b.input(0)
+    t = b.case.outputs[0]
+    if b.case.inputs[0].dtype == t.dtype and not dtypes.get(t.dtype).quantized:
+        return [b.node("Identity", [x])]
+    return [x]
+
+
+def _split(b: Builder) -> list[str]:
+    axis = b.p.int("axis")
+    dim = b.shape(0)[axis]
+    cuts = [0, *b.p.ints("split_index", []), dim]
+    sizes = [e - s for s, e in zip(cuts, cuts[1:], strict=False)]
+    return b.node("Split", [b.input(0), b.i64(sizes)], outputs=len(sizes), axis=axis)
+
+
+def _pack(b: Builder) -> list[str]:
+    axis = b.p.int("axis")
+    xs = b.unify(*[b.input(i) for i in range(len(b.case.inputs)) if b.has(i)])
+    return [b.node("Concat", [b.node("Unsqueeze", [x, b.i64([axis])]) for x in xs], axis=axis)]
+
+
+def _unpack(b: Builder) -> list[str]:
+    axis = b.p.int("axis")
+    n = b.shape(0)[axis]
+    parts = b.node("Split", [b.input(0), b.i64([1] * n)], outputs=n, axis=axis)
+    parts = [parts] if n == 1 else parts
+    return [b.node("Squeeze", [p, b.i64([axis])]) for p in parts]
+
+
+def _strided_slice(b: Builder) -> list[str]:
+    """Slice per axis; begin/end masks become open ends; shrunk axes keep one index (the declared
+    output shape drops them). New axes have no Slice form."""
+    if b.p.int("new_axes_mask", 0):
+        raise Unlowerable("StridedSlice new_axes_mask")
+    ranges = np.asarray(b.p.ints("ranges")).reshape(-1, 3)
+    begin_mask, end_mask, shrink = b.p.int("begin_mask", 0), b.p.int("end_mask", 0), b.p.int("shrink_axes", 0)
+    big = np.iinfo(np.int64).max
+    starts, ends, steps = [], [], []
+    for i, (s, e, st) in enumerate(ranges.tolist()):
+        if shrink >> i & 1:
+            s, e, st = s, (s + 1 if s != -1 else big), 1
+        else:
+            if begin_mask >> i & 1:
+                s = 0 if st > 0 else big
+            if end_mask >> i & 1:
+                e = big if st > 0 else -big - 1
+        starts.append(s)
+        ends.append(e)
+        steps.append(st)
+    axes = list(range(len(starts)))
+    y = b.node("Slice", [b.input(0), b.i64(starts), b.i64(ends), b.i64(axes), b.i64(steps)])
+    return [b.to_declared(y) if shrink else y]
+
+
+# -- reductions / indexing ---------------------------------------------------------------------------
+def reduction(onnx_op: str) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        x = b.input(0)
+        if b.rank(0) == 0:
+            return [b.node("Mul", [x, x]) if onnx_op == "ReduceSumSquare" else b.node("Identity", [x])]
+        axes, keep = b.p.ints("axes"), b.p.bool("keep_dims")
+        y = b.node(onnx_op, [x, b.i64(axes)], keepdims=int(keep))
+        onnx_rank = b.rank(0) if keep else b.rank(0) - len({a % b.rank(0) for a in axes})
+        return [b.to_declared(y) if onnx_rank != len(b.case.outputs[0].shape) else y]
+
+    return lower
+
+
+def arg_reduction(onnx_op: str) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        keep = b.p.bool("keep_dims")
+        y = b.node(onnx_op, [b.input(0)], out_type=T.INT64, axis=b.p.int("axis"), keepdims=int(keep))
+        onnx_rank = b.rank(0) - (0 if keep else 1)
+        return [b.to_declared(y) if onnx_rank != len(b.case.outputs[0].shape) else y]
+
+    return lower
+
+
+def _cumsum(b: Builder) -> list[str]:
+    return [b.node("CumSum", [b.input(0), b.i64(b.p.int("axis"))], exclusive=int(b.p.bool("exclusive")),
+                   reverse=int(b.p.bool("reverse")))]  # fmt: skip
+
+
+def _topk(b: Builder) -> list[str]:
+    values, idx = b.node("TopK", [b.input(0), b.i64([b.p.int("k")])], outputs=2, axis=-1,
+                         largest=int(b.p.bool("largest", True)), sorted=1)  # fmt: skip
+    b.types[idx] = T.INT64
+    return [values, idx]
+
+
+def _shape(b: Builder) -> list[str]:
+    n = b.rank(0)
+    return [b.node("Shape", [b.input(0)], out_type=T.INT64, start=b.p.int("start", 0), end=b.p.int("end", n))]
+
+
+def _one_hot(b: Builder) -> list[str]:
+    t = b.case.outputs[0]
+    elem = T.FLOAT if dtypes.get(t.dtype).quantized else ONNX_TYPE.get(t.dtype, T.FLOAT)
+    values = b.const([b.p.float("off_value", 0.0), b.p.float("on_value", 1.0)], elem)
+    axis = b.p.int("axis", b.rank(0))
+    return [b.node("OneHot", [_indices(b, 0), b.i64([b.p.int("depth")]), values], out_type=elem, axis=axis)]
+
+
+def scatter(onnx_op: str, reductions: dict[int, str]) -> Lowering:
+    def lower(b: Builder) -> list[str]:
+        r = b.p.int("reduction", 0)
+        if r not in reductions:
+            raise Unlowerable(f"{onnx_op} reduction {r}")
+        attrs: dict[str, Any] = {"reduction": reductions[r]}
+        if onnx_op == "ScatterElements":
+            attrs["axis"] = b.p.int("axis", 0)
+        data, updates = b.unify(b.input(0), b.input(2))
+        return [b.node(onnx_op, [data, _indices(b, 1), updates], **attrs)]
+
+    return lower
+
+
+def _matmul(b: Builder) -> list[str]:
+    xs = []
+    for i, flag in ((0, "transpose_in0"), (1, "transpose_in1")):
+        n = b.rank(i)
+        perm = list(range(n - 2)) + [n - 1, n - 2] if b.p.bool(flag) and n >= 2 else None
+        xs.append(b.input(i, perm))
+    y = b.node("MatMul", b.unify(*xs))
+    if b.has(2):
+        y = b.node("Add", b.unify(y, b.input(2)))
+    return [y]
+
+
+def _fully_connected(b: Builder) -> list[str]:
+    """Gemm(x as [batch, n], W^T, bias): the ONNX shape of QNN's FullyConnected; the declared output
+    shape (keep_dims or not) is applied to the result."""
+    m, n = b.shape(1)
+    x = b.move("Reshape", b.input(0), b.i64([-1, n]))
+    ins = b.unify(x, b.input(1)) + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+    return [b.node("Gemm", ins, transB=1)]
+
+
+# -- layout ops (NHWC in QNN, NCHW in ONNX) ----------------------------------------------------------
+def _to_channels_first(rank: int) -> list[int]:
+    return [0, rank - 1, *range(1, rank - 1)]
+
+
+def _to_channels_last(rank: int) -> list[int]:
+    return [0, *range(2, rank), 1]
+
+
+def channels_first(inner: Callable[[Builder, str, int], str]) -> Lowering:
+    """Wrap an NCHW ONNX op for an NHWC QNN op: Transpose in, the op, (onto the output grid) Transpose out."""
+
+    def lower(b: Builder) -> list[str]:
+        r = b.rank(0)
+        x = b.input(0, _to_channels_first(r))
+        y = inner(b, x, r)
+        return [b.transpose(b.on_output_grid(y), _to_channels_last(r))]
+
+    return lower
+
+
+def _pairs(b: Builder, spatial: int) -> tuple[list[int], list[int]]:
+    amounts = np.asarray(b.p.ints("pad_amount", [0] * (2 * spatial))).reshape(spatial, 2)
+    return [int(v) for v in amounts[:, 0]], [int(v) for v in amounts[:, 1]]
+
+
+def conv(depthwise: bool = False) -> Lowering:
+    """QNN filter [spatial..., cin/group, cout] -> ONNX [cout, cin/group, spatial...]; depthwise filters
+    [spatial..., 1, cout] are a grouped conv with group = cin."""
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        s = r - 2
+        wr = b.rank(1)
+        w = b.input(1, [wr - 1, wr - 2, *range(s)])
+        before, after = _pairs(b, s)
+        group = b.shape(0)[-1] if depthwise else b.p.int("group", 1)
+        ins = b.unify(x, w) + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+        return b.node("Conv", ins, strides=b.p.ints("stride", [1] * s), pads=before + after,
+                      dilations=b.p.ints("dilation", [1] * s), group=group)  # fmt: skip
+
+    return channels_first(inner)
+
+
+def pool(onnx_op: str) -> Lowering:
+    def inner(b: Builder, x: str, r: int) -> str:
+        s = r - 2
+        before, after = _pairs(b, s)
+        attrs: dict[str, Any] = dict(kernel_shape=b.p.ints("filter_size"), strides=b.p.ints("stride", [1] * s),
+                                     pads=before + after, ceil_mode=b.p.int("rounding_mode", 0))  # fmt: skip
+        if onnx_op == "AveragePool":
+            attrs["count_include_pad"] = int(b.p.bool("count_pad_for_edges"))
+        return b.node(onnx_op, [x], **attrs)
+
+    return channels_first(inner)
+
+
+def depth_space(onnx_op: str) -> Lowering:
+    def inner(b: Builder, x: str, r: int) -> str:
+        bh, bw = b.p.ints("block_size")
+        if bh != bw:
+            raise Unlowerable(f"{onnx_op} needs a square block, got {bh}x{bw}")
+        mode = b.p.int("mode", 0)
+        if onnx_op == "SpaceToDepth":
+            if mode != 0:
+                raise Unlowerable("SpaceToDepth CRD mode has no ONNX form")
+            return b.node(onnx_op, [x], blocksize=bh)
+        return b.node(onnx_op, [x], blocksize=bh, mode=("DCR", "CRD")[mode])
+
+    return channels_first(inner)
+
+
+def resize(kind: str) -> Lowering:
+    """Output size from the declared output (QNN takes it from the output tensor), channels first."""
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        out = list(b.case.outputs[0].shape)
+        sizes = b.i64([out[0], out[-1], *out[1:-1]])
+        attrs: dict[str, Any]
+        if kind == "Resize":
+            modes = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+            nearest = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+            attrs = dict(coordinate_transformation_mode=modes[b.p.int("transformation_mode", 0)],
+                         mode=("nearest", "linear", "cubic")[b.p.int("interpolation_mode", 0)],
+                         nearest_mode=nearest[b.p.int("nearest_mode", 0)],
+                         cubic_coeff_a=b.p.float("cubic_coeff", -0.75),
+                         exclude_outside=int(b.p.bool("exclude_outside")))  # fmt: skip
+        else:  # the TensorFlow-style pair of flags
+            align, half = b.p.bool("align_corners"), b.p.bool("half_pixel_centers")
+            if align and half:
+                raise Unlowerable("align_corners and half_pixel_centers together")
+            ctm = "align_corners" if align else "half_pixel" if half else "asymmetric"
+            if kind == "bilinear":
+                attrs = dict(mode="linear", coordinate_transformation_mode=ctm, antialias=int(b.p.bool("antialias")))
+            else:  # TF nearest: floor after asymmetric; round half up after half-pixel/align-corners
+                attrs = dict(mode="nearest", coordinate_transformation_mode=ctm,
+                             nearest_mode="floor" if ctm == "asymmetric" else "round_prefer_ceil")  # fmt: skip
+        return b.node("Resize", [x, "", "", sizes], **attrs)
+
+    return channels_first(inner)
+
+
+# ---- the table ------------------------------------------------------------------------------------
+LOWERINGS: dict[str, Lowering] = {
+    # element-wise unary
+    "ElementWiseAbs": UNARY_ENUM[0], "ElementWiseAsin": UNARY_ENUM[1], "ElementWiseAtan": UNARY_ENUM[2],
+    "ElementWiseCeil": UNARY_ENUM[3], "ElementWiseCos": UNARY_ENUM[4], "ElementWiseExp": UNARY_ENUM[5],
+    "ElementWiseFloor": UNARY_ENUM[6], "ElementWiseLog": UNARY_ENUM[7], "ElementWiseNeg": UNARY_ENUM[8],
+    "ElementWiseNot": UNARY_ENUM[9], "ElementWiseRound": UNARY_ENUM[11], "ElementWiseRsqrt": UNARY_ENUM[12],
+    "ElementWiseSign": UNARY_ENUM[13], "ElementWiseSin": UNARY_ENUM[14], "ElementWiseSquareRoot": UNARY_ENUM[15],
+    "ElementWiseUnary": by_operation(UNARY_ENUM, "ElementWiseUnary"),
+    "IsInf": _is_inf, "IsNan": lambda b: [b.node("IsNaN", [b.input(0)], out_type=T.BOOL)],
+    # element-wise binary
+    "ElementWiseAdd": BINARY_ENUM[0], "ElementWiseAnd": BINARY_ENUM[1], "ElementWiseDivide": BINARY_ENUM[2],
+    "ElementWiseEqual": BINARY_ENUM[3], "ElementWiseFloorDiv": BINARY_ENUM[4], "ElementWiseFmod": BINARY_ENUM[5],
+    "ElementWiseGreater": BINARY_ENUM[6], "ElementWiseGreaterEqual": BINARY_ENUM[7],
+    "ElementWiseLess": BINARY_ENUM[8], "ElementWiseLessEqual": BINARY_ENUM[9], "ElementWiseMaximum": BINARY_ENUM[10],
+    "ElementWiseMinimum": BINARY_ENUM[11], "ElementWiseMod": BINARY_ENUM[12], "ElementWiseMultiply": BINARY_ENUM[13],
+    "ElementWiseNotEqual": BINARY_ENUM[14], "ElementWiseOr": BINARY_ENUM[15], "ElementWisePower": BINARY_ENUM[16],
+    "ElementWiseSquaredDifference": BINARY_ENUM[17], "ElementWiseSubtract": BINARY_ENUM[18],
+    "ElementWiseXor": BINARY_ENUM[19], "ElementWiseBinary": by_operation(BINARY_ENUM, "ElementWiseBinary"),
+    "ElementWiseSelect": _select,
+    # activations
+    "ElementWiseNeuron": _neuron, "Elu": _elu, "Gelu": unary("Gelu"), "HardSwish": unary("HardSwish"),
+    "Relu": unary("Relu"), "Relu1": clip(-1.0, 1.0), "Relu6": clip(0.0, 6.0), "ReluMinMax": clip(None, None),
+    "Sigmoid": unary("Sigmoid"), "Tanh": unary("Tanh"), "ElementWiseSoftplus": _elementwise_softplus,
+    "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"),
+    "Batchnorm": _batchnorm, "LayerNorm": _layer_norm,
+    # data movement
+    "Transpose": _transpose, "Concat": _concat, "Reshape": _to_declared_shape, "ExpandDims": _to_declared_shape,
+    "Squeeze": _to_declared_shape, "Tile": _tile, "Pad": _pad, "Split": _split, "Pack": _pack, "UnPack": _unpack,
+    "StridedSlice": _strided_slice, "Gather": _gather, "GatherElements": _gather_elements, "GatherNd": _gather_nd,
+    "ScatterElements": scatter("ScatterElements", {0: "none", 1: "add", 2: "mul", 3: "max"}),
+    "ScatterNd": scatter("ScatterND", {0: "none", 1: "add", 2: "mul"}),
+    "Cast": _identity, "Convert": _identity, "Quantize": _identity, "Dequantize": _identity,
+    "Shape": _shape, "OneHot": _one_hot,
+    # reductions
+    "ReduceMax": reduction("ReduceMax"), "ReduceMean": reduction("ReduceMean"), "ReduceMin": reduction("ReduceMin"),
+    "ReduceProd": reduction("ReduceProd"), "ReduceSum": reduction("ReduceSum"),
+    "ReduceSumSquare": reduction("ReduceSumSquare"), "Argmax": arg_reduction("ArgMax"),
+    "Argmin": arg_reduction("ArgMin"), "CumulativeSum": _cumsum, "TopK": _topk,
+    # linear algebra and layout ops
+    "MatMul": _matmul, "FullyConnected": _fully_connected,
+    "Conv1d": conv(), "Conv2d": conv(), "Conv3d": conv(), "DepthWiseConv1d": conv(True),
+    "DepthWiseConv2d": conv(True), "PoolMax2d": pool("MaxPool"), "PoolMax3d": pool("MaxPool"),
+    "PoolAvg2d": pool("AveragePool"), "PoolAvg3d": pool("AveragePool"),
+    "DepthToSpace": depth_space("DepthToSpace"), "SpaceToDepth": depth_space("SpaceToDepth"),
+    "Resize": resize("Resize"), "ResizeBilinear": resize("bilinear"), "ResizeNearestNeighbor": resize("nearest"),
+}  # fmt: skip
+
+
+def supported() -> list[str]:
+    return sorted(LOWERINGS)
+
+
+def lower(case: Case) -> Lowered:
+    """The ONNX model for ``case``; raises Unlowerable when there is none."""
+    fn = LOWERINGS.get(case.op)
+    if fn is None:
+        raise Unlowerable(f"no ONNX lowering for {case.op}")
+    b = Builder(case)
+    try:
+        values = fn(b)
+    except Unlowerable:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError) as e:  # a param the lowering cannot read
+        raise Unlowerable(f"{case.op}: cannot lower: {type(e).__name__}: {e}") from None
+    return b.finish(values)
+
+
+def read_outputs(case_outputs: Sequence[OutputSpec], arrays: Sequence[np.ndarray]) -> tuple[list[np.ndarray], dict]:
+    """Raw session outputs -> each output's storage dtype and declared shape.
+
+    A result whose element count matches the declaration is reshaped to it (ONNX's rank-0 reductions vs
+    QNN's [1], squeezed StridedSlice axes); any other shape is returned as ORT produced it, so the
+    comparator reports the mismatch. Returns the outputs and notes for the outcome's details.
+    """
+    notes: dict[str, Any] = {}
+    out = []
+    for spec, a in zip(case_outputs, arrays, strict=True):
+        a = np.asarray(a)
+        storage = dtypes.get(spec.dtype).storage
+        if storage is not None and a.dtype != storage:
+            a = a.astype(storage)
+        if tuple(a.shape) != tuple(spec.shape):
+            notes.setdefault("ort_shapes", {})[spec.name] = list(a.shape)
+            if a.size == int(np.prod(spec.shape, dtype=np.int64)):
+                a = a.reshape(spec.shape)
+        out.append(a)
+    return out, notes
+
+
+@functools.cache
+def coverage() -> dict[str, list[str]]:
+    """QNN ops with and without a lowering, over the specs in opdefs/."""
+    names = sorted(opdefs.load_all())
+    return {"lowered": [n for n in names if n in LOWERINGS], "not_lowered": [n for n in names if n not in LOWERINGS]}

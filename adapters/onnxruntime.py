@@ -1,0 +1,162 @@
+"""ONNX Runtime's CPU execution provider as a backend: each Case lowered to a small ONNX model.
+
+Why ORT at all in a QNN suite: its CPU EP is an independent implementation of the ONNX op each QNN
+op cites, so it separates "the QNN backend disagrees with the spec" from "the spec reading is odd";
+and its QNN EP (``adapters.ort_qnn``) runs the same lowered models on the HTP, which is how most
+users meet QNN. Both share ``run_session`` so a verdict means the same on either.
+
+The CPU EP runs in-process: its kernels are not known to crash on odd input the way a QNN backend
+does, and a session per case costs about a millisecond here.
+
+Outcome mapping: no lowering -> SKIP; ORT refusing the model while building the session (invalid
+graph, no kernel for the type, an EP declining a node) -> REJECTED; a failure while running -> ERROR.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome
+from adapters.onnx_lowering import Lowered, Unlowerable, lower, read_outputs, supported
+from cases.case import Case
+
+OPTIMIZATION_LEVELS = ("all", "extended", "basic", "disable")
+
+
+def session_options(ort: Any, optimization: str = "all", log_level: int = 4) -> Any:
+    """Fresh options; ORT's own console log is off (4 = fatal only) because its errors come back as
+    exceptions, which become the outcome's message."""
+    so = ort.SessionOptions()
+    so.log_severity_level = log_level
+    so.graph_optimization_level = {
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    }[optimization]
+    so.intra_op_num_threads = 1  # one case at a time; threads only add noise to the timings
+    return so
+
+
+def run_session(ort: Any, lowered: Lowered, make_options: Any, providers: list[str] | None = None) -> dict[str, Any]:
+    """Build a session for ``lowered`` and run it once; returns Outcome fields (outputs raw, as ORT gave them).
+
+    ``make_options()`` returns SessionOptions already carrying any EP (plugin EPs are attached there).
+    """
+    t0 = time.perf_counter()
+    try:
+        # enable_fallback=0: the Python wrapper would otherwise retry a failing EP on the CPU EP and
+        # report CPU numbers as the EP's
+        sess = ort.InferenceSession(lowered.model, make_options(), providers=providers, enable_fallback=0)
+    except Exception as e:  # noqa: BLE001 - every ORT refusal is a verdict, whatever its class
+        return {"status": REJECTED, "message": _text(e), "seconds": time.perf_counter() - t0,
+                "details": {"stage": "session", "code": type(e).__name__}}  # fmt: skip
+    t1 = time.perf_counter()
+    try:
+        arrays = sess.run([o.name for o in lowered.outputs], lowered.feeds)
+    except Exception as e:  # noqa: BLE001
+        return {"status": ERROR, "message": _text(e), "seconds": time.perf_counter() - t0,
+                "details": {"stage": "run", "code": type(e).__name__}}  # fmt: skip
+    return {"status": OK, "outputs": [np.asarray(a) for a in arrays], "seconds": time.perf_counter() - t0,
+            "details": {"providers": sess.get_providers(), "session_seconds": round(t1 - t0, 6)}}  # fmt: skip
+
+
+def _text(e: BaseException) -> str:
+    return " ".join(str(e).split())[:2000]
+
+
+def finish(lowered: Lowered, outcome: Outcome) -> Outcome:
+    """Raw session result -> outputs in each declared storage dtype and shape."""
+    outcome.details.setdefault("onnx_nodes", lowered.node_types)
+    if outcome.status == OK:
+        outcome.outputs, notes = read_outputs(lowered.outputs, outcome.outputs)
+        outcome.details.update(notes)
+    return outcome
+
+
+def lower_or_skip(case: Case) -> Lowered | Outcome:
+    try:
+        return lower(case)
+    except Unlowerable as e:
+        return Outcome(SKIP, message=str(e), details={"stage": "lowering"})
+
+
+class OrtCpuAdapter:
+    """ONNX Runtime CPUExecutionProvider, in-process.
+
+    ``optimization``: ORT graph optimization level (all, extended, basic, disable). With "all",
+    QDQ models are fused into ORT's integer kernels (QLinearConv ...): the arithmetic a user of ORT
+    gets; "disable" runs DequantizeLinear -> float op -> QuantizeLinear literally.
+    """
+
+    name = "onnxruntime"
+
+    def __init__(self, optimization: str = "all") -> None:
+        if optimization not in OPTIMIZATION_LEVELS:
+            raise ValueError(f"optimization must be one of {OPTIMIZATION_LEVELS}, not {optimization!r}")
+        self.optimization = optimization
+        self._ort: Any = None
+        self._why_not = ""
+        try:
+            import onnxruntime
+
+            self._ort = onnxruntime
+        except ImportError as e:
+            self._why_not = f"onnxruntime is not importable: {e}"
+        self._info: dict[str, Any] | None = None
+
+    def available(self) -> tuple[bool, str]:
+        if self._ort is None:
+            return False, self._why_not
+        if "CPUExecutionProvider" not in self._ort.get_available_providers():
+            return False, "this onnxruntime build has no CPUExecutionProvider"
+        return True, ""
+
+    def info(self) -> dict[str, Any]:
+        if self._info is None:
+            if self._ort is None:
+                return {"error": self._why_not}
+            import onnx
+
+            self._info = {
+                "adapter": self.name,
+                "onnxruntime": self._ort.__version__,
+                "onnx": onnx.__version__,
+                "providers": ["CPUExecutionProvider"],
+                "available_providers": self._ort.get_available_providers(),
+                "optimization": self.optimization,
+            }
+        return self._info
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"ops": supported()}
+
+    def run(self, case: Case) -> Outcome:
+        if self._ort is None:
+            return Outcome(ERROR, message=self._why_not, details={"stage": "load"})
+        lowered = lower_or_skip(case)
+        if isinstance(lowered, Outcome):
+            return lowered
+        result = run_session(self._ort, lowered, lambda: session_options(self._ort, self.optimization),
+                             providers=["CPUExecutionProvider"])  # fmt: skip
+        return finish(lowered, Outcome(**result))
+
+    def close(self) -> None:
+        pass
+
+
+def make(options: dict[str, Any] | None = None) -> OrtCpuAdapter:
+    """Keys: ``optimization``. ``library``/``precision`` (the QNN options the conformance fixture always
+    passes) mean nothing to the CPU EP and are ignored; other unknown keys are an error."""
+    opts = dict(options or {})
+    opts.pop("library", None)
+    opts.pop("precision", None)
+    kwargs: dict[str, Any] = {}
+    if "optimization" in opts:
+        kwargs["optimization"] = str(opts.pop("optimization"))
+    if opts:
+        raise ValueError(f"unknown onnxruntime adapter options: {sorted(opts)}")
+    return OrtCpuAdapter(**kwargs)

@@ -1,0 +1,366 @@
+"""ONNX Runtime with the QNN execution provider (HTP backend) as a backend: the lowered ONNX models of
+``adapters.onnx_lowering`` run through the onnxruntime-qnn plugin EP.
+
+How the EP is reached: the onnxruntime-qnn wheel is a *plugin* EP library, not a provider compiled
+into onnxruntime. The worker registers it with ``onnxruntime.register_execution_provider_library(
+"QNNExecutionProvider", onnxruntime_qnn.get_library_path())``, picks the EP's device from
+``onnxruntime.get_ep_devices()`` and attaches it per session with
+``SessionOptions.add_provider_for_devices(devices, {"backend_path": <wheel's libQnnHtp.so>, ...})``.
+
+Why these session settings:
+  - ``session.disable_cpu_ep_fallback=1``: a node the QNN EP declines would otherwise run on the CPU
+    EP and its numbers would be reported as the HTP's; with it, session creation fails (REJECTED) and
+    the EP's reason (its log line listing unsupported nodes) goes into the outcome.
+  - ``offload_graph_io_quantization=0``: the graph's input DequantizeLinear / output QuantizeLinear
+    stay on the HTP, which then receives and returns the fixed-point codes the case holds, as a QNN
+    graph would; the EP's default moves them to the CPU EP.
+  - ``enable_fallback=0`` on InferenceSession: the Python wrapper retries a failed EP on CPU otherwise.
+
+Why a worker process: the HTP simulator is native code that can abort the process; a crash must cost
+one case (CRASH), not the run. The worker reuses the QNN adapter's parent-side ``Worker`` (framing,
+timeouts, crash/timeout outcomes, restart) with this module as the child; the lowering runs in the
+parent, so the child only builds sessions and runs them and a lowering gap never touches it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from adapters.base import ERROR, REJECTED, Outcome
+from adapters.onnx_lowering import Lowered, supported
+from adapters.onnxruntime import OPTIMIZATION_LEVELS, finish, lower_or_skip, run_session, session_options
+from adapters.qnn.worker import (
+    DEBUG_OPS,
+    DEFAULT_START_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    PROJECT_ROOT,
+    Worker,
+    WorkerError,
+    _Died,
+    _recv,
+    _send,
+    _TimedOut,
+)
+from cases.case import Case
+
+EP_NAME = "QNNExecutionProvider"
+PRECISIONS = ("auto", "float32", "float16", "none")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} ")
+# EP banner warnings printed for every session; they say nothing about the case.
+_BOILERPLATE = ("File mapped weights", "EPContext encryption config", "# LIBNATIVE")
+
+
+def provider_options(backend_path: str, precision: str, soc: int | None, arch: int | None) -> dict[str, str]:
+    """QNN EP options for one session.
+
+    ``precision``: "auto" and "none" send nothing (measured on the simulator here: FLOAT_32 graphs then
+    run in float32 on the default SoC); "float32"/"float16" set ``enable_htp_fp16_precision`` 0/1
+    (the EP refuses 1 without ``soc_model``; with soc_model 43 FLOAT_32 runs relaxed either way).
+    """
+    opts = {"backend_path": backend_path, "offload_graph_io_quantization": "0"}
+    if precision == "float32":
+        opts["enable_htp_fp16_precision"] = "0"
+    elif precision == "float16":
+        opts["enable_htp_fp16_precision"] = "1"
+    if soc is not None:
+        opts["soc_model"] = str(int(soc))
+    if arch is not None:
+        opts["htp_arch"] = str(int(arch))
+    return opts
+
+
+# ---- parent side ---------------------------------------------------------------------------------
+class _OrtWorker(Worker):
+    """The QNN adapter's worker handle, started on this module's child loop instead of the QNN one."""
+
+    def start(self) -> dict[str, Any]:
+        if self.alive and self.info is not None:
+            return self.info
+        self._discard()
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        fd, name = tempfile.mkstemp(prefix="ort-qnn-worker-", suffix=".log")
+        os.unlink(name)
+        self._log_fd = fd
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(req_r), str(rep_w)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, pass_fds=(req_r, rep_w),
+                env=env, start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        finally:
+            for f in (req_r, rep_w):
+                os.close(f)
+        self._req_w, self._rep_r = req_w, rep_r
+        self.starts += 1
+        try:
+            self.info = self._request(("hello", self.config), self.start_timeout)
+        except (_Died, _TimedOut) as e:
+            tail = self.log_tail()
+            what = "timed out" if isinstance(e, _TimedOut) else self._death_text()
+            self._discard()
+            raise WorkerError("WorkerStartFailed", f"worker did not start: {what}; {tail[-500:]}") from None
+        except WorkerError:
+            self._discard()
+            raise
+        return self.info
+
+    def clear_log(self) -> None:
+        """Empty the worker's log before a case. The child's fd 2 shares this file description (and
+        so its offset) with ours: truncating and seeking here makes the child write from 0 again, so
+        the file holds one case's log however long the run, and a crash tail is this case's."""
+        if self._log_fd >= 0:
+            os.ftruncate(self._log_fd, 0)
+            os.lseek(self._log_fd, 0, os.SEEK_SET)
+
+    def log_records(self, limit: int = 1 << 20) -> list[str]:
+        """The case's ORT/QNN log as records (a record keeps its continuation lines), colour removed."""
+        if self._log_fd < 0:
+            return []
+        size = os.fstat(self._log_fd).st_size
+        text = _ANSI.sub("", os.pread(self._log_fd, min(size, limit), 0).decode("utf-8", "replace"))
+        records: list[str] = []
+        for line in text.splitlines():
+            if _STAMP.match(line) or not records:
+                records.append(line.strip())
+            elif line.strip():
+                records[-1] += " " + line.strip()
+        return records
+
+
+def _notable(records: list[str]) -> list[str]:
+    """Errors, warnings and the EP's per-node validation verdicts; the verbose rest is dropped."""
+    keep = [r for r in records if ("[E:" in r or "[W:" in r or "Validation FAILED" in r)
+            and not any(b in r for b in _BOILERPLATE)]  # fmt: skip
+    return [r.split("] ", 1)[-1] if r[:4].isdigit() else r for r in keep]
+
+
+def _reason(notes: list[str]) -> str:
+    """The EP's own words for a refusal: ORT's exception only says CPU fallback was disabled."""
+    for key in ("backendValidateOpConfig", "Validation FAILED", "Unsupported nodes", "failed", "Failed"):
+        for note in notes:
+            if key in note and "fallback to CPU EP has been explicitly disabled" not in note:
+                return note
+    return ""
+
+
+class OrtQnnAdapter:
+    """ONNX Runtime + QNN EP on HTP (the simulator on x86_64), one lowered model per case, in a worker.
+
+    ``library``: QNN backend library for the EP's ``backend_path`` (default the wheel's libQnnHtp.so).
+    ``precision``/``soc``/``arch``: see ``provider_options``. ``optimization``: ORT graph optimization level.
+    ``timeout``: seconds per case before the worker is killed (TIMEOUT).
+    """
+
+    name = "ort-qnn"
+
+    def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
+                 arch: int | None = None, optimization: str = "all", timeout: float = DEFAULT_TIMEOUT,
+                 start_timeout: float = DEFAULT_START_TIMEOUT, debug_hooks: bool = False) -> None:  # fmt: skip
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+        if optimization not in OPTIMIZATION_LEVELS:
+            raise ValueError(f"optimization must be one of {OPTIMIZATION_LEVELS}, not {optimization!r}")
+        self.precision, self.soc, self.arch, self.optimization = precision, soc, arch, optimization
+        self.debug_hooks = bool(debug_hooks)
+        self._why_not = ""
+        self.library = self._find_library(library)
+        self._worker: _OrtWorker | None = None
+        if self.library is not None:
+            config = {"library": self.library, "optimization": optimization, "debug_hooks": self.debug_hooks}
+            self._worker = _OrtWorker(config, timeout=timeout, start_timeout=start_timeout)
+
+    def _find_library(self, library: str | os.PathLike | None) -> str | None:
+        if library:
+            path = Path(library)
+            if not path.is_file():
+                self._why_not = f"QNN backend library {path} does not exist"
+                return None
+            return str(path.resolve())
+        try:
+            import onnxruntime_qnn
+        except ImportError as e:
+            self._why_not = f"the onnxruntime-qnn wheel is not importable: {e}"
+            return None
+        path = Path(onnxruntime_qnn.get_qnn_htp_path())
+        if not path.is_file():
+            self._why_not = f"onnxruntime-qnn has no {path.name} at {path}"
+            return None
+        return str(path)
+
+    # -- protocol ----------------------------------------------------------------------------------
+    def available(self) -> tuple[bool, str]:
+        """Starts the worker, which registers the plugin EP and finds its device: any failure says why."""
+        if self._worker is None:
+            return False, self._why_not
+        try:
+            self._worker.start()
+        except WorkerError as e:
+            return False, str(e)
+        return True, ""
+
+    def info(self) -> dict[str, Any]:
+        if self._worker is None:
+            return {"adapter": self.name, "error": self._why_not}
+        info = dict(self._worker.start())
+        info.update(adapter=self.name, precision=self.precision, soc=self.soc, arch=self.arch,
+                    optimization=self.optimization)  # fmt: skip
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"ops": supported()}
+
+    def run(self, case: Case) -> Outcome:
+        if self._worker is None:
+            return Outcome(ERROR, message=f"ort-qnn unavailable: {self._why_not}", details={"stage": "load"})
+        if self.debug_hooks and case.op in DEBUG_OPS:
+            lowered: Lowered | Outcome = Lowered(case.op.encode(), {}, [])
+        else:
+            lowered = lower_or_skip(case)
+        if isinstance(lowered, Outcome):
+            return lowered
+        opts = provider_options(self.library, self.precision, self.soc, self.arch)
+        try:
+            self._worker.start()
+        except WorkerError as e:
+            return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
+        self._worker.clear_log()
+        outcome = self._worker.run((lowered, opts))  # type: ignore[arg-type]  # the payload goes where a Case would
+        if outcome.status in (REJECTED, ERROR):
+            notes = _notable(self._worker.log_records())
+            if notes:
+                outcome.details["log"] = notes[-20:]
+                why = _reason(notes)
+                if why and why not in outcome.message:
+                    outcome.message = f"{outcome.message} [QNN EP: {why}]"[:2000]
+        return finish(lowered, outcome)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    def __enter__(self) -> OrtQnnAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def worker_pid(self) -> int | None:
+        return None if self._worker is None else self._worker.pid
+
+    @property
+    def worker_starts(self) -> int:
+        return 0 if self._worker is None else self._worker.starts
+
+
+def make(options: dict[str, Any] | None = None) -> OrtQnnAdapter:
+    """Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``optimization``,
+    ``timeout``. Unknown keys are an error, so a typo does not silently run the default."""
+    opts = dict(options or {})
+    library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
+    kwargs: dict[str, Any] = {"library": library}
+    for key, conv in (("precision", str), ("optimization", str), ("timeout", float)):
+        if key in opts:
+            kwargs[key] = conv(opts.pop(key))
+    for key in ("soc", "arch"):
+        if key in opts:
+            value = opts.pop(key)
+            kwargs[key] = None if value in (None, "") else int(value)
+    if opts:
+        raise ValueError(f"unknown ort-qnn adapter options: {sorted(opts)}")
+    return OrtQnnAdapter(**kwargs)
+
+
+# ---- child side ----------------------------------------------------------------------------------
+def _hello(cfg: dict[str, Any]) -> tuple[Any, list[Any], dict[str, Any]]:
+    """Register the plugin EP once per process and describe what was loaded."""
+    import onnxruntime as ort
+    import onnxruntime_qnn
+
+    ort.register_execution_provider_library(EP_NAME, onnxruntime_qnn.get_library_path())
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
+    if not devices:
+        raise RuntimeError(f"{EP_NAME} registered from {onnxruntime_qnn.get_library_path()} but offers no device")
+    info: dict[str, Any] = {
+        "onnxruntime": ort.__version__,
+        "onnxruntime_qnn": onnxruntime_qnn.__version__,
+        "qnn_sdk": getattr(onnxruntime_qnn.build_and_package_info, "qnn_version", None),
+        "ep_library": onnxruntime_qnn.get_library_path(),
+        "backend_path": cfg["library"],
+        "providers": [EP_NAME],
+        "ep_devices": [{"vendor": d.ep_vendor, "device": str(d.device.type), **dict(d.ep_metadata)} for d in devices],
+    }
+    try:  # the QNN library's own build id, read through the QNN adapter's bindings (no backend created)
+        from adapters.qnn import bindings
+
+        lib = bindings.QnnLibrary(cfg["library"])
+        info.update(qnn_build_id=lib.build_id, qnn_core_api=".".join(map(str, lib.provider.core_api)),
+                    qnn_backend_api=".".join(map(str, lib.provider.backend_api)))  # fmt: skip
+    except Exception as e:  # noqa: BLE001 - the build id is nice to have, never a reason to stop
+        info["qnn_build_id_error"] = f"{type(e).__name__}: {e}"
+    return ort, devices, info
+
+
+def _qnn_session_options(ort: Any, devices: list[Any], opts: dict[str, str], optimization: str) -> Any:
+    """Verbose (level 0): the EP gives a node's validation failure reason only there; the worker log
+    holds one case at a time and the parent keeps only the notable records."""
+    so = session_options(ort, optimization, log_level=0)
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    so.add_provider_for_devices(devices, opts)
+    return so
+
+
+def _child(req_fd: int, rep_fd: int) -> int:
+    os.dup2(2, 1)  # native banners on fd 1 go to the worker's private log (fd 2), like the QNN worker's
+    faulthandler.enable()
+    from adapters.qnn.worker import _debug_hook
+
+    ort = devices = None
+    cfg: dict[str, Any] = {}
+    while True:
+        try:
+            message = _recv(req_fd)
+        except _Died:
+            break
+        kind = message[0]
+        try:
+            if kind == "quit":
+                break
+            if kind == "hello":
+                cfg = message[1]
+                ort, devices, info = _hello(cfg)
+                reply = ("ok", info, [])
+            elif kind == "run":
+                lowered, opts = message[1]
+                if cfg.get("debug_hooks") and lowered.model.decode("ascii", "replace") in DEBUG_OPS:
+                    _debug_hook(lowered.model.decode())
+                make = functools.partial(_qnn_session_options, ort, devices, opts, cfg.get("optimization", "all"))
+                reply = ("ok", run_session(ort, lowered, make), [])
+            elif kind == "ping":
+                reply = ("ok", os.getpid(), [])
+            else:
+                reply = ("error", ("ProtocolError", f"unknown request {kind!r}", ""), [])
+        except Exception as e:  # noqa: BLE001 - report any Python failure to the parent, keep serving
+            reply = ("error", (type(e).__name__, str(e), traceback.format_exc()), [])
+        try:
+            _send(rep_fd, reply)
+        except OSError:
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(int(sys.argv[1]), int(sys.argv[2])))

@@ -343,9 +343,11 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         shape = tuple(d if isinstance(d, int) else dim_value(d) for d in dims)  # Pad's [N, 2]
     elif dims and all(isinstance(d, str) and len(d) > 1 for d in dims):
         shape = (len(dims),)  # element names: "[height_stride, width_stride]"
-    elif len(dims) == 1:
+    elif len(dims) == 1:  # "[N]": its length binds N (Tile's multiples and in[0]'s rank N)
         n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
-        shape = (n if n is not None else draw(st.integers(1, settings.max_rank), label=f"len {name}"),)
+        if n is None:
+            n = env[dims[0]] = draw(st.integers(1, settings.max_rank), label=f"len {name}")
+        shape = (n,)
     else:
         shape = (draw(st.integers(1, settings.max_rank), label=f"len {name}"),)
     size = int(np.prod(shape))
@@ -473,8 +475,8 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, set
             shape = tuple(_eval_dim(d, env) for d in dims) if dims else None
             if shape is None or any(s is None for s in shape):
                 return None
-        if int(np.prod(shape, dtype=np.int64)) > settings.max_elements:
-            return None
+        if int(np.prod(shape, dtype=np.int64)) > settings.max_elements or 0 in shape:
+            return None  # too big for the simulator, or empty (a QNN dimension is never 0)
         enc = None
         if dtypes.get(dtype).quantized:
             enc = encoding_covering(real[i], dtype) if real is not None else Encoding((8.0 / 255,), (-128,))

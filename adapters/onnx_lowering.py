@@ -119,6 +119,10 @@ class Params:
 class Builder:
     """Collects nodes for one case and tracks each value's element type.
 
+    Operands go to ONNX in the types the case declares, and outputs are declared in the case's types:
+    where those do not fit the ONNX op's type rules, ORT refuses the model (REJECTED), as a QNN backend
+    refuses such an op config. Casts appear only where the QNN op itself converts (``converts``).
+
     ``_owed``: values produced by a layout move from a dequantized value; before a compute node
     consumes one, it is re-quantized with that encoding (Q -> DQ) so the node stays a QDQ unit.
     """
@@ -133,6 +137,7 @@ class Builder:
         self.types: dict[str, int] = {}
         self._owed: dict[str, tuple[Encoding, str]] = {}
         self._settled: dict[str, str] = {}
+        self.retype: set[str] = set()
         self._count = 0
 
     # -- naming / constants --------------------------------------------------------------------------
@@ -179,10 +184,11 @@ class Builder:
             return value
         return self.node("Not", [self.node("Equal", [value, self.like(0, value)], out_type=T.BOOL)], out_type=T.BOOL)
 
-    def unify(self, *values: str) -> list[str]:
-        """Cast every operand to the first one's element type (ONNX requires one type per op)."""
-        elem = self.types[values[0]]
-        return [self.cast(v, elem) for v in values]
+    def converts(self, value: str) -> str:
+        """Mark a value whose op converts types by QNN's own definition (Cast, index outputs, comparison
+        results as numbers): only such a value is cast to its output's declared type."""
+        self.retype.add(value)
+        return value
 
     # -- quantization ----------------------------------------------------------------------------------
     def _qparams(self, enc: Encoding, dtype: str) -> tuple[str, str, dict[str, int]]:
@@ -308,8 +314,10 @@ class Builder:
                 if t.encoding is None:
                     raise Unlowerable(f"output {j} is {t.dtype} without an encoding")
                 final = self.quantize(value, t.encoding, t.dtype)
-            else:
+            elif value in self.retype:
                 final = self.cast(value, ONNX_TYPE[t.dtype])
+            else:
+                final = value
             if final in renamed:
                 final = renamed[final]
             if final in fixed or final in outs:
@@ -352,13 +360,13 @@ def unary(onnx_op: str, **attrs: Any) -> Lowering:
 
 
 def binary(onnx_op: str, **attrs: Any) -> Lowering:
-    return lambda b: [b.node(onnx_op, b.unify(b.input(0), b.input(1)), **attrs)]
+    return lambda b: [b.node(onnx_op, [b.input(0), b.input(1)], **attrs)]
 
 
 def comparison(onnx_op: str, negate: bool = False) -> Lowering:
     def lower(b: Builder) -> list[str]:
-        out = b.node(onnx_op, b.unify(b.input(0), b.input(1)), out_type=T.BOOL)
-        return [b.node("Not", [out], out_type=T.BOOL) if negate else out]
+        out = b.node(onnx_op, [b.input(0), b.input(1)], out_type=T.BOOL)
+        return [b.converts(b.node("Not", [out], out_type=T.BOOL) if negate else out)]
 
     return lower
 
@@ -366,7 +374,7 @@ def comparison(onnx_op: str, negate: bool = False) -> Lowering:
 def logical(onnx_op: str) -> Lowering:
     def lower(b: Builder) -> list[str]:
         operands = [b.to_bool(b.input(i)) for i in range(1 if onnx_op == "Not" else 2)]
-        return [b.node(onnx_op, operands, out_type=T.BOOL)]
+        return [b.converts(b.node(onnx_op, operands, out_type=T.BOOL))]
 
     return lower
 
@@ -387,23 +395,23 @@ def _rsqrt(b: Builder) -> list[str]:
 
 
 def _squared_difference(b: Builder) -> list[str]:
-    d = b.node("Sub", b.unify(b.input(0), b.input(1)))
+    d = b.node("Sub", [b.input(0), b.input(1)])
     return [b.node("Mul", [d, d])]
 
 
 def _floor_div(b: Builder) -> list[str]:
     """floor(in0 / in1) on the real quotient: integer operands go through double, as ONNX's integer
     Div truncates toward zero."""
-    x, y = b.unify(b.input(0), b.input(1))
-    if b.types[x] not in FLOAT_TYPES:
-        x, y = b.cast(x, T.DOUBLE), b.cast(y, T.DOUBLE)
+    x, y = b.input(0), b.input(1)
+    if b.types[x] in INT_TYPES and b.types[y] in INT_TYPES:
+        return [b.converts(b.node("Floor", [b.node("Div", [b.cast(x, T.DOUBLE), b.cast(y, T.DOUBLE)])]))]
     return [b.node("Floor", [b.node("Div", [x, y])])]
 
 
 def _mod(b: Builder) -> list[str]:
     """Sign of the divisor. ONNX Mod does it for integers only (fmod=0 is invalid on floats), so
     floats take in0 - in1 * floor(in0 / in1)."""
-    x, y = b.unify(b.input(0), b.input(1))
+    x, y = b.input(0), b.input(1)
     if b.types[x] not in FLOAT_TYPES:
         return [b.node("Mod", [x, y], fmod=0)]
     return [b.node("Sub", [x, b.node("Mul", [y, b.node("Floor", [b.node("Div", [x, y])])])])]
@@ -429,8 +437,7 @@ def _elu(b: Builder) -> list[str]:
 
 
 def _select(b: Builder) -> list[str]:
-    a, c = b.unify(b.input(1), b.input(2))
-    return [b.node("Where", [b.to_bool(b.input(0)), a, c])]
+    return [b.node("Where", [b.to_bool(b.input(0)), b.input(1), b.input(2)], out_type=b.types[b.input(1)])]
 
 
 def _is_inf(b: Builder) -> list[str]:
@@ -499,9 +506,9 @@ def softmax(onnx_op: str) -> Lowering:
 def _batchnorm(b: Builder) -> list[str]:
     """QNN Batchnorm is already folded: x * weights + bias over the last (channel) axis."""
     x = b.input(0)
-    y = b.node("Mul", b.unify(x, b.input(1)))
+    y = b.node("Mul", [x, b.input(1)])
     if b.has(2):
-        y = b.node("Add", b.unify(y, b.input(2)))
+        y = b.node("Add", [y, b.input(2)])
     return [y]
 
 
@@ -512,9 +519,9 @@ def _layer_norm(b: Builder) -> list[str]:
     if axes != list(range(axes[0], n)):
         raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
     x = b.input(0)
-    shape = b.shape(0)[axes[0]:]
-    gamma = b.cast(b.input(1), b.types[x]) if b.has(1) else b.like(np.ones(shape), x)
-    ins = [x, gamma] + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+    shape = b.shape(0)[axes[0] :]
+    gamma = b.input(1) if b.has(1) else b.like(np.ones(shape), x)
+    ins = [x, gamma] + ([b.input(2)] if b.has(2) else [])
     return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon", 1e-3))]
 
 
@@ -530,7 +537,7 @@ def _transpose(b: Builder) -> list[str]:
 
 def _concat(b: Builder) -> list[str]:
     xs = [b.input(i) for i in range(len(b.case.inputs)) if b.has(i)]
-    return [b.node("Concat", b.unify(*xs), axis=b.p.int("axis", b.rank(0) - 1))]
+    return [b.node("Concat", xs, axis=b.p.int("axis", b.rank(0) - 1))]
 
 
 def _tile(b: Builder) -> list[str]:
@@ -573,7 +580,7 @@ def _identity(b: Builder) -> list[str]:
     t = b.case.outputs[0]
     if b.case.inputs[0].dtype == t.dtype and not dtypes.get(t.dtype).quantized:
         return [b.node("Identity", [x])]
-    return [x]
+    return [b.converts(x)]
 
 
 def _split(b: Builder) -> list[str]:
@@ -586,7 +593,7 @@ def _split(b: Builder) -> list[str]:
 
 def _pack(b: Builder) -> list[str]:
     axis = b.p.int("axis")
-    xs = b.unify(*[b.input(i) for i in range(len(b.case.inputs)) if b.has(i)])
+    xs = [b.input(i) for i in range(len(b.case.inputs)) if b.has(i)]
     return [b.node("Concat", [b.node("Unsqueeze", [x, b.i64([axis])]) for x in xs], axis=axis)]
 
 
@@ -640,7 +647,7 @@ def reduction(onnx_op: str) -> Lowering:
 def arg_reduction(onnx_op: str) -> Lowering:
     def lower(b: Builder) -> list[str]:
         keep = b.p.bool("keep_dims")
-        y = b.node(onnx_op, [b.input(0)], out_type=T.INT64, axis=b.p.int("axis"), keepdims=int(keep))
+        y = b.converts(b.node(onnx_op, [b.input(0)], out_type=T.INT64, axis=b.p.int("axis"), keepdims=int(keep)))
         onnx_rank = b.rank(0) - (0 if keep else 1)
         return [b.to_declared(y) if onnx_rank != len(b.case.outputs[0].shape) else y]
 
@@ -656,12 +663,14 @@ def _topk(b: Builder) -> list[str]:
     values, idx = b.node("TopK", [b.input(0), b.i64([b.p.int("k")])], outputs=2, axis=-1,
                          largest=int(b.p.bool("largest", True)), sorted=1)  # fmt: skip
     b.types[idx] = T.INT64
-    return [values, idx]
+    return [values, b.converts(idx)]
 
 
 def _shape(b: Builder) -> list[str]:
     n = b.rank(0)
-    return [b.node("Shape", [b.input(0)], out_type=T.INT64, start=b.p.int("start", 0), end=b.p.int("end", n))]
+    return [
+        b.converts(b.node("Shape", [b.input(0)], out_type=T.INT64, start=b.p.int("start", 0), end=b.p.int("end", n)))
+    ]
 
 
 def _one_hot(b: Builder) -> list[str]:
@@ -680,8 +689,7 @@ def scatter(onnx_op: str, reductions: dict[int, str]) -> Lowering:
         attrs: dict[str, Any] = {"reduction": reductions[r]}
         if onnx_op == "ScatterElements":
             attrs["axis"] = b.p.int("axis", 0)
-        data, updates = b.unify(b.input(0), b.input(2))
-        return [b.node(onnx_op, [data, _indices(b, 1), updates], **attrs)]
+        return [b.node(onnx_op, [b.input(0), _indices(b, 1), b.input(2)], **attrs)]
 
     return lower
 
@@ -692,9 +700,9 @@ def _matmul(b: Builder) -> list[str]:
         n = b.rank(i)
         perm = list(range(n - 2)) + [n - 1, n - 2] if b.p.bool(flag) and n >= 2 else None
         xs.append(b.input(i, perm))
-    y = b.node("MatMul", b.unify(*xs))
+    y = b.node("MatMul", xs)
     if b.has(2):
-        y = b.node("Add", b.unify(y, b.input(2)))
+        y = b.node("Add", [y, b.input(2)])
     return [y]
 
 
@@ -703,7 +711,7 @@ def _fully_connected(b: Builder) -> list[str]:
     shape (keep_dims or not) is applied to the result."""
     m, n = b.shape(1)
     x = b.move("Reshape", b.input(0), b.i64([-1, n]))
-    ins = b.unify(x, b.input(1)) + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+    ins = [x, b.input(1)] + ([b.input(2)] if b.has(2) else [])
     return [b.node("Gemm", ins, transB=1)]
 
 
@@ -743,7 +751,7 @@ def conv(depthwise: bool = False) -> Lowering:
         w = b.input(1, [wr - 1, wr - 2, *range(s)])
         before, after = _pairs(b, s)
         group = b.shape(0)[-1] if depthwise else b.p.int("group", 1)
-        ins = b.unify(x, w) + ([b.cast(b.input(2), b.types[x])] if b.has(2) else [])
+        ins = [x, w] + ([b.input(2)] if b.has(2) else [])
         return b.node("Conv", ins, strides=b.p.ints("stride", [1] * s), pads=before + after,
                       dilations=b.p.ints("dilation", [1] * s), group=group)  # fmt: skip
 

@@ -128,14 +128,18 @@ def _first_index(name: str) -> int:
 
 
 def _eval_dim(d: Any, env: dict[str, Any]) -> int | None:
+    """A dim expression's value: a whole number in [0, 2**31), else None. Unsigned parameter vectors
+    (pad_amount, stride) take part as signed integers, so a size formula can go negative, not wrap."""
     if isinstance(d, int):
         return d
+    signed = {k: v.astype(np.int64) if isinstance(v, np.ndarray) and v.dtype.kind == "u" else v for k, v in env.items()}
     try:
-        v = expr.parse(str(d)).evaluate(env)
-    except (expr.ExprError, expr.EvalError):
+        v = np.asarray(expr.parse(str(d)).evaluate(signed), dtype=np.float64)
+    except (expr.ExprError, expr.EvalError, TypeError, ValueError):
         return None
-    v = float(np.asarray(v))
-    return int(v) if v == int(v) and v >= 0 else None
+    if v.shape != () or not np.isfinite(v) or v != np.floor(v) or not 0 <= v < 2**31:
+        return None
+    return int(v)
 
 
 def _same_shape_targets(op: OpDef) -> dict[str, str]:

@@ -44,7 +44,7 @@ class ReferenceAdapter:
         try:
             real = expected(case)
             outs = encode_outputs(case, real)
-        except (ValueError, NotImplementedError, IndexError, KeyError) as e:
+        except Exception as e:  # a reference that breaks on a valid case is this backend's ERROR, not the run's
             return Outcome(ERROR, message=f"{type(e).__name__}: {e}", seconds=time.perf_counter() - t0)
         return Outcome(OK, outs, seconds=time.perf_counter() - t0)
 

@@ -255,6 +255,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 last = rep.get("last")
                 hi = (int(last) - idx + 1) if isinstance(last, int) else 3
                 lo = 0 if decl.get("mandatory") is False else 1
+                lo, hi = rep.get("min", lo), rep.get("max", hi)  # curated bounds on the count
                 count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
             if optional and (stop_optional or not draw(st.booleans(), label=f"give {name}")):
@@ -463,7 +464,9 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, set
             real = None
     outs: list[Tensor] = []
     decls = op.outputs
-    n = len(real) if real is not None else len(decls)
+    # without a reference, each output is declared once; a repeated one ``repeated.min`` times when curated
+    count = {d["name"]: (d.get("repeated") or {}).get("min", 1) for d in decls}
+    n = len(real) if real is not None else max((_first_index(d["name"]) + count[d["name"]] for d in decls), default=0)
     for i in range(n):
         decl = next((d for d in reversed(decls) if _first_index(d["name"]) <= i), decls[-1] if decls else None)
         if decl is None:

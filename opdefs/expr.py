@@ -402,8 +402,14 @@ def _truth(v: Any) -> bool:
 
 
 def holds(expr: Expr, env: Mapping[str, Any]) -> bool:
-    """True/False for a constraint on one case; EvalError when it cannot be decided."""
-    return _truth(expr.evaluate(env))
+    """True/False for a constraint on one case; EvalError when it cannot be decided (including
+    operands that do not fit together, e.g. vectors of different lengths after a mutation)."""
+    try:
+        return _truth(expr.evaluate(env))
+    except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+        if isinstance(e, EvalError | ExprError):
+            raise
+        raise EvalError(f"{type(e).__name__}: {e}") from None
 
 
 def function_binding(name: str, fn: Callable[..., Any]) -> tuple[str, Callable[..., Any]]:

@@ -72,7 +72,9 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, op_tol: 
                        tolerance=f"{tol.get('steps', 1):g} steps")  # fmt: skip
     elif d.kind == "float":
         a = actual.astype(np.float64)
-        e = exp.astype(np.float64)
+        # the best a backend can return is the real result rounded to the output type (65504 -> inf in fp16)
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = exp.astype(np.float64).astype(d.storage).astype(np.float64)
         both_nan = np.isnan(a) & np.isnan(e)
         same_inf = np.isinf(a) & np.isinf(e) & (np.sign(a) == np.sign(e))
         with np.errstate(invalid="ignore", over="ignore"):
@@ -130,5 +132,6 @@ def encode_outputs(case: Case, real: list[np.ndarray]) -> list[np.ndarray]:
         elif d.kind in ("int", "uint"):
             out.append(np.clip(np.round(np.nan_to_num(r.astype(np.float64))), d.qmin, d.qmax).astype(d.storage))
         else:
-            out.append(r.astype(d.storage))
+            with np.errstate(over="ignore", invalid="ignore"):
+                out.append(r.astype(d.storage))
     return out

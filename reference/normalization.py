@@ -208,6 +208,8 @@ def _along_axes(v: np.ndarray | None, axes: list[int], ndim: int, default: float
     m = v.ndim
     if m == 0:
         return v
+    if m > len(axes) or any(not 0 <= a < ndim for a in axes):
+        raise ValueError(f"gamma/beta of rank {m} does not fit axes {axes} of a rank-{ndim} input")
     owners = axes[len(axes) - m :]
     order = np.argsort(owners)
     v = np.transpose(v, order)
@@ -237,7 +239,7 @@ def group_norm(
     x = np.asarray(inputs[0], dtype=np.float64)
     c = x.shape[-1]
     g = int(params["group"])
-    if c % g:
+    if g <= 0 or c % g:
         raise ValueError(f"GroupNorm: channel {c} is not divisible by group {g}")
     xg = x.reshape(x.shape[:-1] + (g, c // g))  # [..., group, channel-in-group]
     lead = 1 if x.ndim >= 2 else 0

@@ -437,7 +437,8 @@ def _elu(b: Builder) -> list[str]:
 
 
 def _select(b: Builder) -> list[str]:
-    return [b.node("Where", [b.to_bool(b.input(0)), b.input(1), b.input(2)], out_type=b.types[b.input(1)])]
+    a, c = b.input(1), b.input(2)
+    return [b.node("Where", [b.to_bool(b.input(0)), a, c], out_type=b.types[a])]
 
 
 def _is_inf(b: Builder) -> list[str]:
@@ -515,11 +516,11 @@ def _batchnorm(b: Builder) -> list[str]:
 def _layer_norm(b: Builder) -> list[str]:
     """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form."""
     n = b.rank(0)
-    axes = sorted(a % n for a in b.p.ints("axes"))
-    if axes != list(range(axes[0], n)):
+    axes = sorted(b.p.ints("axes"))
+    if all(0 <= a < n for a in axes) and axes != list(range(axes[0], n)):
         raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
-    x = b.input(0)
-    shape = b.shape(0)[axes[0] :]
+    x = b.input(0)  # an axis outside [0, N) goes to ORT as it is: its refusal is the verdict
+    shape = b.shape(0)[min(axes[0], n) :]
     gamma = b.input(1) if b.has(1) else b.like(np.ones(shape), x)
     ins = [x, gamma] + ([b.input(2)] if b.has(2) else [])
     return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon", 1e-3))]
@@ -594,7 +595,7 @@ def _split(b: Builder) -> list[str]:
 def _pack(b: Builder) -> list[str]:
     axis = b.p.int("axis")
     xs = [b.input(i) for i in range(len(b.case.inputs)) if b.has(i)]
-    return [b.node("Concat", [b.node("Unsqueeze", [x, b.i64([axis])]) for x in xs], axis=axis)]
+    return [b.node("Concat", [b.move("Unsqueeze", x, b.i64([axis])) for x in xs], axis=axis)]
 
 
 def _unpack(b: Builder) -> list[str]:
@@ -602,7 +603,7 @@ def _unpack(b: Builder) -> list[str]:
     n = b.shape(0)[axis]
     parts = b.node("Split", [b.input(0), b.i64([1] * n)], outputs=n, axis=axis)
     parts = [parts] if n == 1 else parts
-    return [b.node("Squeeze", [p, b.i64([axis])]) for p in parts]
+    return [b.move("Squeeze", b.on_output_grid(p, j), b.i64([axis])) for j, p in enumerate(parts)]
 
 
 def _strided_slice(b: Builder) -> list[str]:
@@ -712,7 +713,9 @@ def _fully_connected(b: Builder) -> list[str]:
     m, n = b.shape(1)
     x = b.move("Reshape", b.input(0), b.i64([-1, n]))
     ins = [x, b.input(1)] + ([b.input(2)] if b.has(2) else [])
-    return [b.node("Gemm", ins, transB=1)]
+    y = b.node("Gemm", ins, transB=1)
+    batch = int(np.prod(b.shape(0), dtype=np.int64)) // n if n else 0
+    return [y if tuple(b.case.outputs[0].shape) == (batch, m) else b.to_declared(y)]
 
 
 # -- layout ops (NHWC in QNN, NCHW in ONNX) ----------------------------------------------------------
@@ -799,8 +802,9 @@ def resize(kind: str) -> Lowering:
             attrs = dict(coordinate_transformation_mode=modes[b.p.int("transformation_mode", 0)],
                          mode=("nearest", "linear", "cubic")[b.p.int("interpolation_mode", 0)],
                          nearest_mode=nearest[b.p.int("nearest_mode", 0)],
-                         cubic_coeff_a=b.p.float("cubic_coeff", -0.75),
-                         exclude_outside=int(b.p.bool("exclude_outside")))  # fmt: skip
+                         cubic_coeff_a=b.p.float("cubic_coeff", -0.75))  # fmt: skip
+            if attrs["mode"] == "cubic":  # it weighs cubic taps only; ORT refuses it set on other modes
+                attrs["exclude_outside"] = int(b.p.bool("exclude_outside"))
         else:  # the TensorFlow-style pair of flags
             align, half = b.p.bool("align_corners"), b.p.bool("half_pixel_centers")
             if align and half:

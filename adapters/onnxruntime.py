@@ -28,8 +28,14 @@ OPTIMIZATION_LEVELS = ("all", "extended", "basic", "disable")
 
 def session_options(ort: Any, optimization: str = "all", log_level: int = 4) -> Any:
     """Fresh options; ORT's own console log is off (4 = fatal only) because its errors come back as
-    exceptions, which become the outcome's message."""
+    exceptions, which become the outcome's message.
+
+    Strict shape inference: the model declares each output with the case's shape, as a QNN graph
+    declares its output tensors; by default ORT only warns when the op infers another shape and then
+    returns its own, strict mode makes that a refusal at session creation (REJECTED).
+    """
     so = ort.SessionOptions()
+    so.add_session_config_entry("session.strict_shape_type_inference", "1")
     so.log_severity_level = log_level
     so.graph_optimization_level = {
         "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,

@@ -181,6 +181,23 @@ def encoding_covering(values: np.ndarray, dtype: str) -> Encoding:
     return Encoding((scale,), (-zero_point,))
 
 
+def _output_encoding(case: Case, real: np.ndarray | None, dtype: str) -> Encoding:
+    """Calibrate the output grid on the expected values (as QDQ flows do), except for ops that only
+    move values: when every expected value is one of in[0]'s values and in[0] has the same type, the
+    output keeps in[0]'s encoding. The spec never says whether Transpose or ReduceMax requantize, so
+    cases must not depend on it (spec-ambiguities.md: prefer cases that do not depend on a reading)."""
+    if real is None:
+        return Encoding((8.0 / 255,), (-128,))
+    first = case.inputs[0] if case.inputs else None
+    if first is not None and first.dtype == dtype and first.encoding is not None and not first.encoding.per_axis:
+        scale, offset = first.encoding.scales[0], first.encoding.offsets[0]
+        source = np.unique(scale * (first.data.astype(np.float64) + offset))
+        values = np.asarray(real, dtype=np.float64).ravel()
+        if values.size and np.all(np.isin(values, source)):
+            return first.encoding
+    return encoding_covering(real, dtype)
+
+
 REGIMES = ("ordinary", "near_zero", "large", "integer_valued")
 
 
@@ -203,6 +220,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     same_shape = _same_shape_targets(op)
     domains = op.raw.get("dims") or {}
     derived = op.raw.get("derived") or {}
+    counts = op.raw.get("generate") or {}
 
     @st.composite
     def build(draw: st.DrawFn) -> Case:
@@ -246,16 +264,20 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         first_shape: tuple[int, ...] | None = None
         rank_shapes: dict[str, tuple[int, ...]] = {}
         stop_optional = False
-        for decl in op.inputs:
+        total_lo, total_hi = counts.get("inputs_count", (0, 2**31))
+        for k_decl, decl in enumerate(op.inputs):
             name = decl["name"]
             idx = _first_index(name)
             rep = decl.get("repeated")
             count = 1
             if rep:
                 last = rep.get("last")
-                hi = (int(last) - idx + 1) if isinstance(last, int) else 3
+                hi = min((int(last) - idx + 1) if isinstance(last, int) else 3, total_hi - idx)
                 lo = 0 if decl.get("mandatory") is False else 1
-                lo, hi = rep.get("min", lo), rep.get("max", hi)  # curated bounds on the count
+                if k_decl < len(op.inputs) - 1:  # inputs are positional: a range others follow is given in full
+                    lo = hi
+                else:  # the last one makes up the curated number of inputs (generate.inputs_count)
+                    lo = max(lo, total_lo - idx)
                 count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
             if optional and (stop_optional or not draw(st.booleans(), label=f"give {name}")):
@@ -464,9 +486,8 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, set
             real = None
     outs: list[Tensor] = []
     decls = op.outputs
-    # without a reference, each output is declared once; a repeated one ``repeated.min`` times when curated
-    count = {d["name"]: (d.get("repeated") or {}).get("min", 1) for d in decls}
-    n = len(real) if real is not None else max((_first_index(d["name"]) + count[d["name"]] for d in decls), default=0)
+    # without a reference: the curated number of outputs (generate.outputs_count), else one per declaration
+    n = len(real) if real is not None else (op.raw.get("generate") or {}).get("outputs_count", [len(decls)])[0]
     for i in range(n):
         decl = next((d for d in reversed(decls) if _first_index(d["name"]) <= i), decls[-1] if decls else None)
         if decl is None:
@@ -486,6 +507,6 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, set
             return None  # too big for the simulator, or empty (a QNN dimension is never 0)
         enc = None
         if dtypes.get(dtype).quantized:
-            enc = encoding_covering(real[i], dtype) if real is not None else Encoding((8.0 / 255,), (-128,))
+            enc = _output_encoding(case, real[i] if real is not None else None, dtype)
         outs.append(Tensor(ref, dtype, shape, None, enc))
     return outs

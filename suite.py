@@ -77,3 +77,68 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
     return rec
+
+
+# ---------------------------------------------------------------------------------------------
+# The main job: python -m suite
+# ---------------------------------------------------------------------------------------------
+DEFAULT_BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the conformance cases on every available default backend and write the reports."""
+    import argparse
+    import subprocess
+    import sys
+
+    import adapters
+
+    ap = argparse.ArgumentParser(prog="python -m suite", description=main.__doc__)
+    ap.add_argument("--backends", default=",".join(DEFAULT_BACKENDS))
+    ap.add_argument("--examples", type=int, default=5)
+    ap.add_argument("--op", default=None, help="regex of ops to run")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json) is written")
+    ap.add_argument("--runs", default="runs", help="where results files and failing cases go")
+    ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
+    args = ap.parse_args(argv)
+    out, runs = Path(args.out), Path(args.runs)
+    out.mkdir(parents=True, exist_ok=True)
+    runs.mkdir(parents=True, exist_ok=True)
+    results = []
+    t_start = time.time()
+    for name in args.backends.split(","):
+        try:
+            ok, why = adapters.get(name).available()
+        except (KeyError, ImportError) as e:
+            ok, why = False, str(e)
+        if not ok:
+            print(f"== {name}: not available here ({why}); skipped")
+            continue
+        path = runs / f"{name}.jsonl"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--backend", name,
+               "--examples", str(args.examples), "--seed", str(args.seed), "--no-shrink",
+               "--results", str(path), "--case-dir", str(runs / "cases"), "-n", args.workers]  # fmt: skip
+        if args.op:
+            cmd += ["--op", args.op]
+        print(f"== {name}: {' '.join(cmd[1:])}", flush=True)
+        t0 = time.time()
+        subprocess.run(cmd, cwd=Path(__file__).resolve().parent)  # failures are results, not a stop
+        print(f"== {name}: {time.time() - t0:.0f} s", flush=True)
+        results.append(path)
+    if not results:
+        print("no backend available: nothing to report", file=sys.stderr)
+        return 1
+    for fmt, ext in (("md", "md"), ("html", "html"), ("json", "json"), ("csv", "csv")):
+        subprocess.run([sys.executable, "-m", "reports", "matrix", *map(str, results), "--format", fmt,
+                        "-o", str(out / f"matrix.{ext}")], check=True)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "reports", "catalogues", *map(str, results), "-o",
+                    str(out / "catalogues.md")], check=False)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "reports", "summary", *map(str, results)], check=True)
+    print(f"reports written to {out}/ (matrix.md, matrix.html, matrix.json, matrix.csv); "
+          f"results in {runs}/; wall time {time.time() - t_start:.0f} s")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -51,6 +51,8 @@ def _tensor_mutations(t: Tensor) -> Iterator[Tensor]:
         if s[-1] > 1:
             yield _reshape(t, s[:-1] + (s[-1] - 1,))
     yield _reshape(t, (1,) + s)
+    if s:
+        yield _reshape(t, ())
     if t.data is not None and t.data.size and dtypes.get(t.dtype).kind in ("int", "uint"):
         big = t.data.copy()
         big.flat[0] = min(dtypes.get(t.dtype).qmax, 1000)
@@ -101,12 +103,28 @@ def _candidates(case: Case) -> Iterator[Case]:
             c.outputs = list(case.outputs)
             c.outputs[i] = Tensor(m.name, m.dtype, m.shape, None, m.encoding)
             yield c
+    present = [i for i, t in enumerate(case.inputs) if t is not None]
+    if len(present) > 1:  # one input fewer (variadic counts, optional inputs)
+        c = copy.copy(case)
+        c.inputs = list(case.inputs[: present[-1]])
+        yield c
+    for name in case.params:  # a parameter left out (required ones must be given)
+        c = copy.copy(case)
+        c.params = {k: v for k, v in case.params.items() if k != name}
+        yield c
     for name, p in case.params.items():
         for m in _param_mutations(p, rank):
             c = copy.copy(case)
             c.params = dict(case.params)
             c.params[name] = m
             yield c
+
+
+UNMODELLED = ("sparse(", "dynamic(")  # properties generated cases never have: no negative case can toggle them
+
+
+def negatable(c: Constraint) -> bool:
+    return c.check is not None and not any(f in c.check.source for f in UNMODELLED)
 
 
 def break_one(op: OpDef, case: Case, target: Constraint) -> Case | None:

@@ -36,9 +36,10 @@ OPSET = 21  # what the QNN EP build here and ORT's CPU kernels both cover (Gelu 
 IR_VERSION = 10
 
 T = TensorProto
-# QNN datatype -> ONNX element type of the stored tensor. Absent: no ONNX tensor holds it here
-# (BFLOAT_16: no numpy I/O through ORT's Python API; 4-bit types: stored one code per byte in cases,
-# packed two per byte in ONNX; UFIXED_POINT_32: DequantizeLinear has no uint32; STRING).
+# QNN datatype -> ONNX element type of the tensor Q/DQ and the ops see. Absent: no ONNX tensor holds it
+# here (BFLOAT_16: no numpy I/O through ORT's Python API; UFIXED_POINT_32: DequantizeLinear has no
+# uint32; STRING). 4-bit types are INT4/UINT4 inside the model, but graph inputs and outputs carry them
+# one code per byte (IO_TYPE), as cases store them: a Cast at the boundary packs and unpacks them.
 ONNX_TYPE: dict[str, int] = {
     "FLOAT_16": T.FLOAT16, "FLOAT_32": T.FLOAT, "FLOAT_64": T.DOUBLE,
     "INT_8": T.INT8, "INT_16": T.INT16, "INT_32": T.INT32, "INT_64": T.INT64,
@@ -46,12 +47,15 @@ ONNX_TYPE: dict[str, int] = {
     "BOOL_8": T.BOOL,
     "UFIXED_POINT_8": T.UINT8, "UFIXED_POINT_16": T.UINT16,
     "SFIXED_POINT_8": T.INT8, "SFIXED_POINT_16": T.INT16, "SFIXED_POINT_32": T.INT32,
+    "SFIXED_POINT_4": T.INT4, "UFIXED_POINT_4": T.UINT4,
 }  # fmt: skip
+IO_TYPE = {**ONNX_TYPE, "SFIXED_POINT_4": T.INT8, "UFIXED_POINT_4": T.UINT8}
 # QuantizeLinear (opset 21) cannot produce int32: SFIXED_POINT_32 is an input-only type here (biases).
-QUANTIZE_TARGETS = {"UFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_8", "SFIXED_POINT_16"}
+QUANTIZE_TARGETS = {"UFIXED_POINT_4", "UFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_4", "SFIXED_POINT_8",
+                    "SFIXED_POINT_16"}  # fmt: skip
 FLOAT_TYPES = {T.FLOAT16, T.FLOAT, T.DOUBLE}
 INT_TYPES = {T.INT8, T.INT16, T.INT32, T.INT64, T.UINT8, T.UINT16, T.UINT32, T.UINT64}
-NP_OF = {t: np.dtype(helper.tensor_dtype_to_np_dtype(t)) for t in set(ONNX_TYPE.values())}
+NP_OF = {t: np.dtype(helper.tensor_dtype_to_np_dtype(t)) for t in set(ONNX_TYPE.values()) - {T.INT4, T.UINT4}}
 
 
 class Unlowerable(Exception):
@@ -147,7 +151,11 @@ class Builder:
 
     def const(self, value: Any, elem: int) -> str:
         name = self.fresh("c")
-        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=NP_OF[elem]), name))
+        if elem in (T.INT4, T.UINT4):  # no numpy dtype here: the helper packs plain integers
+            a = np.asarray(value, dtype=np.int64)
+            self.inits.append(helper.make_tensor(name, elem, list(a.shape), a.reshape(-1).tolist()))
+        else:
+            self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=NP_OF[elem]), name))
         self.types[name] = elem
         return name
 
@@ -254,7 +262,7 @@ class Builder:
         d = dtypes.get(t.dtype)
         if t.data is None:
             raise Unlowerable(f"input {i} ({t.name}) has no data")
-        elem = ONNX_TYPE[t.dtype]
+        elem = IO_TYPE[t.dtype]
         enc = t.encoding
         name = f"in{i}"
         data = np.ascontiguousarray(t.data)
@@ -271,6 +279,7 @@ class Builder:
         if d.quantized:
             if enc is None:
                 raise Unlowerable(f"input {i} is {t.dtype} without an encoding")
+            name = self.cast(name, ONNX_TYPE[t.dtype])  # packs 4-bit codes; a no-op otherwise
             value = self.dequantize(name, enc, t.dtype)
             if perm is not None:
                 value = self.move("Transpose", value, perm=list(perm))
@@ -313,7 +322,7 @@ class Builder:
             if dtypes.get(t.dtype).quantized:
                 if t.encoding is None:
                     raise Unlowerable(f"output {j} is {t.dtype} without an encoding")
-                final = self.quantize(value, t.encoding, t.dtype)
+                final = self.cast(self.quantize(value, t.encoding, t.dtype), IO_TYPE[t.dtype])
             elif value in self.retype:
                 final = self.cast(value, ONNX_TYPE[t.dtype])
             else:
@@ -336,7 +345,7 @@ class Builder:
             specs.append(OutputSpec(name, t.dtype, t.shape))
         graph = helper.make_graph(
             self.nodes, f"{case.op}", self.graph_inputs,
-            [helper.make_tensor_value_info(s.name, ONNX_TYPE[s.dtype], list(s.shape)) for s in specs],
+            [helper.make_tensor_value_info(s.name, IO_TYPE[s.dtype], list(s.shape)) for s in specs],
             self.inits,
         )  # fmt: skip
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],

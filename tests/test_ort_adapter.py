@@ -279,6 +279,22 @@ def test_zero_point_outside_the_type_is_skip(cpu):
     assert out.status == "skip" and "zero points outside" in out.message
 
 
+def test_quantize_to_sfixed4(cpu):
+    # scale 0.5, offset 0: 0, 1, -5, 3.3 -> round(x / 0.5) = 0, 2, -10, 6.6 -> 0, 2, -8 (saturated), 7 (saturated)
+    x = Tensor("x", F32, (4,), np.array([0.0, 1.0, -5.0, 3.3], np.float32))
+    case = Case("Quantize", [x], {}, [Tensor("o", "SFIXED_POINT_4", (4,), encoding=Encoding((0.5,), (0,)))])
+    (out,) = _ok(cpu.run(case))
+    assert out.dtype == np.int8  # one 4-bit code per byte, as cases store them
+    np.testing.assert_array_equal(out, [0, 2, -8, 7])
+
+
+def test_dequantize_from_sfixed4(cpu):
+    # scale 0.25, offset -1 (zero point 1): codes -8, 7, 1 are 0.25 * (q - 1) = -2.25, 1.5, 0
+    x = Tensor("x", "SFIXED_POINT_4", (3,), np.array([-8, 7, 1], np.int8), Encoding((0.25,), (-1,)))
+    (out,) = _ok(cpu.run(Case("Dequantize", [x], {}, [Tensor("o", F32, (3,))])))
+    np.testing.assert_array_equal(out, [-2.25, 1.5, 0.0])
+
+
 # ---- the lowering itself ---------------------------------------------------------------------------
 def _model(case: Case) -> onnx.ModelProto:
     return onnx.load_from_string(onnx_lowering.lower(case).model)
@@ -385,3 +401,17 @@ def test_qnn_worker_survives_a_crash(qnn):
     (res,) = _ok(qnn.run(add_f32()))
     np.testing.assert_array_equal(res, ADD_F32)
     assert qnn.worker_pid != pid
+
+
+@pytest.mark.qnn
+def test_qnn_worker_is_recycled_after_the_configured_count(qnn):
+    saved, qnn.recycle_every, qnn._cases = qnn.recycle_every, 2, 0
+    try:
+        _ok(qnn.run(add_f32()))
+        pid = qnn.worker_pid
+        _ok(qnn.run(add_f32()))
+        assert qnn.worker_pid == pid
+        _ok(qnn.run(add_f32()))
+        assert qnn.worker_pid != pid
+    finally:
+        qnn.recycle_every = saved

@@ -28,9 +28,7 @@ import faulthandler
 import functools
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 from typing import Any
@@ -42,13 +40,11 @@ from adapters.qnn.worker import (
     DEBUG_OPS,
     DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
-    PROJECT_ROOT,
     Worker,
     WorkerError,
     _Died,
     _recv,
     _send,
-    _TimedOut,
 )
 from cases.case import Case
 
@@ -84,39 +80,8 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 class _OrtWorker(Worker):
     """The QNN adapter's worker handle, started on this module's child loop instead of the QNN one."""
 
-    def start(self) -> dict[str, Any]:
-        if self.alive and self.info is not None:
-            return self.info
-        self._discard()
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        fd, name = tempfile.mkstemp(prefix="ort-qnn-worker-", suffix=".log")
-        os.unlink(name)
-        self._log_fd = fd
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(req_r), str(rep_w)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, pass_fds=(req_r, rep_w),
-                env=env, start_new_session=True, close_fds=True,
-            )  # fmt: skip
-        finally:
-            for f in (req_r, rep_w):
-                os.close(f)
-        self._req_w, self._rep_r = req_w, rep_r
-        self.starts += 1
-        try:
-            self.info = self._request(("hello", self.config), self.start_timeout)
-        except (_Died, _TimedOut) as e:
-            tail = self.log_tail()
-            what = "timed out" if isinstance(e, _TimedOut) else self._death_text()
-            self._discard()
-            raise WorkerError("WorkerStartFailed", f"worker did not start: {what}; {tail[-500:]}") from None
-        except WorkerError:
-            self._discard()
-            raise
-        return self.info
+    child_module = __name__
+    log_prefix = "ort-qnn-worker"
 
     def clear_log(self) -> None:
         """Empty the worker's log before a case. The child's fd 2 shares this file description (and

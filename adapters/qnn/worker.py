@@ -110,6 +110,9 @@ def _recv(fd: int, deadline: float | None = None) -> Any:
 class Worker:
     """Parent-side handle of one worker process; restarts it transparently after a crash or timeout."""
 
+    child_module = "adapters.qnn.worker"  # the module whose child loop serves requests (ort-qnn has its own)
+    log_prefix = "qnn-worker"
+
     def __init__(self, config: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
         self.config = dict(config)  # library, log_level, graph options, debug_hooks: sent in "hello"
@@ -137,14 +140,14 @@ class Worker:
         self._discard()
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        fd, name = tempfile.mkstemp(prefix="qnn-worker-", suffix=".log")
+        fd, name = tempfile.mkstemp(prefix=f"{self.log_prefix}-", suffix=".log")
         os.unlink(name)
         self._log_fd = fd
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "adapters.qnn.worker", str(req_r), str(rep_w)],
+                [sys.executable, "-m", self.child_module, str(req_r), str(rep_w)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=fd,

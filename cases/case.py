@@ -215,3 +215,35 @@ def _param_text(v: Any) -> str:
         return str(v.tolist())
     return repr(v)
 
+
+# The encoding math cases and the reference both need (the reference re-exports it from reference.quant).
+_API_OFFSET_MIN, _API_OFFSET_MAX = -(2**31), 2**31 - 1
+
+
+def _float32_up(x: float) -> float:
+    """``x`` rounded up to a float32, the C type of an encoding's scale."""
+    s = np.float32(x)
+    return float(s) if float(s) >= x else float(np.nextafter(s, np.float32(np.inf)))
+
+
+def encoding_for_range(lo: float, hi: float, dtype: str) -> Encoding:
+    """A per-tensor encoding whose grid holds ``[lo, hi]`` and represents 0 exactly.
+
+    The scale is rounded up to float32 before the zero point is chosen, so the stored scale still
+    spans the range (for 32-bit types, rounding to nearest afterwards missed the ends by hundreds of
+    steps). The zero point is kept where the API's int32 offset can express it, which only binds for
+    32-bit types (SFIXED_POINT_32 with lo = 0, UFIXED_POINT_32 with hi near 0); the scale then widens.
+    """
+    d = dtypes.get(dtype)
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi - lo < 1e-12:
+        hi = lo + 1.0
+    zp_min, zp_max = max(d.qmin, -_API_OFFSET_MAX), min(d.qmax, -_API_OFFSET_MIN)
+    scale = _float32_up((hi - lo) / (d.qmax - d.qmin))
+    zero_point = int(round(d.qmin - lo / scale))
+    if not zp_min <= zero_point <= zp_max:
+        zero_point = max(zp_min, min(zp_max, zero_point))
+        below = -lo / (zero_point - d.qmin) if lo < 0 else 0.0
+        above = hi / (d.qmax - zero_point) if hi > 0 else 0.0
+        scale = _float32_up(max(below, above))
+    return Encoding((scale,), (-zero_point,))

@@ -24,7 +24,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from cases import check
-from cases.case import Case, Encoding, Param, Tensor
+from cases.case import Case, Encoding, Param, Tensor, encoding_for_range
 from opdefs import OpDef, dtypes, expr
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
@@ -169,16 +169,12 @@ def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: 
 
 
 def encoding_covering(values: np.ndarray, dtype: str) -> Encoding:
+    """The grid for the finite values given (an empty set calibrates to [-1, 1])."""
     finite = np.asarray(values, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
-    lo = min(float(finite.min()) if finite.size else -1.0, 0.0)
-    hi = max(float(finite.max()) if finite.size else 1.0, 0.0)
-    if hi - lo < 1e-6:
-        hi = lo + 1.0
-    d = dtypes.get(dtype)
-    scale = float(np.float32((hi - lo) / (d.qmax - d.qmin)))
-    zero_point = int(np.clip(round(d.qmin - lo / scale), d.qmin, d.qmax))
-    return Encoding((scale,), (-zero_point,))
+    lo = float(finite.min()) if finite.size else -1.0
+    hi = float(finite.max()) if finite.size else 1.0
+    return encoding_for_range(lo, hi, dtype)
 
 
 def _output_encoding(case: Case, real: np.ndarray | None, dtype: str) -> Encoding:

@@ -21,7 +21,6 @@ from reference.compare import judge
 from reference.expected import expected
 from reports.record import Record
 
-BAD_POSITIVE = {"FAIL", "ERROR", "CRASH", "TIMEOUT"}
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
 
 

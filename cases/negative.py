@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cases import check
-from cases.case import Case, Param, Tensor
+from cases.case import Case, Encoding, Param, Tensor
 from opdefs import OpDef, dtypes
 from opdefs.spec import Constraint
 
@@ -28,8 +28,6 @@ def _retype(t: Tensor, dtype: str) -> Tensor:
         data = np.zeros(t.shape, d.storage) if d.storage is not None else None
     enc = None
     if d.quantized:
-        from cases.case import Encoding
-
         enc = Encoding((0.05,), (-(d.qmin + d.qmax + 1) // 2,) if d.kind == "ufixed" else (0,))
     return Tensor(t.name, dtype, t.shape, data, enc, t.static)
 

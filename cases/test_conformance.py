@@ -95,11 +95,19 @@ def _selected(conformance_options, op_name: str) -> None:
         pytest.skip(f"--op {pattern!r} does not select {op_name}")
 
 
-def _settings(options: dict, generate_only: bool = False):
+def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: bool = False) -> None:
+    """Run ``body`` over drawn cases under the run's hypothesis settings and seed; a strategy that can
+    build no valid case skips the test with ``unsatisfiable`` (no case ran: neither pass nor fail)."""
     s = hypothesis_settings(options)
     if generate_only:
         s = hyp_settings(s, max_examples=max(20, s.max_examples))
-    return hyp_settings(s, suppress_health_check=list(HealthCheck), deadline=None)
+    runner = hyp_settings(s, suppress_health_check=list(HealthCheck), deadline=None)(given(strategy)(body))
+    if options["seed"] is not None:
+        runner = hyp_seed(options["seed"])(runner)
+    try:
+        runner()
+    except Unsatisfiable:
+        pytest.skip(unsatisfiable)
 
 
 @pytest.mark.conformance
@@ -124,14 +132,8 @@ def test_op(op_name, config_label, backend, conformance_options, record, request
         last["t"] = time.perf_counter()
         assert rec.verdict not in BAD, f"{rec.verdict}: {case.describe()}: {rec.message} (replay: {rec.case_path})"
 
-    runner = given(strategy)(run)
-    runner = _settings(conformance_options)(runner)
-    if conformance_options["seed"] is not None:
-        runner = hyp_seed(conformance_options["seed"])(runner)
-    try:
-        runner()
-    except Unsatisfiable:
-        pytest.skip(f"the generator could not build a valid {op_name} case for {config_label} from the spec")
+    _drive(run, strategy, conformance_options,
+           f"the generator could not build a valid {op_name} case for {config_label} from the spec")  # fmt: skip
     if verdicts and all(v in ("REJECTED", "SKIP") for v in verdicts):
         pytest.skip(f"{name}: {verdicts[0]} for every case ({len(verdicts)})")
 
@@ -157,13 +159,7 @@ def test_rejects(op_name, constraint_id, backend, conformance_options, record, r
             done.append(record(suite.execute(bad, adapter, name, conformance_options["case_dir"],
                                              conformance_options["run_id"], 0.0, request.node.nodeid)))  # fmt: skip
 
-    runner = _settings(conformance_options, generate_only=True)(given(strategy)(attempt))
-    if conformance_options["seed"] is not None:
-        runner = hyp_seed(conformance_options["seed"])(runner)
-    try:
-        runner()
-    except Unsatisfiable:
-        pytest.skip("the generator could not build a valid base case")
+    _drive(attempt, strategy, conformance_options, "the generator could not build a valid base case", True)
     if not done:
         pytest.skip(f"no mutation breaks {constraint_id} alone")
     rec = done[0]

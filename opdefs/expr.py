@@ -14,10 +14,9 @@ before parsing; user names may not start with ``_``.
 from __future__ import annotations
 
 import ast
-import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -417,11 +416,4 @@ def function_binding(name: str, fn: Callable[..., Any]) -> tuple[str, Callable[.
     return f"__fn_{name}", fn
 
 
-def names_in(sources: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for s in sources:
-        out |= parse(s).names()
-    return out
-
-
-__all__ = ["Expr", "ExprError", "EvalError", "TensorInfo", "FUNCTIONS", "parse", "holds", "math"]
+__all__ = ["Expr", "ExprError", "EvalError", "TensorInfo", "FUNCTIONS", "parse", "holds"]

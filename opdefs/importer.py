@@ -28,7 +28,6 @@ from opdefs import masteropdef as mod
 
 SCHEMA_HEADER = "# yaml-language-server: $schema=schema/opdef.schema.json\n"
 BASE_FILE = "imported-base.json"
-CURATED_ONLY = ("dims", "derived", "generate", "tolerance", "decisions", "hook", "notes")
 _CATALOGUES = {"000": "hexagon_nn", "001": "hexagon_nn", "002": "nhwc_schema", "003": "nnapi_1_0"}
 
 

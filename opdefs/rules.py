@@ -70,12 +70,6 @@ def _same_dtype(m: re.Match[str], ctx: Context) -> str | None:
     return f"dtype({ctx.owner}) == dtype({m.group('t')})" if ctx.owner_is_tensor else None
 
 
-@rule(r"^Same data ?types? as \*?(?P<p>[a-z_]+)\*?\.?$")
-def _same_dtype_param(m: re.Match[str], ctx: Context) -> str | None:
-    # a tensor whose type must match a parameter's declared type: the param's dtype is fixed data
-    return None
-
-
 @rule(r"^Rank (?:[A-Za-z] )?(?P<op>>|>=) (?P<n>\d+)$")
 def _rank_bound(m: re.Match[str], ctx: Context) -> str | None:
     return f"rank({ctx.owner}) {m.group('op')} {m.group('n')}" if ctx.owner_is_tensor else None
@@ -143,11 +137,6 @@ def _divisible_block(m: re.Match[str], ctx: Context) -> str | None:
     if a not in ctx.dims:
         return None
     return f"{a} % ({b}[0] * {b}[1]) == 0"
-
-
-@rule(r"^Must be in range \[0,\s*M\)$")
-def _range_m(m: re.Match[str], ctx: Context) -> str | None:
-    return None
 
 
 @rule(r"^If True (?P<p>[a-z_]+) parameter MUST be false$")

@@ -58,9 +58,8 @@ def _line_map(node: yaml.Node, path: tuple = (), out: dict[tuple, int] | None = 
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             key = k.value
-            out[path + (key,)] = k.start_mark.line + 1
             _line_map(v, path + (key,), out)
-            out[path + (key,)] = k.start_mark.line + 1
+            out[path + (key,)] = k.start_mark.line + 1  # a field's line is its key's, not its value's
     elif isinstance(node, yaml.SequenceNode):
         for i, v in enumerate(node.value):
             _line_map(v, path + (i,), out)

@@ -20,20 +20,32 @@ import numpy as np
 
 Impl = Callable[..., list[np.ndarray]]
 _REGISTRY: dict[str, Impl] = {}
+_VERIFIED_BY: dict[str, str] = {}
 _LOADED = False
+
+# How an implementation is verified, declared where it is registered (not learned by running tests):
+# the name of the independent implementation its tests cross-check against, or HAND for hand-computed
+# cases from the spec text only. The suite's own tests hold the declaration to account
+# (tests/test_reference_registry.py checks every claimed oracle is exercised by a test module).
+HAND = "hand"
 
 # Modules of this package that hold no op implementations.
 _NOT_FAMILIES = {"quant", "compare", "expected", "__main__", "util"}
 
 
-def register(*ops: str) -> Callable[[Impl], Impl]:
-    """Register one implementation under one or more QNN op names."""
+def register(*ops: str, verified_by: str | None = None) -> Callable[[Impl], Impl]:
+    """Register one implementation under one or more QNN op names.
+
+    ``verified_by`` names the independent implementation the op's tests cross-check against
+    ("onnxruntime", "onnx.reference", "scipy", "numpy", ...) or ``HAND``; None means unverified."""
 
     def deco(fn: Impl) -> Impl:
         for op in ops:
             if op in _REGISTRY and _REGISTRY[op] is not fn:
                 raise ValueError(f"reference for {op} registered twice ({_REGISTRY[op].__module__}, {fn.__module__})")
             _REGISTRY[op] = fn
+            if verified_by:
+                _VERIFIED_BY[op] = verified_by
         return fn
 
     return deco
@@ -52,6 +64,12 @@ def _load_families() -> None:
 def implemented() -> list[str]:
     _load_families()
     return sorted(_REGISTRY)
+
+
+def verified_by(op: str) -> str | None:
+    """The declared verification of ``op``'s reference (an oracle's name, ``HAND``) or None."""
+    _load_families()
+    return _VERIFIED_BY.get(op)
 
 
 def has(op: str) -> bool:

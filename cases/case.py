@@ -8,6 +8,7 @@ failing case can be read by a person and replayed bit-exactly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,11 +92,27 @@ class Case:
     strategy: str = ""
     broken: str | None = None  # for negative cases: the constraint this case violates
     decisions: list[str] = field(default_factory=list)  # spec readings the expectation depends on
+    tier: str = ""  # "typical" (how converters use the op) or "edge" (corner cases); "" for hand-made cases
 
     # ---- identity ---------------------------------------------------------------------------
     @property
     def negative(self) -> bool:
         return self.broken is not None
+
+    def case_id(self) -> str:
+        """A content hash of what the backend receives: op, configuration, tensors (type, shape,
+        encoding, staticness, bytes) and params. Two draws that build the same case get the same id, so
+        a cell counts each distinct case once, and ``--resume`` can tell what already ran. The seed,
+        strategy and tier are bookkeeping, not content, and are left out."""
+        meta = self.to_json()
+        for key in ("seed", "strategy", "tier", "decisions"):
+            meta.pop(key, None)
+        h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+        for key, arr in sorted(self.arrays().items()):
+            a = np.ascontiguousarray(_to_savable(arr))
+            h.update(f"{key}:{a.dtype.str}:{a.shape}".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()[:16]
 
     def describe(self) -> str:
         ins = ", ".join("-" if t is None else f"{t.dtype}{list(t.shape)}" for t in self.inputs)
@@ -125,6 +142,7 @@ class Case:
             "strategy": self.strategy,
             "broken": self.broken,
             "decisions": list(self.decisions),
+            "tier": self.tier,
             "inputs": [tensor(t, f"in{i}") for i, t in enumerate(self.inputs)],
             "outputs": [tensor(t, f"out{i}") for i, t in enumerate(self.outputs)],
             "params": {
@@ -188,6 +206,7 @@ class Case:
             strategy=meta["strategy"],
             broken=meta["broken"],
             decisions=meta.get("decisions", []),
+            tier=meta.get("tier", ""),
         )
 
 

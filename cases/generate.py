@@ -30,20 +30,34 @@ from opdefs import OpDef, dtypes, expr
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 
 
+TYPICAL, EDGE = "typical", "edge"
+TIERS = (TYPICAL, EDGE)
+
+
 @dataclass(frozen=True)
 class Settings:
+    """How cases are drawn. ``tier`` decides what a case looks like (see ``case_strategy``)."""
+
     max_elements: int = 4096  # per tensor: the simulator is slow on big tensors
     max_rank: int = 4
-    max_dim: int = 5
+    max_dim: int = 5  # free dims of the edge tier: 1..max_dim
+    tier: str = EDGE
+    typical_dims: tuple[int, int] = (2, 6)  # free dims of the typical tier: no size-1 degenerate axes
     infer: Infer | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class Config:
-    """One datatype configuration: a type for every declared tensor (repeated ones share it)."""
+    """One datatype configuration: a type for every declared tensor (repeated ones share it).
+
+    ``per_axis`` names the declared tensors quantized per axis (the axis comes from the tensor's
+    ``quantization: [per_axis(k)]`` curation); ``why`` says where the configuration comes from, so
+    ``python -m cases configs OP`` can tell a user why a column exists."""
 
     label: str
     dtypes: tuple[tuple[str, str], ...]  # (declared tensor name, QNN dtype)
+    per_axis: tuple[str, ...] = ()
+    why: str = ""
 
     def dtype_of(self, decl_name: str) -> str:
         return dict(self.dtypes)[decl_name]
@@ -57,36 +71,87 @@ def _usable(name: str) -> bool:
     return d.storage is not None and d.kind != "string"
 
 
+def _label(chosen: list[tuple[str, str]], primary: str, per_axis: tuple[str, ...] = ()) -> str:
+    """``PRIMARY+the other types, sorted`` (the historical form, stable across runs), or for a
+    configuration with per-axis tensors every type in declaration order with ``/axis`` marks."""
+    if per_axis:
+        return "+".join(dict.fromkeys(f"{t}/axis" if n in per_axis else t for n, t in chosen))
+    if primary:
+        extra = sorted({t for _, t in chosen if t != primary})
+        return "+".join([primary] + extra)
+    return "+".join(dict.fromkeys(t for _, t in chosen))
+
+
 def configs(op: OpDef) -> list[Config]:
-    """Configurations: each primary type from the backend-specific default set for the tensors the
-    spec leaves backend specific; tensors with explicit types take their first explicit type.
-    Empty for an op whose spec says cases cannot be generated (``generate.skip``: see ``skip_reason``)."""
+    """Every datatype configuration worth a column, each with the reason it exists:
+
+    - one per *primary* type (``dtypes.BACKEND_SPECIFIC_DEFAULT`` plus the spec's curated
+      ``generate.primaries_extra``, e.g. INT_32 for ops converters use on shapes) for the tensors the
+      spec leaves backend specific; tensors with explicit types take their first one;
+    - one per further explicit type of a tensor (Quantize to every listed fixed-point type, an index
+      output as UINT_32 as well as INT_32), with the first primary for the rest;
+    - the curated ``generate.extra_configs`` (mixed precision: 16-bit activations with 8- or 4-bit
+      weights, per-axis weights, 32-bit bias), each with its ``why``.
+
+    ``generate.configs`` replaces all of this with an explicit list. Configurations a datatype
+    constraint forbids outright are dropped. Empty for an op the spec says cannot be generated."""
     if skip_reason(op):
         return []
-    curated = (op.raw.get("generate") or {}).get("configs")
+    gen = op.raw.get("generate") or {}
     decls = op.inputs + op.outputs
+    curated = gen.get("configs")
     if curated:
-        out = []
-        for c in curated:
-            label = "+".join(dict.fromkeys(c.values()))
-            out.append(Config(label, tuple((d["name"], c.get(d["name"], "FLOAT_32")) for d in decls)))
-        return out
+        return [c for c in (_curated_config(decls, c) for c in curated) if _dtypes_allowed(op, c)]
     flexible = any("backend_specific" in (d.get("dtypes") or ["backend_specific"]) for d in decls)
-    primaries = dtypes.BACKEND_SPECIFIC_DEFAULT if flexible else ("",)
-    out = []
-    for primary in primaries:
+    if flexible:
+        primaries = tuple(dict.fromkeys([*dtypes.BACKEND_SPECIFIC_DEFAULT, *gen.get("primaries_extra", [])]))
+    else:  # every type explicit: the float types the data tensors list are the primaries (Log: F32, F16)
+        primaries = tuple(dict.fromkeys(t for d in decls if _prefer_primary(d) for t in _listed(d))) or ("",)
+    out: list[Config] = []
+
+    def base(primary: str) -> list[tuple[str, str]]:
         chosen = []
         for d in decls:
-            listed = [x for x in (d.get("dtypes") or ["backend_specific"]) if x != "backend_specific"]
-            listed = [x for x in listed if _usable(x)]
-            if listed and not (primary and "backend_specific" in (d.get("dtypes") or []) and _prefer_primary(d)):
-                chosen.append((d["name"], listed[0]))
+            listed = _listed(d)
+            takes_any = "backend_specific" in (d.get("dtypes") or ["backend_specific"])
+            if primary and _prefer_primary(d) and (takes_any or primary in listed):
+                chosen.append((d["name"], primary))
             else:
-                chosen.append((d["name"], primary or "FLOAT_32"))
-        extra = sorted({t for _, t in chosen if t != primary})
-        label = "+".join([primary] + extra) if primary else "+".join(dict.fromkeys(t for _, t in chosen))
-        out.append(Config(label, tuple(chosen)))
-    return [c for c in out if _dtypes_allowed(op, c)]
+                chosen.append((d["name"], listed[0] if listed else primary or "FLOAT_32"))
+        return chosen
+
+    for primary in primaries:
+        why = (f"primary {primary}: the tensors the spec leaves backend specific take {primary}" if primary
+               else "the first type the spec lists for each tensor")  # fmt: skip
+        chosen = base(primary)
+        out.append(Config(_label(chosen, primary), tuple(chosen), why=why))
+    first = primaries[0]
+    for k, d in enumerate(decls):
+        listed = _listed(d)
+        if len(listed) < 2 or (first and _prefer_primary(d)):
+            continue
+        for alt in listed[1:]:
+            chosen = base(first)
+            chosen[k] = (d["name"], alt)
+            out.append(Config(_label(chosen, first), tuple(chosen), why=f"{d['name']} also lists {alt}"))
+    for c in gen.get("extra_configs") or []:
+        out.append(_curated_config(decls, c))
+    unique: dict[str, Config] = {}
+    for c in out:
+        unique.setdefault(c.label, c)
+    return [c for c in unique.values() if _dtypes_allowed(op, c)]
+
+
+def _listed(decl: dict) -> list[str]:
+    return [x for x in (decl.get("dtypes") or []) if x != "backend_specific" and _usable(x)]
+
+
+def _curated_config(decls: list[dict], c: dict) -> Config:
+    """A configuration written in the spec: tensor -> dtype, plus ``per_axis`` and ``why``."""
+    per_axis = tuple(c.get("per_axis") or ())
+    chosen = [(d["name"], c.get(d["name"], "FLOAT_32")) for d in decls]
+    label = _label(chosen, "", per_axis)
+    return Config(label, tuple(chosen), per_axis, c.get("why", "curated in the spec (generate.configs)"))
 
 
 def skip_reason(op: OpDef) -> str | None:
@@ -194,10 +259,26 @@ def _output_encoding(case: Case, real: np.ndarray | None, dtype: str) -> Encodin
     return encoding_covering(real, dtype)
 
 
-REGIMES = ("ordinary", "near_zero", "large", "integer_valued")
+# Value regimes. The typical tier draws what real activations look like; the edge tier adds values near
+# zero, large magnitudes and IEEE specials (+-0, +-inf, NaN, subnormals, the largest finite value).
+TYPICAL_REGIMES = ("ordinary", "integer_valued")
+EDGE_REGIMES = ("ordinary", "near_zero", "large", "integer_valued", "special")
+REGIMES = EDGE_REGIMES
+
+
+def _special_values(dtype: str) -> np.ndarray:
+    fi = np.finfo(dtypes.get(dtype).storage)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, float(fi.smallest_subnormal), -float(fi.smallest_subnormal),
+                     float(fi.max), -float(fi.max), 1.0, -1.0])  # fmt: skip
 
 
 def float_values(rng: np.random.Generator, shape: tuple[int, ...], regime: str, dtype: str) -> np.ndarray:
+    if regime == "special":
+        v = rng.normal(0, 1.0, shape)
+        mask = rng.random(shape) < 0.5
+        v[mask] = rng.choice(_special_values(dtype), size=int(mask.sum()))
+        with np.errstate(over="ignore"):
+            return v.astype(dtypes.get(dtype).storage)
     if regime == "near_zero":
         v = rng.normal(0, 1e-3, shape)
     elif regime == "large":
@@ -213,6 +294,16 @@ def float_values(rng: np.random.Generator, shape: tuple[int, ...], regime: str, 
 # The strategy
 # ---------------------------------------------------------------------------------------------
 def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) -> st.SearchStrategy[Case]:
+    """Cases of one configuration and tier.
+
+    ``typical`` is the op as converters and real models use it: the spec's rank and layout (rank 2..4
+    where the spec leaves it free), free dims in a moderate range (no size-1 axes), every parameter
+    given explicitly, optional inputs only where converters emit them (the weights and biases a spec
+    marks ``static: preferred``, passed as STATIC tensors), values inside the op's mathematical domain
+    (``values.domain``/``nonzero``) and a finite expected result. ``edge`` is everything else the spec
+    allows: rank 1 and size-1 dims, omitted defaults, optional inputs present or absent, dynamic
+    weights, values outside the domain and IEEE specials."""
+    typical = settings.tier == TYPICAL
     same_shape = _same_shape_targets(op)
     domains = op.raw.get("dims") or {}
     derived = op.raw.get("derived") or {}
@@ -223,7 +314,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         env: dict[str, Any] = dict(op.enum_names())
         seed = draw(st.integers(0, 2**32 - 1), label="data seed")
         rng = np.random.default_rng(seed)
-        regime = draw(st.sampled_from(REGIMES), label="value regime")
+        regime = draw(st.sampled_from(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
 
         def dim_value(name: str) -> int:
             if name in env:
@@ -234,7 +325,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 v = _eval_dim(derived[name], env)
                 assume(v is not None and v > 0)
             else:
-                lo, hi = domains.get(name, [1, settings.max_dim])
+                lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 v = draw(st.integers(lo, hi), label=name)
             env[name] = v
             return v
@@ -245,8 +336,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             if p["dtype"] == "STRING":
                 assume(False)
             optional = p.get("mandatory") is False
-            if optional and not draw(st.booleans(), label=f"give {name}"):
-                continue
+            if optional and not typical and not draw(st.booleans(), label=f"give {name}"):
+                continue  # typical cases give every parameter explicitly, as converters do
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value)
             if value is None:
                 continue
@@ -276,10 +367,17 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     lo = max(lo, total_lo - idx)
                 count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
-            if optional and (stop_optional or not draw(st.booleans(), label=f"give {name}")):
-                stop_optional = True
-                continue
+            if optional:
+                # typical: present exactly where converters emit the input (weights and biases)
+                give = (decl.get("static") in ("preferred", "always")) if typical else \
+                    draw(st.booleans(), label=f"give {name}")  # fmt: skip
+                if stop_optional or not give:
+                    stop_optional = True
+                    continue
             dtype = config.dtype_of(name)
+            static = decl.get("static") == "always" or (decl.get("static") == "preferred" and (
+                typical or draw(st.booleans(), label=f"static {name}")))  # fmt: skip
+            values = _value_curation(decl, params, op)
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
@@ -290,7 +388,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 first_shape = first_shape or shape
                 while len(inputs) < idx + k:
                     inputs.append(None)
-                inputs.append(_tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes, env))
+                t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical,
+                                      _axis_of(decl, config), _encoding_source(decl, inputs, typical))  # fmt: skip
+                t.static = static
+                inputs.append(t)
         # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
         # new_height) or an output's capacity (a detection op's max boxes) -----------------------
         for dname in domains:
@@ -303,10 +404,14 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             assume(v is not None and v > 0)
             env[dname] = env_now[dname] = v
         # ---- outputs -------------------------------------------------------------------------
-        case = Case(op.name, inputs, params, [], config=config.label, seed=seed, strategy=f"generate:{regime}")
-        outputs = _outputs(op, config, case, env, shapes, same_shape, settings)
-        assume(outputs is not None)
-        case.outputs = outputs
+        case = Case(op.name, inputs, params, [], config=config.label, seed=seed, strategy=f"generate:{regime}",
+                    tier=settings.tier)  # fmt: skip
+        made = _outputs(op, config, case, env, shapes, same_shape, settings)
+        assume(made is not None)
+        case.outputs, real = made
+        if typical and real is not None:
+            # in the op's domain: finite inputs give a finite result (no x/0, no overflow, no log(-1))
+            assume(all(np.all(np.isfinite(np.asarray(r, dtype=np.float64))) for r in real))
         bad = check.violations(op, case)
         assume(not bad)
         return case
@@ -419,7 +524,7 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     if sym and sym in env:
         r = int(env[sym])
     else:
-        r = draw(st.integers(1, settings.max_rank), label=f"rank {ref}")
+        r = draw(st.integers(2 if settings.tier == TYPICAL else 1, settings.max_rank), label=f"rank {ref}")
         if sym:
             env[sym] = r
     if first_shape is not None and draw(st.booleans(), label=f"{ref} like in[0]"):
@@ -428,34 +533,132 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
         ones = draw(st.lists(st.booleans(), min_size=len(tail), max_size=len(tail)), label=f"{ref} ones")
         shape = tuple(1 if o and draw(st.booleans()) else t for t, o in zip(tail, ones, strict=True))
     else:
-        shape = tuple(draw(st.lists(st.integers(1, settings.max_dim), min_size=r, max_size=r), label=f"{ref} dims"))
+        lo, hi = settings.typical_dims if settings.tier == TYPICAL else (1, settings.max_dim)
+        shape = tuple(draw(st.lists(st.integers(lo, hi), min_size=r, max_size=r), label=f"{ref} dims"))
     if sym:
         rank_shapes[sym] = shape
     return shape
 
 
-def _tensor_with_data(rng, ref, dtype, shape, regime, decl, shapes, env) -> Tensor:
+def _value_curation(decl: dict, params: dict[str, Param], op: OpDef) -> dict[str, Any]:
+    """The tensor's ``values`` curation, with the entry for the drawn ``operation`` merged in
+    (ElementWiseUnary's LOG needs positive inputs, its ABS does not)."""
+    values = dict(decl.get("values") or {})
+    by_operation = values.pop("by_operation", None)
+    if by_operation and "operation" in params:
+        members = {v: k for k, v in (op.params["operation"].get("values") or {}).items()}
+        values.update(by_operation.get(members.get(int(params["operation"].value)), {}))
+    return values
+
+
+def _axis_of(decl: dict, config: Config) -> int | None:
+    """The quantization axis of a tensor the configuration quantizes per axis (``per_axis(k)``)."""
+    if decl["name"] not in config.per_axis:
+        return None
+    for q in decl.get("quantization") or []:
+        m = re.fullmatch(r"per_axis\((\d+)\)", q)
+        if m:
+            return int(m.group(1))
+    raise ValueError(f"{decl['name']} is per axis in a configuration but declares no per_axis(k) quantization")
+
+
+def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> tuple[Tensor, Tensor] | None:
+    """For a bias in the typical tier: the two quantized inputs whose scales multiply into its scale."""
+    refs = decl.get("encoding_from")
+    if not (typical and refs):
+        return None
+    ts = [inputs[_first_index(r)] if _first_index(r) < len(inputs) else None for r in refs]
+    if any(t is None or t.encoding is None for t in ts):
+        return None
+    return ts[0], ts[1]
+
+
+def _per_axis_encoding(rng: np.random.Generator, dtype: str, channels: int, axis: int) -> Encoding:
+    """Symmetric per-channel scales (offset 0 for signed types), each channel its own range, as a
+    converter calibrates weights channel by channel."""
     d = dtypes.get(dtype)
-    if "range" in (decl.get("values") or {}):
-        return _tensor_in_range(rng, ref, dtype, shape, decl["values"], env)
+    span = rng.uniform(0.25, 4.0, channels)
+    if d.kind == "sfixed":
+        scales = tuple(float(np.float32(x / d.qmax)) for x in span)
+        return Encoding(scales, (0,) * channels, axis)
+    scales = tuple(float(np.float32(2 * x / (d.qmax - d.qmin))) for x in span)
+    return Encoding(scales, (-((d.qmax + 1) // 2),) * channels, axis)
+
+
+def _product_encoding(x: Tensor, w: Tensor, channels: int) -> Encoding:
+    """A bias encoding as converters build it: scale = input scale x weight scale (per output
+    channel when the weights are per axis), offset 0, so the bias adds straight into the accumulator."""
+    s_in = x.encoding.scales[0]
+    if w.encoding.per_axis and len(w.encoding.scales) == channels:
+        return Encoding(tuple(float(np.float32(s_in * s)) for s in w.encoding.scales), (0,) * channels, 0)
+    return Encoding((float(np.float32(s_in * w.encoding.scales[0])),), (0,))
+
+
+def _special_codes(rng: np.random.Generator, d: dtypes.QnnDtype, enc: Encoding, shape: tuple[int, ...]) -> np.ndarray:
+    """Codes heavy on the grid's ends and its zero point: saturation and zero handling."""
+    codes = rng.integers(d.qmin, d.qmax + 1, shape)
+    mask = rng.random(shape) < 0.5
+    zero = int(np.clip(-enc.offsets[0], d.qmin, d.qmax))
+    codes[mask] = rng.choice([d.qmin, d.qmin + 1, zero, d.qmax - 1, d.qmax], size=int(mask.sum()))
+    return codes
+
+
+def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical=False, axis=None,
+                      product=None) -> Tensor:  # fmt: skip
+    d = dtypes.get(dtype)
+    if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
+        return _tensor_in_range(rng, ref, dtype, shape, values, env)
+    domain = values.get("domain")
+    if domain is not None and (typical or rng.random() < 0.5):  # the edge tier also goes outside
+        t = _tensor_in_range(rng, ref, dtype, shape, {"range": domain}, env)
+    elif d.quantized:
+        if product is not None and len(shape) == 1:
+            enc = _product_encoding(*product, shape[0])
+            real = rng.normal(0.0, 1.0, shape)
+            scales = np.asarray(enc.scales, dtype=np.float64)
+            data = np.clip(np.round(real / scales), d.qmin, d.qmax).astype(d.storage)
+        elif axis is not None and axis < len(shape):
+            enc = _per_axis_encoding(rng, dtype, shape[axis], axis)
+            data = rng.integers(d.qmin, d.qmax + 1, shape).astype(d.storage)
+        else:
+            enc = random_encoding(rng, dtype)
+            special = regime == "special"
+            codes = _special_codes(rng, d, enc, shape) if special else rng.integers(d.qmin, d.qmax + 1, shape)
+            data = codes.astype(d.storage)
+        t = Tensor(ref, dtype, shape, data, enc)
+    elif d.kind == "float":
+        t = Tensor(ref, dtype, shape, float_values(rng, shape, regime, dtype))
+    elif d.kind == "bool":
+        t = Tensor(ref, dtype, shape, rng.integers(0, 2, shape).astype(bool))
+    else:
+        # integer tensors are mostly indices: keep them inside the smallest dim of the first input
+        first = shapes.get("in[0]", (4,))
+        hi = max(1, min(first) if first else 1)
+        t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
+    if typical and values.get("nonzero"):
+        _away_from_zero(t)
+    return t
+
+
+def _away_from_zero(t: Tensor) -> None:
+    """Divisors in the typical tier: no zero (x/0 is an edge case whose result the spec leaves open
+    for integer and fixed-point types)."""
+    d = dtypes.get(t.dtype)
     if d.quantized:
-        enc = random_encoding(rng, dtype)
-        data = rng.integers(d.qmin, d.qmax + 1, shape).astype(d.storage)
-        return Tensor(ref, dtype, shape, data, enc)
-    if d.kind == "float":
-        return Tensor(ref, dtype, shape, float_values(rng, shape, regime, dtype))
-    if d.kind == "bool":
-        return Tensor(ref, dtype, shape, rng.integers(0, 2, shape).astype(bool))
-    # integer tensors are mostly indices: keep them inside the smallest dim of the first input
-    first = shapes.get("in[0]", (4,))
-    hi = max(1, min(first) if first else 1)
-    data = rng.integers(0, hi, shape).astype(d.storage)
-    return Tensor(ref, dtype, shape, data)
+        zero = -t.encoding.offsets[0]
+        step = 1 if zero < d.qmax else -1
+        t.data[t.data == zero] = zero + step
+    elif d.kind == "float":
+        small = np.abs(t.data.astype(np.float64)) < 0.25
+        t.data[small] = np.where(t.data[small] < 0, -0.25, 0.25).astype(t.data.dtype)
+    elif d.kind in ("int", "uint"):
+        t.data[t.data == 0] = 1
 
 
 def _tensor_in_range(rng, ref, dtype, shape, gen: dict, env: dict) -> Tensor:
     """A curated ``values: {range: [lo, hi], integer: bool}`` (bounds may name dims and params):
-    uniform reals, or whole numbers for integer types; quantized types get an encoding covering it."""
+    uniform reals, or whole numbers for integer types; quantized types get an encoding covering it
+    and codes whose real values stay inside ``[lo, hi]`` (a domain's edge must not round outside it)."""
     d = dtypes.get(dtype)
     lo, hi = (float(np.asarray(expr.parse(str(x)).evaluate(env))) for x in gen["range"])
     if gen.get("integer") or d.kind in ("int", "uint"):
@@ -465,11 +668,16 @@ def _tensor_in_range(rng, ref, dtype, shape, gen: dict, env: dict) -> Tensor:
     if not d.quantized:
         return Tensor(ref, dtype, shape, real.astype(d.storage))
     enc = encoding_covering(np.array([lo, hi]), dtype)
-    codes = np.clip(np.round(real / enc.scales[0]) - enc.offsets[0], d.qmin, d.qmax)
+    scale, offset = enc.scales[0], enc.offsets[0]
+    q_lo = max(d.qmin, int(np.ceil(lo / scale - offset - 1e-9)))
+    q_hi = min(d.qmax, int(np.floor(hi / scale - offset + 1e-9)))
+    codes = np.clip(np.round(real / scale) - offset, q_lo, max(q_lo, q_hi))
     return Tensor(ref, dtype, shape, codes.astype(d.storage), enc)
 
 
-def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, settings) -> list[Tensor] | None:
+def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
+             settings) -> tuple[list[Tensor], list[np.ndarray] | None] | None:  # fmt: skip
+    """The declared outputs and the reference's real-valued result (None without a reference)."""
     real: list[np.ndarray] | None = None
     if settings.infer is not None:
         try:
@@ -505,4 +713,4 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape, set
         if dtypes.get(dtype).quantized:
             enc = _output_encoding(case, real[i] if real is not None else None, dtype)
         outs.append(Tensor(ref, dtype, shape, None, enc))
-    return outs
+    return outs, real

@@ -73,6 +73,8 @@ def _param_mutations(p: Param, rank: int) -> Iterator[Param]:
                 w.flat[1] = w.flat[0]
                 yield Param(p.name, p.dtype, w)
         yield Param(p.name, p.dtype, np.concatenate([v.ravel(), v.ravel()[:1]]).astype(v.dtype))
+        if v.ndim == 1 and v.size:
+            yield Param(p.name, p.dtype, v[:0].copy())
     elif isinstance(v, bool):
         yield Param(p.name, p.dtype, not v)
     elif isinstance(v, int):
@@ -95,6 +97,15 @@ def _candidates(case: Case) -> Iterator[Case]:
             c.inputs = list(case.inputs)
             c.inputs[i] = m
             yield c
+            if len(m.shape) != len(t.shape):  # the same, with the per-dimension parameter vectors (perm) following
+                bound = {k: p for k, p in case.params.items() if p.is_tensor and p.value.shape == (len(t.shape),)}
+                if bound:
+                    c = copy.copy(c)
+                    c.params = dict(case.params)
+                    for k, p in bound.items():
+                        grown = np.arange(len(m.shape), dtype=p.value.dtype)
+                        c.params[k] = Param(p.name, p.dtype, grown)
+                    yield c
     for i, t in enumerate(case.outputs):
         for m in _tensor_mutations(t):
             c = copy.copy(case)

@@ -81,7 +81,9 @@ DTYPES: dict[str, QnnDtype] = {
 }
 
 # The set a "backend specific" tensor is tried with unless an op or backend narrows it.
-BACKEND_SPECIFIC_DEFAULT = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_8")
+BACKEND_SPECIFIC_DEFAULT = (
+    "FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_8", "SFIXED_POINT_16",
+)
 
 
 def get(name: str) -> QnnDtype:

@@ -30,7 +30,7 @@ _LOADED = False
 HAND = "hand"
 
 # Modules of this package that hold no op implementations.
-_NOT_FAMILIES = {"quant", "compare", "expected", "__main__", "util"}
+_NOT_FAMILIES = {"quant", "compare", "expected", "tolerance", "__main__", "util"}
 
 
 def register(*ops: str, verified_by: str | None = None) -> Callable[[Impl], Impl]:

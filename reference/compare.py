@@ -1,10 +1,14 @@
-"""Judge a backend's outputs against the reference's real-valued expectation, with tolerance as data.
+"""Judge a backend's outputs against the reference's real-valued expectation, with the budget of ``tolerance``.
 
 Expected values are real (float64). For a fixed-point output they are quantized with the output's
-encoding and compared in quantization steps; for float outputs the error is measured both
-absolutely and in ULPs of the output type; integer and bool outputs must match exactly. A
-per-op ``tolerance`` block in the YAML overrides the class defaults; its ``accumulation``
-expression (K) scales ULP budgets for long dot products.
+encoding and compared in quantization steps; for float outputs the error is measured absolutely,
+relatively and in ULPs of the output type; integer and bool outputs must match exactly. The budget
+(``reference.tolerance.budget_for``) is recorded with the errors measured, PASS or FAIL.
+
+Where the MasterOpDef says nothing about an element, it is *not checkable*, never failed: a NaN or
+infinite real result has no value on a fixed-point or integer grid (Log of a negative input, an
+integer divide by zero), and the spec names no saturation or sentinel for it. Such elements are
+counted (``not_checkable``) and left out; a case with nothing left to check is UNCHECKED.
 """
 
 from __future__ import annotations
@@ -17,16 +21,7 @@ import numpy as np
 from cases.case import Case, Tensor
 from opdefs import dtypes
 from reference.quant import dequantize, quantize
-
-# class -> (kind, budget). float: ULPs *and* an absolute floor (ops near zero); fixed point: steps.
-DEFAULTS: dict[str, dict[str, float]] = {
-    "FLOAT_32": {"ulp": 64, "atol": 1e-6},
-    "FLOAT_64": {"ulp": 64, "atol": 1e-12},
-    "FLOAT_16": {"ulp": 4, "atol": 1e-3},  # HTP fp16 carries ~11 significant bits (facts sheet)
-    "BFLOAT_16": {"ulp": 4, "atol": 1e-2},
-    "fixed_point": {"steps": 1},
-    "integer": {"atol": 0},
-}
+from reference.tolerance import Budget, budget_for
 
 
 @dataclass
@@ -34,18 +29,7 @@ class Judgement:
     passed: bool
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
-
-
-def _tolerance(op_tol: dict[str, Any] | None, dtype: str) -> dict[str, float]:
-    d = dtypes.get(dtype)
-    key = dtype if d.kind == "float" else ("fixed_point" if d.quantized else "integer")
-    tol = dict(DEFAULTS.get(key, {"atol": 0}))
-    if op_tol:
-        override = op_tol.get({"FLOAT_32": "float32", "FLOAT_16": "float16"}.get(dtype, key)) or {}
-        tol.update({k: float(v) for k, v in override.items() if isinstance(v, int | float)})
-        if op_tol.get("exact"):
-            tol = {"atol": 0.0}
-    return tol
+    checked: int = 0  # elements compared (0 with a pass: nothing the spec defines was produced)
 
 
 def _ulp(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -54,71 +38,114 @@ def _ulp(values: np.ndarray, dtype: str) -> np.ndarray:
     return np.spacing(np.maximum(v, np.finfo(storage).tiny)).astype(np.float64)
 
 
-def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, op_tol: dict | None = None) -> Judgement:
+def _scale_per_element(out: Tensor, shape: tuple[int, ...]) -> np.ndarray:
+    enc = out.encoding
+    s = np.asarray(enc.scales, dtype=np.float64)
+    if not enc.per_axis:
+        return np.full(shape, s[0])
+    view = [1] * len(shape)
+    view[enc.axis] = -1
+    return np.broadcast_to(s.reshape(view), shape)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: Budget | None = None) -> Judgement:
     d = dtypes.get(out.dtype)
+    budget = budget or budget_for(out.dtype)
     if tuple(actual.shape) != tuple(out.shape):
         return Judgement(False, f"{out.name}: shape {tuple(actual.shape)} != declared {tuple(out.shape)}")
     exp = np.asarray(expected)
     if exp.shape != actual.shape:
         return Judgement(False, f"{out.name}: reference shape {exp.shape} != declared {tuple(out.shape)}")
-    tol = _tolerance(op_tol, out.dtype)
-    metrics: dict[str, Any] = {}
+    metrics: dict[str, Any] = {"tolerance": budget.text(), "budget": budget.as_dict()}
+    exp_f = exp.astype(np.float64) if exp.dtype != bool else exp.astype(np.float64)
+    if d.kind == "float" or d.kind == "bool":
+        checkable = np.ones(exp.shape, dtype=bool)
+    else:  # no fixed-point or integer value stands for NaN or infinity, and the spec names none
+        checkable = np.isfinite(exp_f)
+    not_checkable = int(exp.size - np.count_nonzero(checkable))
+    if not_checkable:
+        metrics["not_checkable"] = not_checkable
     if d.quantized:
-        exp_q = quantize(exp, out.encoding, out.dtype).astype(np.int64)
-        steps = np.abs(actual.astype(np.int64) - exp_q)
-        bad = steps > tol.get("steps", 1)
-        real_err = np.abs(dequantize(actual, out.encoding) - dequantize(exp_q, out.encoding))
-        metrics.update(max_steps=int(steps.max(initial=0)), max_abs_err=float(real_err.max(initial=0.0)),
-                       tolerance=f"{tol.get('steps', 1):g} steps")  # fmt: skip
+        exp_q = quantize(np.where(checkable, exp_f, 0.0), out.encoding, out.dtype).astype(np.int64)
+        steps = np.abs(actual.astype(np.int64) - exp_q).astype(np.float64)
+        scale = _scale_per_element(out, exp.shape)
+        allowed = budget.steps + budget.rtol * np.abs(np.where(checkable, exp_f, 0.0)) / scale
+        bad = checkable & (steps > allowed + 1e-9)
+        got_real = dequantize(actual, out.encoding)
+        real_err = np.where(checkable, np.abs(got_real - np.where(checkable, exp_f, 0.0)), 0.0)
+        metrics.update(max_steps=int(np.where(checkable, steps, 0).max(initial=0)),
+                       max_abs_err=float(real_err.max(initial=0.0)))  # fmt: skip
+
+        def describe(i: tuple[int, ...]) -> str:
+            return (f"expected {_fmt(exp_f[i])} (code {exp_q[i]}), got code {actual[i]} (= {_fmt(got_real[i])}), "
+                    f"{steps[i]:g} steps > {allowed[i]:.3g}")  # fmt: skip
     elif d.kind == "float":
         a = actual.astype(np.float64)
         # the best a backend can return is the real result rounded to the output type (65504 -> inf in fp16)
         with np.errstate(over="ignore", invalid="ignore"):
-            e = exp.astype(np.float64).astype(d.storage).astype(np.float64)
+            e = exp_f.astype(d.storage).astype(np.float64)
         both_nan = np.isnan(a) & np.isnan(e)
         same_inf = np.isinf(a) & np.isinf(e) & (np.sign(a) == np.sign(e))
         with np.errstate(invalid="ignore", over="ignore"):
             err = np.where(both_nan | same_inf, 0.0, np.abs(a - e))
             ulps = err / _ulp(e, out.dtype)
+            rel = np.where(err == 0, 0.0, err / np.maximum(np.abs(e), np.finfo(np.float64).tiny))
         err = np.nan_to_num(err, nan=np.inf)
         ulps = np.nan_to_num(ulps, nan=np.inf)
-        bad = (err > tol.get("atol", 0.0)) & (ulps > tol.get("ulp", 0.0))
-        metrics.update(max_abs_err=float(err.max(initial=0.0)), max_ulp=float(ulps.max(initial=0.0)),
-                       tolerance=f"{tol.get('ulp', 0):g} ulp or atol {tol.get('atol', 0):g}")  # fmt: skip
+        rel = np.nan_to_num(rel, nan=np.inf)
+        with np.errstate(invalid="ignore"):
+            within = (err <= budget.atol + budget.rtol * np.abs(np.nan_to_num(e, nan=0.0))) | (ulps <= budget.ulp)
+        bad = ~within
+        metrics.update(max_abs_err=float(err.max(initial=0.0)), max_rel_err=float(rel.max(initial=0.0)),
+                       max_ulp=float(ulps.max(initial=0.0)))  # fmt: skip
+
+        def describe(i: tuple[int, ...]) -> str:
+            return f"expected {_fmt(e[i])}, got {_fmt(a[i])} (abs {err[i]:.3g}, {ulps[i]:.3g} ulp)"
     else:
         if d.kind == "bool":
             bad = actual.astype(bool) != exp.astype(bool)
         else:
-            bad = actual.astype(np.float64) != np.round(exp.astype(np.float64))
-        metrics.update(tolerance="exact")
+            bad = checkable & (actual.astype(np.float64) != np.round(np.where(checkable, exp_f, 0.0)))
+
+        def describe(i: tuple[int, ...]) -> str:
+            return f"expected {exp[i]!r}, got {actual[i]!r}"
     n_bad = int(np.count_nonzero(bad))
     metrics["mismatches"] = n_bad
+    checked = int(np.count_nonzero(checkable))
     if n_bad:
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        return Judgement(False, f"{out.name}: {n_bad}/{bad.size} elements outside tolerance; first at {idx}: "
-                                f"expected {exp[idx]!r}, got {actual[idx]!r}", metrics)  # fmt: skip
-    return Judgement(True, "", metrics)
+        return Judgement(False, f"{out.name}: {n_bad}/{checked} elements outside {budget.text()}; first at {idx}: "
+                                f"{describe(idx)}", metrics, checked)  # fmt: skip
+    return Judgement(True, "", metrics, checked)
 
 
-def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_tol: dict | None = None) -> Judgement:
+def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_tol: dict | None = None,
+          accumulation: float | None = None) -> Judgement:  # fmt: skip
+    """All outputs of one case; metrics are the worst over outputs, ``checked`` their sum."""
     if len(actual) != len(case.outputs):
         return Judgement(False, f"backend returned {len(actual)} outputs, case declares {len(case.outputs)}")
     if len(expected) < len(case.outputs):
         return Judgement(False, f"reference gives {len(expected)} outputs, case declares {len(case.outputs)}")
     merged: dict[str, Any] = {"mismatches": 0}
     messages = []
+    checked = 0
     for e, a, out in zip(expected, actual, case.outputs, strict=False):
-        j = judge_output(e, a, out, op_tol)
+        j = judge_output(e, a, out, budget_for(out.dtype, op_tol, accumulation))
+        checked += j.checked
         for k, v in j.metrics.items():
-            if k == "mismatches":
-                merged[k] += v
-            elif isinstance(v, float | int):
+            if k in ("mismatches", "not_checkable"):
+                merged[k] = merged.get(k, 0) + v
+            elif isinstance(v, float | int) and not isinstance(v, bool):
                 merged[k] = max(merged.get(k, v), v)
             else:
                 merged.setdefault(k, v)
         if not j.passed:
             messages.append(j.message)
-    return Judgement(not messages, "; ".join(messages), merged)
+    return Judgement(not messages, "; ".join(messages), merged, checked)
 
 
 def encode_outputs(case: Case, real: list[np.ndarray]) -> list[np.ndarray]:

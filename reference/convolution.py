@@ -237,8 +237,12 @@ def col2im(
     """Im2Col's adjoint: the image size comes from the declared output tensor (the spec gives no
     parameter for it); overlapping contributions are summed and those landing in the padding dropped."""
     cols = _f64(inputs[0])
-    if not out_shapes or out_shapes[0] is None or len(out_shapes[0]) != 4:
-        raise ValueError("Col2Im needs the declared output shape [batch, height, width, channel]")
+    if not out_shapes or out_shapes[0] is None:
+        # Not a ValueError: the case is valid, only the interface call lacks the declared output tensor
+        # (shape inference by the generator then falls back to the spec's dims).
+        raise LookupError("Col2Im's image size comes from the declared output shape (out_shapes)")
+    if len(out_shapes[0]) != 4:
+        raise ValueError(f"declared output shape {out_shapes[0]} is not [batch, height, width, channel]")
     nb, h, w, c = (int(v) for v in out_shapes[0])
     k, s, d, pads, (oh, ow) = _patch_grid((h, w), params)
     if cols.shape != (nb, c * k[0] * k[1], oh * ow):

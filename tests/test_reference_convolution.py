@@ -43,6 +43,10 @@ def onnx_pads(pads: np.ndarray) -> list[int]:
     return [int(v) for v in p[:, 0]] + [int(v) for v in p[:, 1]]
 
 
+def f64s(*arrays: np.ndarray | None) -> list[np.ndarray | None]:
+    return [None if a is None else a.astype(np.float64) for a in arrays]
+
+
 def u32(v) -> np.ndarray:
     return np.array(v, np.uint32)
 
@@ -96,7 +100,7 @@ def test_conv_matches_onnxruntime_conv(op: str, n: int, i: int) -> None:
     x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
     w = rng.uniform(-1, 1, (*c["k"], c["cin"] // c["group"], c["cout"])).astype(np.float32)
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
-    (got,) = reference.run(op, [x.astype(np.float64), w.astype(np.float64), None if b is None else b.astype(np.float64)],
+    (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n))  # fmt: skip
     (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["group"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
@@ -111,7 +115,7 @@ def test_depthwise_conv_matches_onnxruntime_conv_with_group_channel_in(op: str, 
     x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
     w = rng.uniform(-1, 1, (*c["k"], 1, c["cout"])).astype(np.float32)
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
-    (got,) = reference.run(op, [x.astype(np.float64), w.astype(np.float64), None if b is None else b.astype(np.float64)],
+    (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n, with_group=False))  # fmt: skip
     (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["cin"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
@@ -132,7 +136,7 @@ def test_transpose_conv_matches_onnxruntime_conv_transpose(op: str, n: int, i: i
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     params = qnn_params(c, n, with_dilation=n == 3)
     params["output_padding"] = u32(c["opad"][0] if n == 1 else c["opad"])
-    (got,) = reference.run(op, [x.astype(np.float64), w.astype(np.float64), None if b is None else b.astype(np.float64)],
+    (got,) = reference.run(op, f64s(x, w, b),
                            params)  # fmt: skip
     (want,) = ort_node("ConvTranspose", [to_nchw(x).copy(), filt_t_to_onnx(w).copy(), b], group=c["group"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]),
@@ -234,7 +238,8 @@ def test_im2col_hand_case_padding_dilation() -> None:
     """3x3 image 1..9, kernel 2x2, dilation 2, stride 1, pad before 1: a 4x4 padded image, 2x2 windows.
     Window (r, c) reads padded cells (r + 2i, c + 2j); padded (p, q) holds x[p-1, q-1], zero on the pad."""
     x = np.arange(1.0, 10.0).reshape(1, 3, 3, 1)
-    p = {"kernel_size": u32([2, 2]), "stride": u32([1, 1]), "pad_amount": u32([[1, 0], [1, 0]]), "dilation": u32([2, 2])}
+    p = {"kernel_size": u32([2, 2]), "stride": u32([1, 1]), "pad_amount": u32([[1, 0], [1, 0]]),
+         "dilation": u32([2, 2])}  # fmt: skip
     (got,) = reference.run("Im2Col", [x], p)
     want = [[0, 0, 0, 1], [0, 0, 2, 3], [0, 4, 0, 7], [5, 6, 8, 9]]  # rows (i, j), columns (r, c), row-major
     np.testing.assert_array_equal(got[0], want, err_msg="Im2Col with padding and dilation")
@@ -289,8 +294,8 @@ def test_col2im_is_the_adjoint_of_im2col() -> None:
 def test_col2im_sums_overlapping_values() -> None:
     """'The overlapping values in the resulting image are summed' (seed 1087): kernel 1x2, stride 1."""
     cols = np.array([[1.0, 10.0], [100.0, 1000.0]]).reshape(1, 2, 2)
-    (got,) = reference.run("Col2Im", [cols], {"kernel_size": u32([1, 2]), "stride": u32([1, 1]),
-                                              "pad_amount": u32([[0, 0], [0, 0]])}, out_shapes=[(1, 1, 3, 1)])  # fmt: skip
+    p = {"kernel_size": u32([1, 2]), "stride": u32([1, 1]), "pad_amount": u32([[0, 0], [0, 0]])}
+    (got,) = reference.run("Col2Im", [cols], p, out_shapes=[(1, 1, 3, 1)])
     np.testing.assert_array_equal(got.ravel(), [1.0, 110.0, 1000.0], err_msg="overlap sum")
 
 

@@ -47,6 +47,23 @@ def f64s(*arrays: np.ndarray | None) -> list[np.ndarray | None]:
     return [None if a is None else a.astype(np.float64) for a in arrays]
 
 
+def on_grid(a: np.ndarray, dtype: str, per_last_axis: bool = False) -> np.ndarray:
+    """``a`` quantized with reference.quant (per tensor, or per channel of the last axis as QNN filters
+    may be) and dequantized back: the real values a quantized case hands both implementations."""
+    if per_last_axis:
+        qmax = 127.0 if dtype == "SFIXED_POINT_8" else 32767.0
+        scales = tuple(float(v) for v in np.max(np.abs(a.reshape(-1, a.shape[-1])), axis=0) / qmax + 1e-6)
+        enc = quant.Encoding(scales, (0,) * a.shape[-1], axis=a.ndim - 1)
+    else:
+        enc = quant.encoding_for_range(float(a.min()), float(a.max()), dtype)
+    return quant.dequantize(quant.quantize(a, enc, dtype), enc).astype(np.float32)
+
+
+def quantized_case(i: int) -> bool:
+    """Every fourth random case runs on quantized reals (UFIXED_POINT_8 data, per-axis SFIXED_POINT_8 filters)."""
+    return i % 4 == 3
+
+
 def u32(v) -> np.ndarray:
     return np.array(v, np.uint32)
 
@@ -99,6 +116,8 @@ def test_conv_matches_onnxruntime_conv(op: str, n: int, i: int) -> None:
     c = conv_config(rng, n)
     x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
     w = rng.uniform(-1, 1, (*c["k"], c["cin"] // c["group"], c["cout"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n))  # fmt: skip
@@ -114,6 +133,8 @@ def test_depthwise_conv_matches_onnxruntime_conv_with_group_channel_in(op: str, 
     c = conv_config(rng, n, depthwise=True)
     x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
     w = rng.uniform(-1, 1, (*c["k"], 1, c["cout"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n, with_group=False))  # fmt: skip
@@ -133,6 +154,8 @@ def test_transpose_conv_matches_onnxruntime_conv_transpose(op: str, n: int, i: i
     c = conv_config(rng, n, transposed=True, dilated=n == 3)  # TransposeConv1d/2d have no dilation
     x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
     w = rng.uniform(-1, 1, (*c["k"], c["cin"], c["cout"] // c["group"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     params = qnn_params(c, n, with_dilation=n == 3)
     params["output_padding"] = u32(c["opad"][0] if n == 1 else c["opad"])
@@ -265,14 +288,17 @@ def test_im2col_times_filter_matches_onnxruntime_conv(shape, k, s, pads, d) -> N
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"Im2Col {shape} k={k} s={s} p={pads} d={d}")
 
 
+@pytest.mark.parametrize("quantized", [False, True])
 @pytest.mark.parametrize("shape,k,s,pads,d", IM2COL_CASES)
-def test_col2im_matches_onnxruntime_col2im(shape, k, s, pads, d) -> None:
+def test_col2im_matches_onnxruntime_col2im(shape, k, s, pads, d, quantized: bool) -> None:
     rng = np.random.default_rng(RNG_SEED + 4)
     nb, h, w, c = shape
     p = {"kernel_size": u32(k), "stride": u32(s), "pad_amount": u32(pads), "dilation": u32(d)}
     L = int(np.prod([(hw + sum(pp) - dd * (kk - 1) - 1) // ss + 1
                      for hw, pp, dd, kk, ss in zip((h, w), pads, d, k, s, strict=True)]))  # fmt: skip
     cols = rng.uniform(-2, 2, (nb, c * k[0] * k[1], L)).astype(np.float32)
+    if quantized:
+        cols = on_grid(cols, "UFIXED_POINT_8")
     (got,) = reference.run("Col2Im", [cols.astype(np.float64)], p, out_shapes=[shape])
     (want,) = ort_node("Col2Im", [cols, np.array([h, w], np.int64), np.array(k, np.int64)], opset=18,
                        strides=s, dilations=d, pads=onnx_pads(np.array(pads)))  # fmt: skip
@@ -319,6 +345,8 @@ def test_correlation1d_matches_the_formula_elementwise(i: int) -> None:
     shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(1, 5)))
     disp, shift = int(rng.integers(0, 4)), int(rng.integers(-2, 3))
     a, b = rng.normal(size=shape), rng.normal(size=shape)
+    if quantized_case(i):
+        a, b = (on_grid(v, "SFIXED_POINT_8").astype(np.float64) for v in (a, b))
     (got,) = reference.run("Correlation1D", [a, b], {"displacement": disp, "shift": shift})
     np.testing.assert_allclose(got, correlation_by_formula(a, b, disp, shift), rtol=1e-12, atol=1e-12,
                                err_msg=f"shape {shape} displacement {disp} shift {shift}")  # fmt: skip

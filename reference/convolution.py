@@ -1,0 +1,278 @@
+"""Convolutions: Conv1d/2d/3d, DepthWiseConv1d/2d, TransposeConv1d/2d/3d, Im2Col, Col2Im, Correlation1D.
+
+Every op here is channel-last: activations are ``[batch, spatial..., channel]`` and filters put the
+spatial extent first (``[f..., cin/group, cout]`` for convolutions, ``[f..., cin, cout/group]`` for
+transposed ones). One n-dimensional routine per direction serves every rank, so the 1-D, 2-D and
+3-D ops cannot drift apart. Groups are contiguous channel blocks (group g owns input channels
+``[g*cin/G, (g+1)*cin/G)`` and output channels ``[g*cout/G, (g+1)*cout/G)``), as in ONNX and TF.
+The readings of unclear spec text are recorded in each op's YAML ``decisions:``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from reference import register
+
+
+def _per_axis(value: Any, n: int, name: str) -> tuple[int, ...]:
+    """A stride/dilation/output_padding param as n ints (1-D ops give scalars)."""
+    v = np.asarray(value, dtype=np.int64).reshape(-1)
+    if v.size == 1 and n > 1:
+        v = np.repeat(v, n)
+    if v.size != n:
+        raise ValueError(f"{name} has {v.size} entries for {n} spatial axes")
+    return tuple(int(a) for a in v)
+
+
+def _pads(value: Any, n: int) -> tuple[tuple[int, int], ...]:
+    """pad_amount as n (before, after) pairs; 1-D ops write it flat as [before, after]."""
+    p = np.asarray(value, dtype=np.int64).reshape(-1)
+    if p.size != 2 * n:
+        raise ValueError(f"pad_amount has {p.size} entries for {n} spatial axes")
+    return tuple((int(p[2 * i]), int(p[2 * i + 1])) for i in range(n))
+
+
+def _bias(b: np.ndarray | None, cout: int) -> np.ndarray:
+    """The optional bias; absent means zeros (spec default {0,..,0})."""
+    if b is None:
+        return np.zeros(cout)
+    b = np.asarray(b, dtype=np.float64).reshape(-1)
+    if b.size != cout:
+        raise ValueError(f"bias has {b.size} entries, channel_out is {cout}")
+    return b
+
+
+def conv_nd(
+    x: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    stride: tuple[int, ...],
+    pads: tuple[tuple[int, int], ...],
+    dilation: tuple[int, ...],
+    group: int,
+) -> np.ndarray:
+    """Grouped, dilated, strided correlation (what every framework calls convolution) with zero padding.
+
+    Accumulates one filter tap at a time over strided views of the padded input: the sums are exact
+    float64 dot products of length prod(filter) * cin/group, no im2col buffer is built."""
+    n = x.ndim - 2
+    cin, ksize, cin_g, cout = x.shape[-1], w.shape[:n], w.shape[n], w.shape[n + 1]
+    if group < 1 or cin % group or cout % group:
+        raise ValueError(f"channel_in {cin} and channel_out {cout} must be divisible by group {group}")
+    if cin_g != cin // group:
+        raise ValueError(f"filter has {cin_g} input channels, expected channel_in / group = {cin // group}")
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError("stride and dilation must be > 0")
+    xp = np.pad(x, [(0, 0), *pads, (0, 0)])
+    span = [(k - 1) * d + 1 for k, d in zip(ksize, dilation, strict=True)]
+    out_sz = [(xp.shape[1 + i] - span[i]) // stride[i] + 1 for i in range(n)]
+    if any(o < 1 for o in out_sz):
+        raise ValueError(f"dilated filter {span} does not fit the padded input {xp.shape[1:-1]}")
+    cout_g = cout // group
+    wg = w.reshape(*ksize, cin_g, group, cout_g)
+    out = np.zeros((x.shape[0], *out_sz, group, cout_g))
+    for tap in itertools.product(*(range(k) for k in ksize)):
+        sl = tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + (out_sz[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(n)
+        )
+        slab = xp[(slice(None), *sl, slice(None))].reshape(x.shape[0], *out_sz, group, cin_g)
+        out += np.einsum("...gi,igo->...go", slab, wg[tap])
+    return out.reshape(x.shape[0], *out_sz, cout) + _bias(b, cout)
+
+
+def transpose_conv_nd(
+    x: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    stride: tuple[int, ...],
+    pads: tuple[tuple[int, int], ...],
+    dilation: tuple[int, ...],
+    output_padding: tuple[int, ...],
+    group: int,
+) -> np.ndarray:
+    """The adjoint of ``conv_nd``: every input cell scatters its filter-weighted value into the full
+    output (size stride*(in-1) + dilated filter), which is then cropped by pad_amount. Output cells
+    past the full extent (output_padding larger than the after-pad) receive no contribution, only
+    the bias, as in ONNX ConvTranspose."""
+    n = x.ndim - 2
+    cin, ksize, w_cin, cout_g = x.shape[-1], w.shape[:n], w.shape[n], w.shape[n + 1]
+    if group < 1 or cin % group:
+        raise ValueError(f"channel_in {cin} must be divisible by group {group}")
+    if w_cin != cin:
+        raise ValueError(f"filter has {w_cin} input channels, channel_in is {cin}")
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError("stride and dilation must be > 0")
+    if any(op >= s for op, s in zip(output_padding, stride, strict=True)):
+        raise ValueError("output_padding must be < stride")
+    cin_g, cout = cin // group, cout_g * group
+    span = [(k - 1) * d + 1 for k, d in zip(ksize, dilation, strict=True)]
+    full_sz = [stride[i] * (x.shape[1 + i] - 1) + span[i] for i in range(n)]
+    out_sz = [full_sz[i] - pads[i][0] - pads[i][1] + output_padding[i] for i in range(n)]
+    if any(o < 1 for o in out_sz):
+        raise ValueError(f"pad_amount removes the whole output ({out_sz})")
+    # Room past the full extent for output_padding cells beyond the after-pad.
+    alloc = [max(full_sz[i], pads[i][0] + out_sz[i]) for i in range(n)]
+    full = np.zeros((x.shape[0], *alloc, group, cout_g))
+    xg = x.reshape(*x.shape[:-1], group, cin_g)
+    wg = w.reshape(*ksize, group, cin_g, cout_g)
+    for tap in itertools.product(*(range(k) for k in ksize)):
+        sl = tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + (x.shape[1 + i] - 1) * stride[i] + 1, stride[i])
+            for i in range(n)
+        )
+        full[(slice(None), *sl)] += np.einsum("...gi,gio->...go", xg, wg[tap])
+    crop = tuple(slice(pads[i][0], pads[i][0] + out_sz[i]) for i in range(n))
+    out = full[(slice(None), *crop)].reshape(x.shape[0], *out_sz, cout)
+    return out + _bias(b, cout)
+
+
+def _f64(a: np.ndarray | None) -> np.ndarray | None:
+    return None if a is None else np.asarray(a, dtype=np.float64)
+
+
+@register("Conv1d", "Conv2d", "Conv3d", verified_by="onnxruntime")
+def conv(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    x, w = _f64(inputs[0]), _f64(inputs[1])
+    b = _f64(inputs[2]) if len(inputs) > 2 else None
+    n = x.ndim - 2
+    out = conv_nd(
+        x, w, b,
+        _per_axis(params["stride"], n, "stride"),
+        _pads(params["pad_amount"], n),
+        _per_axis(params.get("dilation", 1), n, "dilation"),
+        int(params.get("group", 1)),
+    )  # fmt: skip
+    return [out]
+
+
+@register("DepthWiseConv1d", "DepthWiseConv2d", verified_by="onnxruntime")
+def depthwise_conv(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """A grouped convolution with group = channel_in (the spec's own equivalence): output channel o
+    reads input channel o // (channel_out / channel_in)."""
+    x, w = _f64(inputs[0]), _f64(inputs[1])
+    b = _f64(inputs[2]) if len(inputs) > 2 else None
+    n = x.ndim - 2
+    cin, cout = x.shape[-1], w.shape[-1]
+    if w.shape[-2] != 1 or cout % cin:
+        raise ValueError(f"depthwise filter {w.shape}: needs [..., 1, k * channel_in] with channel_in {cin}")
+    out = conv_nd(
+        x, w, b,
+        _per_axis(params["stride"], n, "stride"),
+        _pads(params["pad_amount"], n),
+        _per_axis(params.get("dilation", 1), n, "dilation"),
+        cin,
+    )  # fmt: skip
+    return [out]
+
+
+@register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
+def transpose_conv(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """TransposeConv1d and TransposeConv2d have no dilation parameter: dilation 1."""
+    x, w = _f64(inputs[0]), _f64(inputs[1])
+    b = _f64(inputs[2]) if len(inputs) > 2 else None
+    n = x.ndim - 2
+    out = transpose_conv_nd(
+        x, w, b,
+        _per_axis(params["stride"], n, "stride"),
+        _pads(params["pad_amount"], n),
+        _per_axis(params.get("dilation", 1), n, "dilation"),
+        _per_axis(params.get("output_padding", 0), n, "output_padding"),
+        int(params.get("group", 1)),
+    )  # fmt: skip
+    return [out]
+
+
+def _patch_grid(
+    hw: tuple[int, int], params: dict[str, Any]
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[tuple[int, int], ...], tuple[int, int]]:
+    """Kernel, stride, dilation, pads and the number of patch positions per axis for Im2Col/Col2Im.
+
+    The spec's count formula has 2 * padding[i]; with a (before, after) pair per axis the padded
+    extent is before + hw + after."""
+    k = _per_axis(params["kernel_size"], 2, "kernel_size")
+    s = _per_axis(params["stride"], 2, "stride")
+    d = _per_axis(params.get("dilation", [1, 1]), 2, "dilation")
+    pads = _pads(params["pad_amount"], 2)
+    if min(k) < 1 or min(s) < 1 or min(d) < 1:
+        raise ValueError("kernel_size, stride and dilation must be > 0")
+    counts = tuple((hw[i] + pads[i][0] + pads[i][1] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2))
+    if min(counts) < 1:
+        raise ValueError(f"the dilated kernel does not fit the padded image ({counts} positions)")
+    return k, s, d, pads, counts  # type: ignore[return-value]
+
+
+@register("Im2Col", verified_by="hand")
+def im2col(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """Row index c * kh * kw + i * kw + j (channel outermost, as the shape's 'channel * height_kernel
+    * width_kernel' and the cited torch Unfold); column index oh * OW + ow (row-major positions)."""
+    x = _f64(inputs[0])
+    nb, h, w, c = x.shape
+    k, s, d, pads, (oh, ow) = _patch_grid((h, w), params)
+    xp = np.pad(x, [(0, 0), *pads, (0, 0)])
+    out = np.empty((nb, c, k[0], k[1], oh, ow))
+    for i, j in itertools.product(range(k[0]), range(k[1])):
+        y0, x0 = i * d[0], j * d[1]
+        slab = xp[:, y0 : y0 + (oh - 1) * s[0] + 1 : s[0], x0 : x0 + (ow - 1) * s[1] + 1 : s[1], :]
+        out[:, :, i, j] = np.moveaxis(slab, -1, 1)
+    return [out.reshape(nb, c * k[0] * k[1], oh * ow)]
+
+
+@register("Col2Im", verified_by="onnxruntime")
+def col2im(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """Im2Col's adjoint: the image size comes from the declared output tensor (the spec gives no
+    parameter for it); overlapping contributions are summed and those landing in the padding dropped."""
+    cols = _f64(inputs[0])
+    if not out_shapes or out_shapes[0] is None:
+        # Not a ValueError: the case is valid, only the interface call lacks the declared output tensor
+        # (shape inference by the generator then falls back to the spec's dims).
+        raise LookupError("Col2Im's image size comes from the declared output shape (out_shapes)")
+    if len(out_shapes[0]) != 4:
+        raise ValueError(f"declared output shape {out_shapes[0]} is not [batch, height, width, channel]")
+    nb, h, w, c = (int(v) for v in out_shapes[0])
+    k, s, d, pads, (oh, ow) = _patch_grid((h, w), params)
+    if cols.shape != (nb, c * k[0] * k[1], oh * ow):
+        raise ValueError(f"in[0] shape {cols.shape} != [batch, channel*kh*kw, L] = {(nb, c * k[0] * k[1], oh * ow)}")
+    blocks = cols.reshape(nb, c, k[0], k[1], oh, ow)
+    img = np.zeros((nb, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1], c))
+    for i, j in itertools.product(range(k[0]), range(k[1])):
+        y0, x0 = i * d[0], j * d[1]
+        img[:, y0 : y0 + (oh - 1) * s[0] + 1 : s[0], x0 : x0 + (ow - 1) * s[1] + 1 : s[1], :] += np.moveaxis(
+            blocks[:, :, i, j], 1, -1
+        )
+    return [img[:, pads[0][0] : pads[0][0] + h, pads[1][0] : pads[1][0] + w, :]]
+
+
+@register("Correlation1D", verified_by="numpy")
+def correlation_1d(
+    inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
+) -> list[np.ndarray]:
+    """out[n,h,w,d] = mean over input channels of in0[n,h,w,:] * in1[n,h,w',:] with
+    w' = w + d - (displacement - shift), zero where w' leaves the row; d runs over the
+    2 * displacement + 1 output channels and the mean divides by the input depth."""
+    a, b = _f64(inputs[0]), _f64(inputs[1])
+    if a.shape != b.shape or a.ndim != 4:
+        raise ValueError(f"in[0] {a.shape} and in[1] {b.shape} must be the same [batch, height, width, depth]")
+    disp, shift = int(params["displacement"]), int(params["shift"])
+    nb, h, w, depth = a.shape
+    out = np.zeros((nb, h, w, 2 * disp + 1))
+    for d in range(2 * disp + 1):
+        off = d - (disp - shift)
+        lo, hi = max(0, -off), min(w, w - off)
+        if lo < hi:
+            out[:, :, lo:hi, d] = np.sum(a[:, :, lo:hi, :] * b[:, :, lo + off : hi + off, :], axis=-1) / depth
+    return [out]

@@ -1,0 +1,361 @@
+"""The convolution references (reference/convolution.py) against onnxruntime CPU and the spec text.
+
+QNN is channel-last with filters [f..., cin/group, cout] (transposed: [f..., cin, cout/group]);
+ONNX is channel-first with W [cout, cin/group, f...] (ConvTranspose: [cin, cout/group, f...]).
+The translation happens here only. Configurations are drawn at random from a seeded generator so
+each parametrized case is a different (stride, pad, dilation, group, bias) mix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference
+from reference import quant
+from tests.onnx_oracle import ort_node
+
+RNG_SEED = 20240612
+N_RANDOM = 12
+
+
+def to_nchw(x: np.ndarray) -> np.ndarray:
+    return np.moveaxis(x, -1, 1)
+
+
+def to_nhwc(x: np.ndarray) -> np.ndarray:
+    return np.moveaxis(x, 1, -1)
+
+
+def filt_to_onnx(w: np.ndarray) -> np.ndarray:
+    """[f..., a, b] -> [b, a, f...] for Conv; ConvTranspose wants [a, b, f...] (see filt_t_to_onnx)."""
+    n = w.ndim - 2
+    return np.transpose(w, (n + 1, n, *range(n)))
+
+
+def filt_t_to_onnx(w: np.ndarray) -> np.ndarray:
+    n = w.ndim - 2
+    return np.transpose(w, (n, n + 1, *range(n)))
+
+
+def onnx_pads(pads: np.ndarray) -> list[int]:
+    p = np.asarray(pads).reshape(-1, 2)
+    return [int(v) for v in p[:, 0]] + [int(v) for v in p[:, 1]]
+
+
+def f64s(*arrays: np.ndarray | None) -> list[np.ndarray | None]:
+    return [None if a is None else a.astype(np.float64) for a in arrays]
+
+
+def on_grid(a: np.ndarray, dtype: str, per_last_axis: bool = False) -> np.ndarray:
+    """``a`` quantized with reference.quant (per tensor, or per channel of the last axis as QNN filters
+    may be) and dequantized back: the real values a quantized case hands both implementations."""
+    if per_last_axis:
+        qmax = 127.0 if dtype == "SFIXED_POINT_8" else 32767.0
+        scales = tuple(float(v) for v in np.max(np.abs(a.reshape(-1, a.shape[-1])), axis=0) / qmax + 1e-6)
+        enc = quant.Encoding(scales, (0,) * a.shape[-1], axis=a.ndim - 1)
+    else:
+        enc = quant.encoding_for_range(float(a.min()), float(a.max()), dtype)
+    return quant.dequantize(quant.quantize(a, enc, dtype), enc).astype(np.float32)
+
+
+def quantized_case(i: int) -> bool:
+    """Every fourth random case runs on quantized reals (UFIXED_POINT_8 data, per-axis SFIXED_POINT_8 filters)."""
+    return i % 4 == 3
+
+
+def u32(v) -> np.ndarray:
+    return np.array(v, np.uint32)
+
+
+def conv_config(rng: np.random.Generator, n: int, depthwise: bool = False, transposed: bool = False,
+                dilated: bool = True) -> dict:  # fmt: skip
+    """One random configuration of an n-d (transposed / depthwise) convolution that fits its input."""
+    while True:
+        group = 1 if depthwise else int(rng.choice([1, 2, 3]))
+        cin = int(rng.integers(1, 4)) * (1 if depthwise else group)
+        cout = cin * int(rng.integers(1, 3)) if depthwise else int(rng.integers(1, 4)) * group
+        spatial = tuple(int(v) for v in rng.integers(2 if transposed else 3, 7, size=n))
+        k = tuple(int(v) for v in rng.integers(1, 4, size=n))
+        s = tuple(int(v) for v in rng.integers(1, 3, size=n))
+        d = tuple(int(v) for v in rng.integers(1, 3, size=n)) if dilated else (1,) * n
+        pads = rng.integers(0, 3, size=(n, 2))
+        span = [(k[i] - 1) * d[i] + 1 for i in range(n)]
+        if transposed:
+            opad = tuple(int(rng.integers(0, s[i])) for i in range(n))
+            full = [s[i] * (spatial[i] - 1) + span[i] for i in range(n)]
+            if any(full[i] - pads[i].sum() + opad[i] < 1 for i in range(n)):
+                continue
+        else:
+            opad = (0,) * n
+            if any(spatial[i] + pads[i].sum() < span[i] for i in range(n)):
+                continue
+        return dict(group=group, cin=cin, cout=cout, spatial=spatial, k=k, s=s, d=d, pads=pads, opad=opad,
+                    bias=bool(rng.integers(0, 2)), batch=int(rng.integers(1, 3)))  # fmt: skip
+
+
+def qnn_params(cfg: dict, n: int, with_dilation: bool = True, with_group: bool = True) -> dict:
+    one = n == 1
+    p = {
+        "stride": u32(cfg["s"][0] if one else cfg["s"]),
+        "pad_amount": u32(cfg["pads"].reshape(-1) if one else cfg["pads"]),
+    }
+    if with_dilation:
+        p["dilation"] = u32(cfg["d"][0] if one else cfg["d"])
+    if with_group:
+        p["group"] = cfg["group"]
+    return p
+
+
+CONV_CASES = [(op, n, i) for op, n in (("Conv1d", 1), ("Conv2d", 2), ("Conv3d", 3)) for i in range(N_RANDOM)]
+
+
+@pytest.mark.parametrize("op,n,i", CONV_CASES)
+def test_conv_matches_onnxruntime_conv(op: str, n: int, i: int) -> None:
+    rng = np.random.default_rng([RNG_SEED, n, i])
+    c = conv_config(rng, n)
+    x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
+    w = rng.uniform(-1, 1, (*c["k"], c["cin"] // c["group"], c["cout"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
+    b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
+    (got,) = reference.run(op, f64s(x, w, b),
+                           qnn_params(c, n))  # fmt: skip
+    (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["group"],
+                       strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
+    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+
+
+@pytest.mark.parametrize("op,n,i", [(op, n, i) for op, n in (("DepthWiseConv1d", 1), ("DepthWiseConv2d", 2))
+                                    for i in range(N_RANDOM)])  # fmt: skip
+def test_depthwise_conv_matches_onnxruntime_conv_with_group_channel_in(op: str, n: int, i: int) -> None:
+    rng = np.random.default_rng([RNG_SEED, 10 + n, i])
+    c = conv_config(rng, n, depthwise=True)
+    x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
+    w = rng.uniform(-1, 1, (*c["k"], 1, c["cout"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
+    b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
+    (got,) = reference.run(op, f64s(x, w, b),
+                           qnn_params(c, n, with_group=False))  # fmt: skip
+    (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["cin"],
+                       strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
+    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+
+
+TRANSPOSE_CASES = [(op, n, i) for op, n in (("TransposeConv1d", 1), ("TransposeConv2d", 2), ("TransposeConv3d", 3))
+                   for i in range(N_RANDOM)]  # fmt: skip
+
+
+@pytest.mark.parametrize("op,n,i", TRANSPOSE_CASES)
+def test_transpose_conv_matches_onnxruntime_conv_transpose(op: str, n: int, i: int) -> None:
+    """Includes groups, output_padding beyond the after-pad (bias-only cells) and, for 3-D, dilation."""
+    rng = np.random.default_rng([RNG_SEED, 20 + n, i])
+    c = conv_config(rng, n, transposed=True, dilated=n == 3)  # TransposeConv1d/2d have no dilation
+    x = rng.uniform(-2, 2, (c["batch"], *c["spatial"], c["cin"])).astype(np.float32)
+    w = rng.uniform(-1, 1, (*c["k"], c["cin"], c["cout"] // c["group"])).astype(np.float32)
+    if quantized_case(i):
+        x, w = on_grid(x, "UFIXED_POINT_8"), on_grid(w, "SFIXED_POINT_8", per_last_axis=True)
+    b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
+    params = qnn_params(c, n, with_dilation=n == 3)
+    params["output_padding"] = u32(c["opad"][0] if n == 1 else c["opad"])
+    (got,) = reference.run(op, f64s(x, w, b),
+                           params)  # fmt: skip
+    (want,) = ort_node("ConvTranspose", [to_nchw(x).copy(), filt_t_to_onnx(w).copy(), b], group=c["group"],
+                       strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]),
+                       output_padding=list(c["opad"]))  # fmt: skip
+    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+
+
+def test_conv2d_quantized_per_axis_filter_matches_onnxruntime() -> None:
+    """UFIXED_POINT_8 activations, SFIXED_POINT_8 filters quantized per output channel (axis 3):
+    both sides see the same dequantized reals, so they agree to float32 rounding."""
+    rng = np.random.default_rng(RNG_SEED + 1)
+    x = rng.uniform(-1, 3, (1, 5, 6, 4))
+    w = rng.uniform(-1, 1, (3, 3, 2, 4)) * np.array([0.1, 0.5, 1.0, 2.0])
+    enc_x = quant.encoding_for_range(-1.0, 3.0, "UFIXED_POINT_8")
+    x_real = quant.dequantize(quant.quantize(x, enc_x, "UFIXED_POINT_8"), enc_x)
+    scales = tuple(float(s) for s in np.max(np.abs(w), axis=(0, 1, 2)) / 127.0)
+    enc_w = quant.Encoding(scales, (0,) * 4, axis=3)
+    w_real = quant.dequantize(quant.quantize(w, enc_w, "SFIXED_POINT_8"), enc_w)
+    assert not np.allclose(w_real, w), "the filter quantization must actually change the values"
+    params = {"stride": u32([1, 2]), "pad_amount": u32([[1, 0], [1, 1]]), "group": 2, "dilation": u32([1, 1])}
+    (got,) = reference.run("Conv2d", [x_real, w_real], params)
+    (want,) = ort_node("Conv", [to_nchw(x_real).astype(np.float32), filt_to_onnx(w_real).astype(np.float32)],
+                       group=2, strides=[1, 2], pads=[1, 1, 0, 1])  # fmt: skip
+    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-5, atol=1e-5, err_msg="quantized Conv2d")
+
+
+def test_conv1d_hand_case_stride_dilation_padding() -> None:
+    """width_out = floor((1 + 5 + 0 - 3) / 2 + 1) = 2 (seed 1651); taps 0 and 2 with zero padding."""
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0]).reshape(1, 5, 1)
+    w = np.array([1.0, 10.0]).reshape(2, 1, 1)
+    (got,) = reference.run("Conv1d", [x, w, np.array([0.5])],
+                           {"stride": u32(2), "pad_amount": u32([1, 0]), "dilation": u32(2)})  # fmt: skip
+    # windows over the padded row [0,1,2,3,4,5] start at 0 and 2: 0 + 10*2, 2 + 10*4
+    np.testing.assert_array_equal(got.ravel(), [20.5, 42.5], err_msg="Conv1d hand case")
+
+
+def test_conv_without_bias_is_conv_with_zero_bias() -> None:
+    rng = np.random.default_rng(RNG_SEED + 2)
+    x, w = rng.normal(size=(1, 4, 4, 2)), rng.normal(size=(2, 2, 2, 3))
+    p = {"stride": u32([1, 1]), "pad_amount": u32([[0, 0], [0, 0]])}
+    a = reference.run("Conv2d", [x, w], p)[0]
+    b = reference.run("Conv2d", [x, w, np.zeros(3)], p)[0]
+    np.testing.assert_array_equal(a, b, err_msg="absent bias must act as zeros")
+
+
+def test_transpose_conv2d_output_padding_cells_past_the_full_output_hold_the_bias() -> None:
+    """x = [1, 2], filter [1, 1], stride 2, bias 0.5: the full output is [1, 1, 2, 2]; output_padding 1
+    adds a fifth column that no input reaches, so it is the bias alone (ONNX ConvTranspose). The HTP
+    simulator writes 0 there (FLOAT_32) or an unset code (UFIXED_POINT_8)."""
+    x = np.array([1.0, 2.0]).reshape(1, 1, 2, 1)
+    w = np.ones((1, 2, 1, 1))
+    p = {"stride": u32([1, 2]), "pad_amount": u32([[0, 0], [0, 0]]), "output_padding": u32([0, 1])}
+    (got,) = reference.run("TransposeConv2d", [x, w, np.array([0.5])], p)
+    np.testing.assert_array_equal(got.ravel(), [1.5, 1.5, 2.5, 2.5, 0.5], err_msg="output_padding column")
+
+
+def test_transpose_conv2d_output_padding_restores_cropped_after_pad_cells() -> None:
+    """pad_amount after = 1 with output_padding 1: the cropped last column comes back computed, not zero
+    ('does not actually add zero-padding to output', seed 13019)."""
+    x = np.array([1.0, 2.0]).reshape(1, 1, 2, 1)
+    w = np.ones((1, 2, 1, 1))
+    p = {"stride": u32([1, 2]), "pad_amount": u32([[0, 0], [0, 1]]), "output_padding": u32([0, 1])}
+    (got,) = reference.run("TransposeConv2d", [x, w], p)
+    np.testing.assert_array_equal(got.ravel(), [1.0, 1.0, 2.0, 2.0], err_msg="cropped column restored")
+
+
+def test_transpose_conv2d_ignores_a_dilation_param() -> None:
+    """TransposeConv2d defines no dilation (seed 12935-13050): its output size has the undilated filter."""
+    x = np.ones((1, 2, 2, 1))
+    w = np.ones((2, 2, 1, 1))
+    p = {"stride": u32([1, 1]), "pad_amount": u32([[0, 0], [0, 0]])}
+    (got,) = reference.run("TransposeConv2d", [x, w], p)
+    assert got.shape == (1, 3, 3, 1), got.shape
+    np.testing.assert_array_equal(got[0, :, :, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]], err_msg="2x2 ones deconv")
+
+
+def test_grouped_transpose_conv_keeps_groups_apart() -> None:
+    """group 2, channel_in 2, channel_out 2: input channel 0 feeds only output channel 0."""
+    x = np.zeros((1, 1, 1, 2))
+    x[..., 0] = 1.0
+    w = np.full((1, 1, 2, 1), 3.0)
+    (got,) = reference.run("TransposeConv2d", [x, w], {"stride": u32([1, 1]), "pad_amount": u32([[0, 0], [0, 0]]),
+                                                       "group": 2})  # fmt: skip
+    np.testing.assert_array_equal(got.ravel(), [3.0, 0.0], err_msg="group leak")
+
+
+# ---- Im2Col / Col2Im ----------------------------------------------------------------------------
+
+
+def test_im2col_hand_case_channel_outermost_rows() -> None:
+    """x[0, 0, w, c] = 10c + w, kernel [1, 2]: row c*kh*kw + i*kw + j, column = window position."""
+    x = np.array([[10.0 * c + w for c in range(2)] for w in range(3)]).reshape(1, 1, 3, 2)
+    (got,) = reference.run("Im2Col", [x], {"kernel_size": u32([1, 2]), "stride": u32([1, 1]),
+                                           "pad_amount": u32([[0, 0], [0, 0]])})  # fmt: skip
+    np.testing.assert_array_equal(got[0], [[0, 1], [1, 2], [10, 11], [11, 12]], err_msg="Im2Col row order")
+
+
+def test_im2col_hand_case_padding_dilation() -> None:
+    """3x3 image 1..9, kernel 2x2, dilation 2, stride 1, pad before 1: a 4x4 padded image, 2x2 windows.
+    Window (r, c) reads padded cells (r + 2i, c + 2j); padded (p, q) holds x[p-1, q-1], zero on the pad."""
+    x = np.arange(1.0, 10.0).reshape(1, 3, 3, 1)
+    p = {"kernel_size": u32([2, 2]), "stride": u32([1, 1]), "pad_amount": u32([[1, 0], [1, 0]]),
+         "dilation": u32([2, 2])}  # fmt: skip
+    (got,) = reference.run("Im2Col", [x], p)
+    want = [[0, 0, 0, 1], [0, 0, 2, 3], [0, 4, 0, 7], [5, 6, 8, 9]]  # rows (i, j), columns (r, c), row-major
+    np.testing.assert_array_equal(got[0], want, err_msg="Im2Col with padding and dilation")
+
+
+IM2COL_CASES = [((1, 4, 5, 2), [2, 2], [1, 1], [[0, 0], [0, 0]], [1, 1]),
+                ((2, 5, 6, 3), [3, 2], [2, 1], [[1, 1], [0, 1]], [1, 2]),
+                ((1, 6, 6, 1), [2, 3], [1, 2], [[1, 0], [1, 1]], [2, 1]),
+                ((1, 3, 4, 2), [1, 1], [2, 2], [[0, 0], [0, 0]], [1, 1])]  # fmt: skip
+
+
+@pytest.mark.parametrize("shape,k,s,pads,d", IM2COL_CASES)
+def test_im2col_times_filter_matches_onnxruntime_conv(shape, k, s, pads, d) -> None:
+    """ONNX Conv's W [cout, cin, kh, kw] flattened row-major is the filter matrix for channel-outermost
+    Im2Col rows: W.reshape(cout, -1) @ Im2Col(x) must equal Conv(x) with positions in row-major order."""
+    rng = np.random.default_rng(RNG_SEED + 3)
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    wt = rng.uniform(-1, 1, (3, shape[-1], *k)).astype(np.float32)
+    p = {"kernel_size": u32(k), "stride": u32(s), "pad_amount": u32(pads), "dilation": u32(d)}
+    (cols,) = reference.run("Im2Col", [x.astype(np.float64)], p)
+    (want,) = ort_node("Conv", [to_nchw(x).copy(), wt], strides=s, dilations=d, pads=onnx_pads(np.array(pads)))
+    got = np.einsum("ok,bkl->bol", wt.reshape(3, -1).astype(np.float64), cols).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"Im2Col {shape} k={k} s={s} p={pads} d={d}")
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+@pytest.mark.parametrize("shape,k,s,pads,d", IM2COL_CASES)
+def test_col2im_matches_onnxruntime_col2im(shape, k, s, pads, d, quantized: bool) -> None:
+    rng = np.random.default_rng(RNG_SEED + 4)
+    nb, h, w, c = shape
+    p = {"kernel_size": u32(k), "stride": u32(s), "pad_amount": u32(pads), "dilation": u32(d)}
+    L = int(np.prod([(hw + sum(pp) - dd * (kk - 1) - 1) // ss + 1
+                     for hw, pp, dd, kk, ss in zip((h, w), pads, d, k, s, strict=True)]))  # fmt: skip
+    cols = rng.uniform(-2, 2, (nb, c * k[0] * k[1], L)).astype(np.float32)
+    if quantized:
+        cols = on_grid(cols, "UFIXED_POINT_8")
+    (got,) = reference.run("Col2Im", [cols.astype(np.float64)], p, out_shapes=[shape])
+    (want,) = ort_node("Col2Im", [cols, np.array([h, w], np.int64), np.array(k, np.int64)], opset=18,
+                       strides=s, dilations=d, pads=onnx_pads(np.array(pads)))  # fmt: skip
+    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-5, atol=1e-5, err_msg=f"Col2Im {shape} k={k}")
+
+
+def test_col2im_is_the_adjoint_of_im2col() -> None:
+    """<Im2Col(x), y> == <x, Col2Im(y)>: the two ops use the same flatten order."""
+    rng = np.random.default_rng(RNG_SEED + 5)
+    shape, p = (2, 5, 4, 3), {"kernel_size": u32([2, 3]), "stride": u32([1, 2]), "pad_amount": u32([[1, 0], [1, 1]]),
+                              "dilation": u32([2, 1])}  # fmt: skip
+    x = rng.normal(size=shape)
+    (cols,) = reference.run("Im2Col", [x], p)
+    y = rng.normal(size=cols.shape)
+    (back,) = reference.run("Col2Im", [y], p, out_shapes=[shape])
+    assert np.isclose(np.sum(cols * y), np.sum(x * back), rtol=1e-12), "Col2Im is not Im2Col's adjoint"
+
+
+def test_col2im_sums_overlapping_values() -> None:
+    """'The overlapping values in the resulting image are summed' (seed 1087): kernel 1x2, stride 1."""
+    cols = np.array([[1.0, 10.0], [100.0, 1000.0]]).reshape(1, 2, 2)
+    p = {"kernel_size": u32([1, 2]), "stride": u32([1, 1]), "pad_amount": u32([[0, 0], [0, 0]])}
+    (got,) = reference.run("Col2Im", [cols], p, out_shapes=[(1, 1, 3, 1)])
+    np.testing.assert_array_equal(got.ravel(), [1.0, 110.0, 1000.0], err_msg="overlap sum")
+
+
+# ---- Correlation1D ------------------------------------------------------------------------------
+
+
+def correlation_by_formula(a: np.ndarray, b: np.ndarray, disp: int, shift: int) -> np.ndarray:
+    """The spec's formula (seed 2021-2035) one element at a time."""
+    nb, h, w, depth = a.shape
+    out = np.zeros((nb, h, w, 2 * disp + 1))
+    for n, y, x, d in np.ndindex(*out.shape):
+        xs = x + d - (disp - shift)
+        if 0 <= xs < w:
+            out[n, y, x, d] = np.dot(a[n, y, x], b[n, y, xs]) / depth
+    return out
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_correlation1d_matches_the_formula_elementwise(i: int) -> None:
+    rng = np.random.default_rng([RNG_SEED, 40, i])
+    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(1, 5)))
+    disp, shift = int(rng.integers(0, 4)), int(rng.integers(-2, 3))
+    a, b = rng.normal(size=shape), rng.normal(size=shape)
+    if quantized_case(i):
+        a, b = (on_grid(v, "SFIXED_POINT_8").astype(np.float64) for v in (a, b))
+    (got,) = reference.run("Correlation1D", [a, b], {"displacement": disp, "shift": shift})
+    np.testing.assert_allclose(got, correlation_by_formula(a, b, disp, shift), rtol=1e-12, atol=1e-12,
+                               err_msg=f"shape {shape} displacement {disp} shift {shift}")  # fmt: skip
+
+
+def test_correlation1d_hand_case() -> None:
+    """width 2, depth 2, displacement 1: output channel d compares column w with w + d - 1."""
+    a = np.array([[1.0, 2.0], [3.0, 4.0]]).reshape(1, 1, 2, 2)
+    b = np.array([[1.0, 10.0], [100.0, 1000.0]]).reshape(1, 1, 2, 2)
+    (got,) = reference.run("Correlation1D", [a, b], {"displacement": 1, "shift": 0})
+    want = [[0.0, (1 + 20) / 2, (100 + 2000) / 2], [(3 + 40) / 2, (300 + 4000) / 2, 0.0]]
+    np.testing.assert_array_equal(got[0, 0], want, err_msg="Correlation1D")

@@ -1,0 +1,171 @@
+"""The pooling references (reference/pooling.py) against onnxruntime CPU and the spec text.
+
+ONNX pools take NCHW and pads as [begins..., ends...]; QNN's are NHWC with [[before, after], ...].
+Where ONNX and our reading of the MasterOpDef agree (padded cells ignored by max, the average divisor
+with and without the pad cells, L2 as the square root of a sum) the comparison is direct; the CEIL
+windows that run past the padding are compared only where ONNX computes the same output shape.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import reference
+from reference import quant
+from tests.onnx_oracle import ort_node
+
+RNG_SEED = 20240613
+N_RANDOM = 12
+
+
+def u32(v) -> np.ndarray:
+    return np.array(v, np.uint32)
+
+
+def onnx_pads(pads: np.ndarray) -> list[int]:
+    p = np.asarray(pads).reshape(-1, 2)
+    return [int(v) for v in p[:, 0]] + [int(v) for v in p[:, 1]]
+
+
+def pool_config(rng: np.random.Generator, n: int, ceil: bool) -> dict:
+    """A random pool whose output size is the same under QNN's formula and ONNX's (ONNX drops a CEIL
+    window that would start in the after-padding; such configurations are redrawn)."""
+    while True:
+        spatial = tuple(int(v) for v in rng.integers(2, 7, size=n))
+        f = tuple(int(v) for v in rng.integers(1, 4, size=n))
+        s = tuple(int(v) for v in rng.integers(1, 3, size=n))
+        pads = np.array([[int(rng.integers(0, f[i])), int(rng.integers(0, f[i]))] for i in range(n)])  # ONNX: pad < f
+        padded = [spatial[i] + pads[i].sum() for i in range(n)]
+        if any(padded[i] < f[i] for i in range(n)):
+            continue
+        rnd = math.ceil if ceil else math.floor
+        out = [rnd((padded[i] - f[i]) / s[i] + 1) for i in range(n)]
+        if ceil and any((out[i] - 1) * s[i] >= spatial[i] + pads[i][0] for i in range(n)):
+            continue
+        return dict(spatial=spatial, f=f, s=s, pads=pads, batch=int(rng.integers(1, 3)), ch=int(rng.integers(1, 4)))
+
+
+def run_both(op: str, onnx_op: str, n: int, i: int, ceil: bool, qnn_extra: dict, onnx_extra: dict,
+             positive: bool = False) -> tuple[np.ndarray, np.ndarray, dict]:  # fmt: skip
+    rng = np.random.default_rng([RNG_SEED, sum(op.encode()), n, i, ceil])
+    c = pool_config(rng, n, ceil)
+    lo = 0.1 if positive else -3.0
+    x = rng.uniform(lo, 3.0, (c["batch"], *c["spatial"], c["ch"])).astype(np.float32)
+    if i % 4 == 3:  # every fourth random case on UFIXED_POINT_8 reals (quantized through reference.quant)
+        enc = quant.encoding_for_range(float(x.min()), float(x.max()), "UFIXED_POINT_8")
+        x = quant.dequantize(quant.quantize(x, enc, "UFIXED_POINT_8"), enc).astype(np.float32)
+    params = {"filter_size": u32(c["f"]), "stride": u32(c["s"]), "pad_amount": u32(c["pads"]), **qnn_extra}
+    if ceil:
+        params["rounding_mode"] = 1
+    (got,) = reference.run(op, [x.astype(np.float64)], params)
+    attrs = {"kernel_shape": list(c["f"]), "strides": list(c["s"]), "pads": onnx_pads(c["pads"]), **onnx_extra}
+    if ceil:
+        attrs["ceil_mode"] = 1
+    (want,) = ort_node(onnx_op, [np.moveaxis(x, -1, 1).copy()], **attrs)
+    return got, np.moveaxis(want, 1, -1), c
+
+
+MAX_CASES = [(op, n, i, ceil) for op, n in (("PoolMax2d", 2), ("PoolMax3d", 3)) for i in range(N_RANDOM)
+             for ceil in (False, True)]  # fmt: skip
+
+
+@pytest.mark.parametrize("op,n,i,ceil", MAX_CASES)
+def test_pool_max_matches_onnxruntime_max_pool(op: str, n: int, i: int, ceil: bool) -> None:
+    """Negative inputs included: padded cells must not raise a negative maximum to 0."""
+    got, want, c = run_both(op, "MaxPool", n, i, ceil, {}, {})
+    np.testing.assert_allclose(got, want, rtol=0, atol=0, err_msg=f"{op} ceil={ceil} {c}")
+
+
+AVG_CASES = [(op, n, i, ceil, cp) for op, n in (("PoolAvg2d", 2), ("PoolAvg3d", 3)) for i in range(N_RANDOM // 2)
+             for ceil in (False, True) for cp in (False, True)]  # fmt: skip
+
+
+@pytest.mark.parametrize("op,n,i,ceil,count_pad", AVG_CASES)
+def test_pool_avg_matches_onnxruntime_average_pool(op: str, n: int, i: int, ceil: bool, count_pad: bool) -> None:
+    got, want, c = run_both(op, "AveragePool", n, i, ceil, {"count_pad_for_edges": count_pad},
+                            {"count_include_pad": int(count_pad)})  # fmt: skip
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"{op} ceil={ceil} count_pad={count_pad} {c}")
+
+
+@pytest.mark.parametrize("i", range(N_RANDOM))
+def test_l2_pool_matches_onnxruntime_lp_pool_p2(i: int) -> None:
+    """ONNX LpPool(p=2) is sqrt(sum x^2) over the zero-padded window, the spec's formula (seed 7766)."""
+    got, want, c = run_both("L2Pool2d", "LpPool", 2, i, False, {}, {"p": 2})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"L2Pool2d {c}")
+
+
+def test_pool_avg2d_quantized_within_one_step_of_onnxruntime() -> None:
+    """UFIXED_POINT_8 in and out: the reference on dequantized inputs against onnxruntime's float
+    average of the same reals, both quantized with the output encoding."""
+    rng = np.random.default_rng(RNG_SEED + 1)
+    x = rng.uniform(0.0, 4.0, (1, 6, 5, 3))
+    enc = quant.encoding_for_range(0.0, 4.0, "UFIXED_POINT_8")
+    real = quant.dequantize(quant.quantize(x, enc, "UFIXED_POINT_8"), enc)
+    params = {"filter_size": u32([3, 2]), "stride": u32([2, 1]), "pad_amount": u32([[1, 1], [0, 1]])}
+    (got,) = reference.run("PoolAvg2d", [real], params)
+    (want,) = ort_node("AveragePool", [np.moveaxis(real, -1, 1).astype(np.float32)], kernel_shape=[3, 2],
+                       strides=[2, 1], pads=[1, 0, 1, 1])  # fmt: skip
+    q_got = quant.quantize(got, enc, "UFIXED_POINT_8").astype(int)
+    q_want = quant.quantize(np.moveaxis(want, 1, -1), enc, "UFIXED_POINT_8").astype(int)
+    assert np.max(np.abs(q_got - q_want)) <= 1, f"codes differ by more than one step: {q_got - q_want}"
+
+
+# ---- hand cases from the spec text and the decisions --------------------------------------------
+
+
+def row(op: str, vals: list[float], f: int, s: int, pad: list[int], **extra) -> np.ndarray:
+    """Pool a single row [1, 1, W, 1] with a 1 x f window."""
+    x = np.array(vals).reshape(1, 1, -1, 1)
+    p = {"filter_size": u32([1, f]), "stride": u32([1, s]), "pad_amount": u32([[0, 0], pad]), **extra}
+    return reference.run(op, [x], p)[0].ravel()
+
+
+def test_pool_max_ignores_padded_cells() -> None:
+    """[-1, -2, -4, -8], window 2, stride 2, pad 1 each side: windows (pad,-1), (-2,-4), (-8,pad)."""
+    np.testing.assert_array_equal(row("PoolMax2d", [-1, -2, -4, -8], 2, 2, [1, 1]), [-1, -2, -8],
+                                  err_msg="a padded 0 won over negative inputs")  # fmt: skip
+
+
+def test_pool_max_window_without_input_cells_is_zero() -> None:
+    """CEIL with stride > filter: H 5, f 1, s 3 gives ceil(4/3 + 1) = 3 windows; the third starts at 6."""
+    np.testing.assert_array_equal(row("PoolMax2d", [-1, -2, -4, -8, -16], 1, 3, [0, 0], rounding_mode=1),
+                                  [-1, -8, 0], err_msg="empty window")  # fmt: skip
+
+
+def test_pool_avg_divisor_counts_input_cells_unless_count_pad_for_edges() -> None:
+    """[1, 2, 4, 8], window 2, stride 2, pad 1: (pad,1), (2,4), (8,pad)."""
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2, 4, 8], 2, 2, [1, 1]), [1, 3, 8], err_msg="count_pad 0")
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2, 4, 8], 2, 2, [1, 1], count_pad_for_edges=True),
+                                  [0.5, 3, 4], err_msg="count_pad 1")  # fmt: skip
+
+
+def test_pool_avg_ceil_overhang_is_neither_input_nor_pad() -> None:
+    """[1, 2, 4, 8], window 3, stride 2, pad [1, 1], CEIL: windows [pad,1,2], [2,4,8], [8,pad,past];
+    the cell past the after-pad counts for neither divisor."""
+    np.testing.assert_allclose(row("PoolAvg2d", [1, 2, 4, 8], 3, 2, [1, 1], rounding_mode=1), [1.5, 14 / 3, 8],
+                               err_msg="count_pad 0")  # fmt: skip
+    np.testing.assert_allclose(row("PoolAvg2d", [1, 2, 4, 8], 3, 2, [1, 1], rounding_mode=1, count_pad_for_edges=True),
+                               [1, 14 / 3, 4], err_msg="count_pad 1")  # fmt: skip
+
+
+def test_pool_avg_ceil_output_size_follows_the_spec_formula() -> None:
+    """ROUND = ceil: (0 + 5 + 0 - 1) / 3 + 1 = 2.33 -> 3 windows, even though the last starts past the
+    input (ONNX and PyTorch would drop it); it has no input cell, so it averages to 0."""
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2, 4, 8, 16], 1, 3, [0, 0], rounding_mode=1), [1, 8, 0],
+                                  err_msg="CEIL windows")  # fmt: skip
+
+
+def test_l2_pool_is_the_root_of_a_sum_not_a_mean() -> None:
+    """[3, 4] -> 5 (sqrt(9 + 16)); NNAPI's mean reading would give sqrt(12.5)."""
+    np.testing.assert_allclose(row("L2Pool2d", [3, 4, 0, 12], 2, 2, [0, 0]), [5, 12], err_msg="L2 sum")
+
+
+def test_pool_3d_hand_case() -> None:
+    """2x2x2 cube 1..8, 2x2x2 window: max 8, mean 4.5."""
+    x = np.arange(1.0, 9.0).reshape(1, 2, 2, 2, 1)
+    p = {"filter_size": u32([2, 2, 2]), "stride": u32([1, 1, 1]), "pad_amount": u32([[0, 0]] * 3)}
+    assert reference.run("PoolMax3d", [x], p)[0].ravel().tolist() == [8.0]
+    assert reference.run("PoolAvg3d", [x], p)[0].ravel().tolist() == [4.5]

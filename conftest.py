@@ -29,10 +29,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("conformance", "QNN op conformance run")
     g.addoption("--backend", default=None, help="adapter to run the conformance cases on (reference, qnn-htp, qnn)")
     g.addoption("--op", default=None, help="regex: only ops whose name matches")
-    g.addoption("--examples", type=int, default=None, help="hypothesis examples per op x datatype configuration")
+    g.addoption("--examples", type=int, default=None,
+                help="typical-tier cases per op x datatype configuration (every one runs and is recorded)")
+    g.addoption("--edge-examples", type=int, default=None,
+                help="edge-tier cases per op x datatype configuration (default: a quarter of --examples, at least 1)")
+    g.addoption("--tier", choices=["typical", "edge", "both"], default="both", help="which tiers to run")
     g.addoption("--seed", type=int, default=None, help="hypothesis seed: the same seed gives the same cases")
     g.addoption("--results", default=None, help="JSONL file for one results record per case")
-    g.addoption("--no-shrink", action="store_true", help="report failures as found (slow backends)")
+    g.addoption("--no-shrink", action="store_true",
+                help="skip the shrinking step that saves the smallest failing case of a failing cell")
     g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
     g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
     g.addoption("--qnn-precision", default="auto", help="HTP graph precision: auto, float16 or float32")
@@ -42,6 +47,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a generated conformance case run on --backend")
+    for opt in ("--examples", "--edge-examples"):
+        value = config.getoption(opt)
+        if value is not None and value < 1:
+            raise pytest.UsageError(f"{opt} must be at least 1 (got {value})")
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     results = config.getoption("--results")
     if results:
@@ -104,6 +113,8 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
         "examples": pytestconfig.getoption("--examples"),
         "seed": pytestconfig.getoption("--seed"),
         "no_shrink": pytestconfig.getoption("--no-shrink"),
+        "edge_examples": pytestconfig.getoption("--edge-examples"),
+        "tier": pytestconfig.getoption("--tier"),
         "expectations": pytestconfig.getoption("--expectations"),
         "qnn_backend_lib": pytestconfig.getoption("--qnn-backend-lib"),
         "qnn_precision": pytestconfig.getoption("--qnn-precision"),
@@ -115,11 +126,17 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
     }
 
 
-def hypothesis_settings(options: dict) -> settings:
-    kw: dict = {}
-    if options.get("examples"):
-        kw["max_examples"] = options["examples"]
-    if options.get("no_shrink"):
-        kw["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
-    kw["database"] = None
-    return settings(settings.default, **kw)
+def examples_for(options: dict, tier: str) -> int:
+    """Cases per cell and tier: ``--examples`` typical ones (the profile's max_examples by default) and
+    ``--edge-examples`` edge ones (a quarter of that, at least 1)."""
+    typical = options.get("examples") or settings.default.max_examples
+    if tier == "typical":
+        return typical
+    return options.get("edge_examples") or max(1, -(-typical // 4))
+
+
+def hypothesis_settings(options: dict, tier: str = "typical") -> settings:
+    """Generation only: every drawn case runs and is recorded, so hypothesis' stop-at-first-failure,
+    its replay of the failing example and its shrinking never decide what a cell counts."""
+    return settings(settings.default, max_examples=examples_for(options, tier), phases=[Phase.generate],
+                    database=None)  # fmt: skip

@@ -16,7 +16,9 @@ import numpy as np
 import opdefs
 import reference
 from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter
+from cases import check
 from cases.case import Case
+from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected
 from reports.record import Record
@@ -25,12 +27,33 @@ _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIME
 
 
 def case_stem(case: Case, backend: str) -> str:
-    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_")
-    return f"{case.op}/{backend}-{kind}-{case.seed}-{abs(hash(case.describe())) % 10**8:08d}"
+    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-")
+    return f"{case.op}/{backend}-{kind}-{case.tier or 'case'}-{case.case_id()}"
+
+
+def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
+    """K of the op's ``tolerance.accumulation`` expression on this case (None if the op has none or it
+    cannot be evaluated: the budget then stays the class default, never a guess)."""
+    source = (op.raw.get("tolerance") or {}).get("accumulation")
+    if not source:
+        return None
+    env = {**op.param_defaults(), **check.environment(op, case)}
+    try:
+        k = float(expr.parse(str(source)).evaluate(env))
+    except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):
+        return None
+    return k if k > 0 else None
+
+
+def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
+    if not case_path:
+        return ""
+    return f"python -m cases replay {case_path} --backend {backend_name}{' ' + options if options else ''}"
 
 
 def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None = None,
-            run_id: str = "", generate_seconds: float = 0.0, test_id: str = "") -> Record:  # fmt: skip
+            run_id: str = "", generate_seconds: float = 0.0, test_id: str = "",
+            replay_options: str = "") -> Record:  # fmt: skip
     op = opdefs.load(case.op)
     timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
     exp: list[np.ndarray] | None = None
@@ -59,11 +82,15 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         message = ref_error or f"no reference for {case.op} yet: ran, not compared"
     else:
         t0 = time.perf_counter()
-        j = judge(case, exp, outcome.outputs, op.raw.get("tolerance"))
+        j = judge(case, exp, outcome.outputs, op.raw.get("tolerance"), accumulation_length(op, case))
         timings["compare"] = round(time.perf_counter() - t0, 6)
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics
         message = j.message
+        if j.passed and j.checked == 0 and metrics.get("not_checkable"):
+            verdict = "UNCHECKED"
+            message = ("not checkable: every expected value is NaN or infinite, and the MasterOpDef does not say what "
+                       f"a {', '.join(sorted({t.dtype for t in case.outputs}))} output holds then")  # fmt: skip
     info = adapter.info() if hasattr(adapter, "info") else {}
     rec = Record(
         op=case.op, config=case.config, backend=backend_name, verdict=verdict,
@@ -71,10 +98,12 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         backend_info=info, metrics=metrics, timings=timings, message=message[:2000], seed=case.seed,
         dtypes={t.name: t.dtype for t in [*case.inputs, *case.outputs] if t is not None},
         run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
+        case_id=case.case_id(), tier=case.tier,
     )  # fmt: skip
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
+        rec.replay = replay_command(rec.case_path, backend_name, replay_options)
     return rec
 
 

@@ -1,9 +1,13 @@
-"""The conformance run: every op x datatype configuration on ``--backend``, plus negative cases.
+"""The conformance run: every op x datatype configuration x tier on ``--backend``, plus negative cases.
 
-``test_op[Conv2d-UFIXED_POINT_8]`` draws cases with hypothesis (shrinking on unless --no-shrink) and
-runs each through ``suite.execute``: one results record per executed case. ``test_rejects[
-Softmax-axis_value]`` builds a case that breaks exactly that constraint; the backend should refuse
-it at validation. Without ``--backend`` this module is skipped (the suite's own tests run instead).
+``test_op[Conv2d-UFIXED_POINT_8-typical]`` draws the cell's N cases (``--examples``; the edge tier
+``--edge-examples``) and runs every one through ``suite.execute``: one results record per distinct
+case (``case_id``), whatever the earlier ones gave, so a cell is a rate, never "the first failure".
+Draws the generator had to throw away are counted in a per-cell record (kind "cell"). When the cell
+has failures, a separate shrinking step (off with ``--no-shrink``) saves the smallest failing case
+for replay, recorded as kind "shrunk" and not counted. ``test_rejects[Softmax-axis_value]`` builds a
+case that breaks exactly that constraint; the backend should refuse it at validation. Without
+``--backend`` this module is skipped (the suite's own tests run instead).
 """
 
 from __future__ import annotations
@@ -11,23 +15,26 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, Phase, find, given
 from hypothesis import seed as hyp_seed
 from hypothesis import settings as hyp_settings
-from hypothesis.errors import Unsatisfiable
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 import adapters
 import opdefs
 import reference
 import suite
 from cases import generate, negative
-from conftest import hypothesis_settings
+from conftest import examples_for, hypothesis_settings
 from reference.expected import expected
 from reports.expectations import Expectations
-from reports.record import append
+from reports.record import CELL, SHRUNK, Record, append
 
 BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
+NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
 SPECS = opdefs.load_all()
+SHRINK_SECONDS = 60.0  # a shrinking step stops improving after this long: a bound on a slow backend's cost
 
 
 def _infer(op, case):
@@ -39,9 +46,10 @@ def _positive_params() -> list:
     for name, op in sorted(SPECS.items()):
         cfgs = generate.configs(op)
         for cfg in cfgs:
-            out.append(pytest.param(name, cfg.label, id=f"{name}-{cfg.label}"))
+            for tier in generate.TIERS:
+                out.append(pytest.param(name, cfg.label, tier, id=f"{name}-{cfg.label}-{tier}"))
         if not cfgs:  # reported as not generated (skipped with the spec's reason), never as failing
-            out.append(pytest.param(name, None, id=f"{name}-not-generated"))
+            out.append(pytest.param(name, None, None, id=f"{name}-not-generated"))
     return out
 
 
@@ -96,8 +104,8 @@ def _selected(conformance_options, op_name: str) -> None:
 
 
 def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: bool = False) -> None:
-    """Run ``body`` over drawn cases under the run's hypothesis settings and seed; a strategy that can
-    build no valid case skips the test with ``unsatisfiable`` (no case ran: neither pass nor fail)."""
+    """Run ``body`` over drawn cases under the run's seed (generation only: no replay, no shrinking);
+    a strategy that can build no valid case skips the test with ``unsatisfiable``."""
     s = hypothesis_settings(options)
     if generate_only:
         s = hyp_settings(s, max_examples=max(20, s.max_examples))
@@ -110,32 +118,98 @@ def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: boo
         pytest.skip(unsatisfiable)
 
 
+def _replay_options(options: dict) -> str:
+    opts = []
+    if options.get("qnn_backend_lib"):
+        opts.append(f"--qnn-backend-lib {options['qnn_backend_lib']}")
+    if options.get("qnn_precision") not in (None, "auto"):
+        opts.append(f"--qnn-precision {options['qnn_precision']}")
+    return " ".join(opts)
+
+
+def _shrink(strategy, verdict: str, run_case, options: dict):
+    """The smallest case of this cell with ``verdict``, found by hypothesis' shrinker within a time
+    budget (each attempt runs the backend), or None."""
+    deadline = time.monotonic() + SHRINK_SECONDS
+
+    def still_fails(case) -> bool:
+        if time.monotonic() > deadline:
+            return False
+        return run_case(case).verdict == verdict
+
+    s = hyp_settings(max_examples=max(20, examples_for(options, "typical")), phases=[Phase.generate, Phase.shrink],
+                     database=None, deadline=None, suppress_health_check=list(HealthCheck))  # fmt: skip
+    try:
+        return find(strategy, still_fails, settings=s, random=None)
+    except (NoSuchExample, Unsatisfiable):
+        return None
+
+
 @pytest.mark.conformance
-@pytest.mark.parametrize("op_name, config_label", _positive_params())
-def test_op(op_name, config_label, backend, conformance_options, record, request):
+@pytest.mark.parametrize("op_name, config_label, tier", _positive_params())
+def test_op(op_name, config_label, tier, backend, conformance_options, record, request):
     _selected(conformance_options, op_name)
     name, adapter = backend
     op = SPECS[op_name]
     if config_label is None:
         pytest.skip(f"{op_name} is not generated: {generate.skip_reason(op) or 'no datatype configuration'}")
+    if conformance_options.get("tier", "both") not in ("both", tier):
+        pytest.skip(f"--tier {conformance_options['tier']}")
     config = next(c for c in generate.configs(op) if c.label == config_label)
-    settings = generate.Settings(infer=_infer, max_elements=conformance_options["max_elements"] or 4096)
-    strategy = generate.case_strategy(op, config, settings)
-    verdicts: list[str] = []
+    settings = generate.Settings(infer=_infer, max_elements=conformance_options["max_elements"] or 4096, tier=tier)
+    inner = generate.case_strategy(op, config, settings)
+    tally = {"draws": 0, "duplicates": 0}
+
+    @st.composite
+    def counted(draw):
+        tally["draws"] += 1  # every attempt; the ones that end in a refusal never reach the body
+        return draw(inner)
+
+    strategy = counted()
+    seen: dict[str, Record] = {}
     last = {"t": time.perf_counter()}
+    replay_options = _replay_options(conformance_options)
+
+    def execute(case):
+        return suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
+                             time.perf_counter() - last["t"], request.node.nodeid, replay_options)  # fmt: skip
 
     def run(case):
-        gen_seconds = time.perf_counter() - last["t"]
-        rec = record(suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
-                                   gen_seconds, request.node.nodeid))  # fmt: skip
-        verdicts.append(rec.verdict)
+        cid = case.case_id()
+        if cid in seen:  # another draw built the same case: it counts once
+            tally["duplicates"] += 1
+            return
+        seen[cid] = record(execute(case))
         last["t"] = time.perf_counter()
-        assert rec.verdict not in BAD, f"{rec.verdict}: {case.describe()}: {rec.message} (replay: {rec.case_path})"
 
-    _drive(run, strategy, conformance_options,
-           f"the generator could not build a valid {op_name} case for {config_label} from the spec")  # fmt: skip
-    if verdicts and all(v in ("REJECTED", "SKIP") for v in verdicts):
-        pytest.skip(f"{name}: {verdicts[0]} for every case ({len(verdicts)})")
+    n = examples_for(conformance_options, tier)
+    unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec"
+    try:
+        _drive(run, strategy, {**conformance_options, "examples": n, "edge_examples": n}, unsatisfiable)
+    finally:
+        refusals = tally["draws"] - len(seen) - tally["duplicates"]
+        record(Record(op=op_name, config=config_label, backend=name, verdict="", kind=CELL, tier=tier,
+                      test_id=request.node.nodeid, run_id=conformance_options["run_id"],
+                      extra={"requested": n, "cases": len(seen), "duplicates": tally["duplicates"],
+                             "refusals": max(0, refusals)}))  # fmt: skip
+    recs = list(seen.values())
+    bad = [r for r in recs if r.verdict in BAD]
+    if bad and not conformance_options["no_shrink"]:
+        target = bad[0].verdict
+        smallest = _shrink(inner, target, execute, conformance_options)
+        if smallest is not None:
+            shrunk = execute(smallest)
+            shrunk.kind = SHRUNK
+            record(shrunk)
+    if bad:
+        first = bad[0]
+        counts = ", ".join(f"{v} {sum(r.verdict == v for r in recs)}/{len(recs)}"
+                           for v in sorted({r.verdict for r in bad}))  # fmt: skip
+        pytest.fail(f"{tier}: {counts}; first: {first.message[:300]} (replay: {first.replay or first.case_path})",
+                    pytrace=False)  # fmt: skip
+    if recs and all(r.verdict in NOT_JUDGED for r in recs):
+        verdicts = sorted({r.verdict for r in recs})
+        pytest.skip(f"{name}: {'/'.join(verdicts)} for every {tier} case ({len(recs)}): {recs[0].message[:200]}")
 
 
 @pytest.mark.conformance

@@ -20,7 +20,7 @@ import numpy as np
 
 from cases.case import Case, Tensor
 from opdefs import dtypes
-from reference.quant import dequantize, quantize
+from reference.quant import dequantize, quantize, real_range
 from reference.tolerance import Budget, budget_for
 
 
@@ -74,6 +74,14 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
         steps = np.abs(actual.astype(np.int64) - exp_q).astype(np.float64)
         scale = _scale_per_element(out, exp.shape)
         allowed = budget.steps + budget.rtol * np.abs(np.where(checkable, exp_f, 0.0)) / scale
+        if budget.range_rtol:
+            lo, hi = real_range(out.encoding, out.dtype)
+            full = np.maximum(np.abs(lo), np.abs(hi))
+            if out.encoding.per_axis:
+                view = [1] * exp.ndim
+                view[out.encoding.axis] = -1
+                full = full.reshape(view)
+            allowed = allowed + budget.range_rtol * np.broadcast_to(full, exp.shape) / scale
         bad = checkable & (steps > allowed + 1e-9)
         got_real = dequantize(actual, out.encoding)
         real_err = np.where(checkable, np.abs(got_real - np.where(checkable, exp_f, 0.0)), 0.0)

@@ -15,6 +15,8 @@ from typing import Any
 PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT = "PASS", "FAIL", "REJECTED", "ERROR", "CRASH", "TIMEOUT"
 UNCHECKED, SKIP, XFAIL, XPASS = "UNCHECKED", "SKIP", "XFAIL", "XPASS"
 VERDICTS = (PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT, UNCHECKED, SKIP, XFAIL, XPASS)
+POSITIVE, NEGATIVE, SHRUNK, CELL = "positive", "negative", "shrunk", "cell"
+TYPICAL, EDGE = "typical", "edge"
 
 
 @dataclass
@@ -23,7 +25,10 @@ class Record:
     config: str  # datatype configuration label, e.g. "FLOAT_32" or "UFIXED_POINT_8"
     backend: str  # adapter name, e.g. "qnn-htp"
     verdict: str
-    kind: str = "positive"  # "positive" (must run and match) or "negative" (must be rejected)
+    # "positive" (must run and match), "negative" (must be rejected), "shrunk" (the smallest failing case of a
+    # cell, kept for replay and never counted in its rates) or "cell" (one per op x config x tier: how many
+    # cases were asked for, drawn, refused by the generator; its verdict is "")
+    kind: str = "positive"
     broken: str | None = None  # negative cases: the constraint id the case violates
     test_id: str = ""
     backend_info: dict[str, Any] = field(default_factory=dict)  # build id, API versions, library
@@ -35,9 +40,14 @@ class Record:
     dtypes: dict[str, str] = field(default_factory=dict)  # tensor name -> QNN datatype
     expectation: str | None = None  # reason from the expectations file for XFAIL/XPASS
     run_id: str = ""
+    case_id: str = ""  # content hash of the case (cases.case.Case.case_id): one record per id and cell
+    tier: str = ""  # "typical" or "edge" (cases.generate); "" for hand-made cases
+    replay: str = ""  # the command that re-runs this case alone, from the repo root
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.kind == CELL and self.verdict == "":
+            return
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
 

@@ -127,13 +127,12 @@ def cubic_taps(x: np.ndarray, n_in: int, a: float, exclude_outside: bool) -> tup
 
 
 def antialias_taps(x: np.ndarray, n_in: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Triangle filter stretched by 1/scale (scale = out / in < 1), over the samples inside the image,
-    renormalised to sum 1."""
+    """Triangle filter stretched by 1/scale (scale = out / in < 1), renormalised to sum 1; taps past
+    the edge read the edge sample (ONNX Resize-18's antialias, whose wording 11165 follows)."""
     support = 1.0 / scale
     width = int(np.ceil(support)) * 2 + 2
     base = np.floor(x - support)[:, None] + np.arange(width)[None, :]
     w = np.maximum(0.0, 1.0 - np.abs(base - x[:, None]) * scale)
-    w = np.where((base >= 0) & (base <= n_in - 1), w, 0.0)
     w = w / np.sum(w, axis=1, keepdims=True)
     return np.clip(base, 0, n_in - 1).astype(np.int64), w
 

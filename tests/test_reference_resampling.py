@@ -15,7 +15,7 @@ import pytest
 import reference
 from reference import quant
 from reference.resampling import OutputShapeRequired
-from tests.onnx_oracle import I64, onnx_reference_node, ort_node
+from tests.onnx_oracle import onnx_reference_node, ort_node
 
 RNG = np.random.default_rng(20240612)
 Q8 = "UFIXED_POINT_8"
@@ -188,7 +188,8 @@ def test_resize_bilinear_matches_onnxruntime_equivalent(flags: str, shapes) -> N
 
 
 @pytest.mark.parametrize("flags", ["legacy", "half_pixel_centers"])
-@pytest.mark.parametrize("shapes", [((1, 8, 6, 2), (1, 3, 4, 2)), ((2, 9, 7, 1), (2, 2, 7, 1)), ((1, 5, 5, 1), (1, 4, 2, 1))])
+@pytest.mark.parametrize("shapes", [((1, 8, 6, 2), (1, 3, 4, 2)), ((2, 9, 7, 1), (2, 2, 7, 1)),
+                                    ((1, 5, 5, 1), (1, 4, 2, 1))])  # fmt: skip
 def test_resize_bilinear_antialias_matches_onnxruntime(flags: str, shapes) -> None:
     """antialias widens the triangle filter by 1/scale when downsampling (11163) — ONNX Resize-18's antialias."""
     x = image(shapes[0])
@@ -222,7 +223,8 @@ def test_resize_bilinear_legacy_and_align_corners_hand_computed() -> None:
 
 def test_resize_bilinear_refuses_both_flags() -> None:
     with pytest.raises(ValueError, match="cannot both"):
-        run1("ResizeBilinear", [np.zeros((1, 2, 2, 1))], {"align_corners": True, "half_pixel_centers": True}, (1, 3, 3, 1))
+        flags = {"align_corners": True, "half_pixel_centers": True}
+        run1("ResizeBilinear", [np.zeros((1, 2, 2, 1))], flags, (1, 3, 3, 1))
 
 
 @pytest.mark.parametrize("flags", sorted(TF_FLAGS))
@@ -375,10 +377,14 @@ def test_grid_sample_zeros_pads_each_tap() -> None:
 
 
 def test_grid_sample_nearest_ties_round_to_even() -> None:
-    """Width 4 without align_corners: x = 0 is pixel 1.5, which rounds to 2 (half to even)."""
+    """Width 4 without align_corners: x = 0, 0.5, -0.5 are pixels 1.5, 2.5, 0.5, which round to 2, 2, 0
+    (half to even, as onnxruntime does)."""
     x = np.array([0.0, 1.0, 2.0, 3.0]).reshape(1, 1, 4, 1)
-    got = run1("GridSample", [x, np.zeros((1, 1, 1, 2))], {"mode": 1})
-    assert got.ravel()[0] == 2.0, got.ravel()
+    grid = np.array([0.0, 0.0, 0.5, 0.0, -0.5, 0.0]).reshape(1, 1, 3, 2)
+    got = run1("GridSample", [x, grid], {"mode": 1})
+    np.testing.assert_array_equal(got.ravel(), [2.0, 2.0, 0.0])
+    (want,) = ort_node("GridSample", [nchw(x).astype(np.float32), grid.astype(np.float32)], mode="nearest")
+    np.testing.assert_array_equal(got.ravel(), want.ravel(), err_msg="onnxruntime")
 
 
 # ---- ImageProjectionTransform (TensorFlow Addons transform) -------------------------------------

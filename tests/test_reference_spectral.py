@@ -60,8 +60,18 @@ def test_stft_matches_scipy(onesided: bool, batch: int, length: int, n_fft: int,
     x = RNG.normal(0, 1, (batch, length, 1))
     window = RNG.uniform(0.1, 1.0, n_fft)
     got = stft(x, window, frame_step=step, frame_length=n_fft, onesided=onesided)
-    _, _, z = signal.stft(x[..., 0], window=window, nperseg=n_fft, noverlap=n_fft - step, nfft=n_fft,
-                          detrend=False, return_onesided=onesided, boundary=None, padded=False, scaling="spectrum")
+    _, _, z = signal.stft(
+        x[..., 0],
+        window=window,
+        nperseg=n_fft,
+        noverlap=n_fft - step,
+        nfft=n_fft,
+        detrend=False,
+        return_onesided=onesided,
+        boundary=None,
+        padded=False,
+        scaling="spectrum",
+    )
     z = np.moveaxis(z, -1, 1) * window.sum()  # [batch, frames, bins], unscaled
     want = np.stack([z.real, z.imag], axis=-1)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=f"{(batch, length, n_fft, step)}")

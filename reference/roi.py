@@ -1,0 +1,178 @@
+"""Region-of-interest ops on NHWC feature maps: AxisAlignedBboxTransform, RoiAlign, RoiPooling.
+
+The MasterOpDef gives these ops no formulas; it cites NNAPI (AXIS_ALIGNED_BBOX_TRANSFORM, ROI_ALIGN,
+ROI_POOLING), whose conventions are followed here: boxes are (x1, y1, x2, y2) in original-image
+coordinates, divided by img_size_ratio to reach the feature map. Every reading the text does not
+settle is recorded in the op's YAML ``decisions:`` with its seed line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference import register
+from reference.datamovement import int_param, param
+from reference.resampling import apply_taps, declared_shape, flag
+
+
+def _batch_indices(values: Any, n_rois: int, batches: int, name: str = "in[2]") -> np.ndarray:
+    idx = np.asarray(values, dtype=np.float64).reshape(-1)
+    if idx.size != n_rois:
+        raise ValueError(f"{name} has {idx.size} entries for {n_rois} boxes")
+    if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx > batches - 1):
+        raise ValueError(f"{name} = {idx.tolist()} must hold batch indices in [0, {batches - 1}]")
+    return idx.astype(np.int64)
+
+
+def _ratios(params: dict[str, Any]) -> tuple[float, float]:
+    r = np.asarray(param(params, "img_size_ratio"), dtype=np.float64).reshape(-1)
+    if r.size != 2 or np.any(r <= 0):
+        raise ValueError(f"img_size_ratio {r.tolist()} must be two positive ratios [height, width]")
+    return float(r[0]), float(r[1])
+
+
+def _roi_inputs(inputs: list, out_shapes: Any, op: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    x = np.asarray(inputs[0], dtype=np.float64)
+    if x.ndim != 4:
+        raise ValueError(f"{op} takes a 4-D [batch, height, width, num_features] map, got shape {x.shape}")
+    rois = np.asarray(inputs[1], dtype=np.float64)
+    if rois.ndim != 2 or rois.shape[1] != 4:
+        raise ValueError(f"{op}: in[1] must be [num_rois, 4], got shape {rois.shape}")
+    bidx = _batch_indices(inputs[2], rois.shape[0], x.shape[0])
+    out = declared_shape(out_shapes, op)
+    if len(out) != 4 or out[0] != rois.shape[0] or out[3] != x.shape[3] or out[1] < 1 or out[2] < 1:
+        raise ValueError(f"{op}: out[0] {out} must be [num_rois={rois.shape[0]}, h, w, {x.shape[3]}]")
+    return x, rois, bidx, (out[1], out[2])
+
+
+# ---------------------------------------------------------------------------------------------
+# RoiAlign (11374-11478)
+
+
+def _sample_taps(c: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bilinear taps of the RoIAlign sampler (NNAPI, Caffe2, ONNX): a sample more than one pixel
+    outside the map contributes 0; otherwise the coordinate is clamped onto the map."""
+    outside = (c < -1.0) | (c > size)
+    c = np.maximum(c, 0.0)
+    lo = np.floor(c)
+    edge = lo >= size - 1
+    lo = np.where(edge, size - 1, lo)
+    c = np.where(edge, lo, c)
+    t = c - lo
+    idx = np.stack([lo, np.where(edge, lo, lo + 1)], axis=-1).astype(np.int64)
+    w = np.stack([1.0 - t, t], axis=-1) * ~outside[:, None]
+    return idx, w
+
+
+def _grid_count(requested: int, bin_size: float) -> int:
+    """num_samples <= 0 (the default -1) is adaptive: ceil(bin size) samples, at least one."""
+    return requested if requested > 0 else max(1, int(np.ceil(bin_size)))
+
+
+@register("RoiAlign", verified_by="onnxruntime")
+def roi_align(inputs, params, out_shapes, out_dtypes, *, op):
+    x, rois, bidx, (oh, ow) = _roi_inputs(inputs, out_shapes, op)
+    ratio_h, ratio_w = _ratios(params)
+    req_y = int_param(params, "num_samples_y", -1)
+    req_x = int_param(params, "num_samples_x", -1)
+    aligned = flag(params, "aligned")
+    allow_invalid = flag(params, "allow_invalid_roi")
+    height, width = x.shape[1:3]
+    out = np.zeros((rois.shape[0], oh, ow, x.shape[3]))
+    shift = 0.5 if aligned else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        if x2 - x1 == 0 and y2 - y1 == 0:  # "invalid RoI" (11455)
+            if not allow_invalid:
+                raise ValueError(f"RoI {r} {[x1, y1, x2, y2]} has zero width and height; allow_invalid_roi is false")
+            continue  # all zeros (11457)
+        xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
+        rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
+        if not aligned:  # a box under one pixel is widened to one (NNAPI, ONNX output_half_pixel)
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bin_w, bin_h = rw / ow, rh / oh
+        gw, gh = _grid_count(req_x, bin_w), _grid_count(req_y, bin_h)
+        cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5).reshape(-1) * (bin_h / gh)
+        cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5).reshape(-1) * (bin_w / gw)
+        rows = apply_taps(x[bidx[r]], 0, *_sample_taps(cy, height))  # [oh*gh, W, C]
+        samples = apply_taps(rows, 1, *_sample_taps(cx, width))  # [oh*gh, ow*gw, C]
+        out[r] = samples.reshape(oh, gh, ow, gw, -1).mean(axis=(1, 3))
+    return [out]
+
+
+# ---------------------------------------------------------------------------------------------
+# RoiPooling (11479-11542)
+
+
+def _round_half_away(v: float) -> int:
+    return int(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+@register("RoiPooling", verified_by="onnxruntime")
+def roi_pooling(inputs, params, out_shapes, out_dtypes, *, op):
+    x, rois, bidx, (oh, ow) = _roi_inputs(inputs, out_shapes, op)
+    ratio_h, ratio_w = _ratios(params)
+    height, width = x.shape[1:3]
+    out = np.zeros((rois.shape[0], oh, ow, x.shape[3]))
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        # corners rounded to whole feature-map cells; a box under one cell is one cell (NNAPI ROI_POOLING)
+        xs, ys = _round_half_away(x1 / ratio_w), _round_half_away(y1 / ratio_h)
+        xe, ye = _round_half_away(x2 / ratio_w), _round_half_away(y2 / ratio_h)
+        bin_w, bin_h = max(xe - xs + 1, 1) / ow, max(ye - ys + 1, 1) / oh
+        img = x[bidx[r]]
+        for i in range(oh):
+            h0 = min(max(int(np.floor(i * bin_h)) + ys, 0), height)
+            h1 = min(max(int(np.ceil((i + 1) * bin_h)) + ys, 0), height)
+            for j in range(ow):
+                w0 = min(max(int(np.floor(j * bin_w)) + xs, 0), width)
+                w1 = min(max(int(np.ceil((j + 1) * bin_w)) + xs, 0), width)
+                if h1 > h0 and w1 > w0:  # an empty bin (entirely off the map) is 0
+                    out[r, i, j] = img[h0:h1, w0:w1].max(axis=(0, 1))
+    return [out]
+
+
+# ---------------------------------------------------------------------------------------------
+# AxisAlignedBboxTransform (174-269)
+
+
+@register("AxisAlignedBboxTransform", verified_by="hand")
+def axis_aligned_bbox_transform(inputs, params, out_shapes, out_dtypes, *, op):
+    boxes = np.asarray(inputs[0], dtype=np.float64)
+    deltas = np.asarray(inputs[1], dtype=np.float64)
+    sizes = np.asarray(inputs[3], dtype=np.float64)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"in[0] must be [num_rois, 4], got shape {boxes.shape}")
+    n = boxes.shape[0]
+    if deltas.ndim != 2 or deltas.shape[0] != n or deltas.shape[1] % 4 or deltas.shape[1] == 0:
+        raise ValueError(f"in[1] must be [num_rois={n}, num_classes * 4], got shape {deltas.shape}")
+    if sizes.ndim != 2 or sizes.shape[1] != 2:
+        raise ValueError(f"in[3] must be [batches, 2], got shape {sizes.shape}")
+    if np.any(sizes <= 0):
+        raise ValueError(f"in[3] image sizes {sizes.tolist()} must be positive")
+    bidx = _batch_indices(inputs[2], n, sizes.shape[0])
+    wts = np.asarray(param(params, "weights", [1.0, 1.0, 1.0, 1.0]), dtype=np.float64).reshape(-1)
+    if wts.size != 4 or np.any(wts == 0):
+        raise ValueError(f"weights {wts.tolist()} must be 4 non-zero values [wx, wy, ww, wh]")
+    d = deltas.reshape(n, -1, 4) / wts  # deltas divided by their weights (Caffe2 BBoxTransform, Detectron)
+    w = (boxes[:, 2] - boxes[:, 0])[:, None]
+    h = (boxes[:, 3] - boxes[:, 1])[:, None]
+    cx = boxes[:, 0][:, None] + 0.5 * w
+    cy = boxes[:, 1][:, None] + 0.5 * h
+    with np.errstate(over="ignore"):
+        pw, ph = w * np.exp(d[..., 2]), h * np.exp(d[..., 3])
+    pcx, pcy = cx + d[..., 0] * w, cy + d[..., 1] * h
+    img_h, img_w = sizes[bidx, 0][:, None], sizes[bidx, 1][:, None]
+    out = np.stack(
+        [
+            np.clip(pcx - 0.5 * pw, 0, img_w),
+            np.clip(pcy - 0.5 * ph, 0, img_h),
+            np.clip(pcx + 0.5 * pw, 0, img_w),
+            np.clip(pcy + 0.5 * ph, 0, img_h),
+        ],
+        axis=-1,
+    ).reshape(n, -1)
+    result = [out]
+    if not out_shapes or len(out_shapes) > 1:  # out[1] is optional: produced when declared
+        result.append(np.bincount(bidx, minlength=sizes.shape[0]).astype(np.int32))
+    return result

@@ -343,6 +343,9 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 continue
             params[name] = Param(name, param_dtype(p, config), value)
             env[name] = value
+        if typical:  # "every parameter explicit" means every parameter valid here: Resize's nearest_mode
+            params = _valid_optional_params(op, params)  # only with NEAREST, cubic_coeff only with CUBIC
+            env = {k: v for k, v in env.items() if k not in op.params or k in params}
         env.update({k: v for k, v in op.param_defaults().items() if k not in env})
 
         # ---- inputs --------------------------------------------------------------------------
@@ -417,6 +420,23 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         return case
 
     return build()
+
+
+def _valid_optional_params(op: OpDef, params: dict[str, Param]) -> dict[str, Param]:
+    """Drop the optional parameters whose own constraints the other parameters make false."""
+    probe = Case(op.name, [], params, [])
+    env = check.environment(op, probe)
+    drop = set()
+    for c in op.constraints:
+        p = op.params.get(c.owner)
+        if c.check is None or p is None or p.get("mandatory") is not False or c.owner not in params:
+            continue
+        try:
+            if not expr.holds(c.check, env):
+                drop.add(c.owner)
+        except expr.EvalError:
+            continue
+    return {k: v for k, v in params.items() if k not in drop}
 
 
 def param_dtype(p: dict, config: Config) -> str:

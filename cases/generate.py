@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -304,6 +304,9 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     allows: rank 1 and size-1 dims, omitted defaults, optional inputs present or absent, dynamic
     weights, values outside the domain and IEEE specials."""
     typical = settings.tier == TYPICAL
+    if typical and (op.raw.get("generate") or {}).get("typical_dims"):
+        settings = replace(settings, typical_dims=tuple(op.raw["generate"]["typical_dims"]))
+    drop_later = set((op.raw.get("generate") or {}).get("typical_drop") or []) if typical else set()
     same_shape = _same_shape_targets(op)
     domains = op.raw.get("dims") or {}
     derived = op.raw.get("derived") or {}
@@ -372,7 +375,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             optional = decl.get("mandatory") is False and not rep
             if optional:
                 # typical: present exactly where converters emit the input (weights and biases)
-                give = (decl.get("static") in ("preferred", "always")) if typical else \
+                give = (decl.get("static") in ("preferred", "always") or name in drop_later) if typical else \
                     draw(st.booleans(), label=f"give {name}")  # fmt: skip
                 if stop_optional or not give:
                     stop_optional = True
@@ -412,6 +415,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         made = _outputs(op, config, case, env, shapes, same_shape, settings)
         assume(made is not None)
         case.outputs, real = made
+        if drop_later:  # drawn to shape the case; converters leave it out (the output tensor carries it)
+            case.inputs = [None if t is not None and t.name in drop_later else t for t in case.inputs]
+            while case.inputs and case.inputs[-1] is None:
+                case.inputs.pop()
         if typical and real is not None:
             # in the op's domain: finite inputs give a finite result (no x/0, no overflow, no log(-1))
             assume(all(np.all(np.isfinite(np.asarray(r, dtype=np.float64))) for r in real))

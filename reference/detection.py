@@ -92,7 +92,7 @@ def non_max_suppression(inputs, params, out_shapes, out_dtypes, *, op):
         out[k] = (b, c, i)
     if picked and len(picked) < rows:
         low = min(range(len(picked)), key=lambda k: (picked[k][3], -k))  # lowest score, the later on ties
-        out[len(picked):] = out[low]
+        out[len(picked) :] = out[low]
     # nothing selected: the padding is "the indices to the first box", (0, 0, 0): the zeros already there
     counts = np.bincount(np.array([p[0] for p in picked], dtype=np.int64), minlength=batch)[:batch]
     return _trim([as_index_dtype(out, out_dtype(out_dtypes, 0, np.int32)),
@@ -343,7 +343,7 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     out_labels = np.zeros((batch, cap), dtype=np.int64)
     counts = np.zeros(batch, dtype=np.int64)
     for b in range(batch):
-        anc = anchors[b * num_anchors:(b + 1) * num_anchors]
+        anc = anchors[b * num_anchors : (b + 1) * num_anchors]
         if share:
             decoded = np.repeat(decode_ssd(loc[b], anc, factors)[:, None, :], num_classes, axis=1)
         else:  # anchor-major, class-minor: row a * num_classes + c
@@ -455,7 +455,7 @@ def collect_rpn_proposals(inputs, params, out_shapes, out_dtypes, *, op):
     if len(inputs) == 2 * n:  # repeated inputs packed: RoIs of every level, then scores of every level
         rois_in, scores_in = inputs[:n], inputs[n:]
     elif len(inputs) == 10:  # fixed positions: in[0..4] RoIs, in[5..9] scores
-        rois_in, scores_in = inputs[:n], inputs[5:5 + n]
+        rois_in, scores_in = inputs[:n], inputs[5 : 5 + n]
     else:
         raise ValueError(f"{len(inputs)} inputs for {n} FPN levels (want RoIs and scores for each)")
     if any(a is None for a in [*rois_in, *scores_in]):

@@ -21,7 +21,7 @@ import reference
 from reference import boxes as bx
 from reference.detection import decode_ssd
 from reference.keypoints import taylor_refine
-from tests.onnx_oracle import F32, I64, ort_node
+from tests.onnx_oracle import I64, ort_node
 
 CROSSCHECKED = ["NonMaxSuppression"]
 HAND_CHECKED = ["MultiClassNms", "CombinedNms", "BoxWithNmsLimit", "DetectionOutput", "GenerateProposals",
@@ -536,8 +536,9 @@ def test_bbox_transform_clips_only_nearly_upright_boxes_to_the_image():
 
 def test_bbox_transform_counts_rois_per_batch_from_the_batch_indices():
     rois = np.array([[1, 1, 1, 1, 0]] * 3, np.float64)
-    _, counts = reference.run("BboxTransform", [rois, np.zeros((3, 5)), np.array([[9, 9, 1], [9, 9, 1]], np.float64),
-                                                np.array([0, 1, 1], np.int32)], {"weights": [1.0, 1, 1, 1]})  # fmt: skip
+    info = np.array([[9, 9, 1], [9, 9, 1]], np.float64)
+    _, counts = reference.run("BboxTransform", [rois, np.zeros((3, 5)), info, np.array([0, 1, 1], np.int32)],
+                              {"weights": [1.0, 1, 1, 1]})  # fmt: skip
     close(counts, [1, 2], "RoIs per batch")
 
 

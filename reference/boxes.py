@@ -9,7 +9,7 @@ specs call the corners "a diagonal pair" without an order, and the generator dra
 independently, so an inverted box is a box, not an error. Two boxes with no area between them have
 IoU 0 (never NaN).
 
-This is not an op family (``reference/__init__.py`` skips it); it registers nothing.
+It registers no op (it is imported as a family module all the same, harmlessly).
 """
 
 from __future__ import annotations

@@ -286,25 +286,42 @@ def _detail_block(detail_id: str, cell: Cell) -> str:
         parts.append(f"<p>Worst: {e(worst)}</p>")
     if cell.builds:
         parts.append("<p>Build: " + "; ".join(f"<code>{e(b)}</code>" for b in cell.builds) + "</p>")
-    details = cell.sorted_details()
-    if not details:
-        parts.append("<p>Every case had the good outcome.</p>")
-    else:
-        parts.append(
-            "<table><thead><tr><th>verdict</th><th>case</th><th>message</th><th>metrics</th></tr></thead><tbody>"
-        )
-        parts += [_detail_row(d, cell.kind) for d in details[:DETAILS_PER_CELL]]
-        parts.append("</tbody></table>")
-        if len(details) > DETAILS_PER_CELL:
-            parts.append(f"<p>{len(details) - DETAILS_PER_CELL} more case(s) not shown.</p>")
+    if cell.draws:
+        parts.append("<p>Draws: " + "; ".join(
+            f"{e(t)}: {d.get('cases', 0)} of {d.get('requested', 0)} requested, {d.get('refusals', 0)} refused by the "
+            f"generator" for t, d in sorted(cell.draws.items())) + "</p>")  # fmt: skip
+    parts += _detail_table(cell, "typical cases" if cell.kind != NEGATIVE else "cases")
+    if cell.edge is not None:
+        edge_counts = ", ".join(f"{v}: {n}" for v, n in sorted(cell.edge.counts.items()) if n)
+        parts.append(f"<h4>Edge tier (corner cases; never the cell's verdict): {e(edge_counts)}</h4>")
+        parts += _detail_table(cell.edge, "edge cases")
+    if cell.shrunk:
+        parts.append("<h4>Smallest failing case (shrunk; not counted)</h4>")
+        rows = "".join(_detail_row(d, cell.kind) for d in cell.shrunk)
+        parts.append("<table><thead><tr><th>verdict</th><th>case</th><th>message</th><th>metrics</th></tr></thead>"
+                     f"<tbody>{rows}</tbody></table>")  # fmt: skip
     parts.append("</div>")
     return "".join(parts)
 
 
+def _detail_table(cell: Cell, what: str) -> list[str]:
+    details = cell.sorted_details()
+    if not details:
+        return [f"<p>Every one of the {e(what)} had the good outcome.</p>"]
+    parts = ["<table><thead><tr><th>verdict</th><th>case</th><th>message</th><th>metrics</th></tr></thead><tbody>"]
+    parts += [_detail_row(d, cell.kind) for d in details[:DETAILS_PER_CELL]]
+    parts.append("</tbody></table>")
+    if len(details) > DETAILS_PER_CELL:
+        parts.append(f"<p>{len(details) - DETAILS_PER_CELL} more case(s) not shown.</p>")
+    return parts
+
+
 def _detail_row(d: CaseDetail, kind: str) -> str:
     case_lines = [d.test_id]
+    if d.case_id:
+        case_lines.append(f"case id: {d.case_id} ({d.tier})")
     if d.case_path:
-        case_lines += [f"case: {d.case_path}", f"replay: python -m cases replay {d.case_path}"]
+        case_lines += [f"case: {d.case_path}", f"replay: {d.replay}"]
     if d.seed is not None:
         case_lines.append(f"seed: {d.seed}")
     if d.broken:
@@ -319,5 +336,5 @@ def _detail_row(d: CaseDetail, kind: str) -> str:
         f'<tr><td class="{css}">{e(d.verdict)}</td>'
         f"<td><pre>{e(chr(10).join(case_lines))}</pre></td>"
         f"<td><pre>{e(message)}</pre></td>"
-        f"<td><pre>{e(metrics_text(d.metrics))}</pre></td></tr>"
+        f"<td><pre>{e(metrics_text({k: v for k, v in d.metrics.items() if k != 'budget'}))}</pre></td></tr>"
     )

@@ -1,5 +1,11 @@
 """The support matrix: records folded into cells keyed by (op, config, backend), plus per-backend totals.
 
+A cell's verdict is its **typical** tier (the op as converters use it); the **edge** tier (corner
+cases) is kept beside it in ``Cell.edge`` and shown as a note ("· edge FAIL 2/5"), never as the
+cell's colour. Records of kind "cell" carry how many cases a cell asked for and how many draws the
+generator refused; records of kind "shrunk" are the smallest failing case of a cell, listed for
+replay and never counted. Records without a tier (older results files) count as typical.
+
 Everything a renderer shows is decided here (cell status, compact text, which cases are details) so
 markdown, HTML, CSV and JSON cannot disagree about what a cell means.
 
@@ -30,11 +36,14 @@ from typing import Any
 
 from reports.families import families, family_of
 from reports.record import (
+    CELL,
     CRASH,
+    EDGE,
     ERROR,
     FAIL,
     PASS,
     REJECTED,
+    SHRUNK,
     SKIP,
     TIMEOUT,
     UNCHECKED,
@@ -86,6 +95,9 @@ class CaseDetail:
     """One case worth looking at (anything but the good outcome): what the detail view lists."""
 
     verdict: str
+    tier: str
+    case_id: str
+    replay: str
     test_id: str
     message: str
     metrics: dict[str, Any]
@@ -100,6 +112,9 @@ class CaseDetail:
     def of(cls, r: Record) -> CaseDetail:
         return cls(
             verdict=r.verdict,
+            tier=r.tier or "typical",
+            case_id=r.case_id,
+            replay=r.replay or (f"python -m cases replay {r.case_path} --backend {r.backend}" if r.case_path else ""),
             test_id=r.test_id,
             message=r.message,
             metrics=dict(r.metrics),
@@ -126,6 +141,10 @@ class Cell:
     seconds: dict[str, float] = field(default_factory=dict)
     details: list[CaseDetail] = field(default_factory=list)
     builds: list[str] = field(default_factory=list)
+    tier: str = "typical"
+    edge: Cell | None = None  # the same op, config and backend on the edge tier (positive cells only)
+    draws: dict[str, dict[str, int]] = field(default_factory=dict)  # tier -> requested, cases, refusals...
+    shrunk: list[CaseDetail] = field(default_factory=list)
 
     @property
     def family(self) -> str:
@@ -138,6 +157,8 @@ class Cell:
     @property
     def status(self) -> str:
         """The one word a cell shows; see the module docstring for the precedence."""
+        if self.total == 0:
+            return SKIP  # no case of this tier ran (only edge cases, or the generator built none)
         if self.kind == NEGATIVE:
             classes = self.outcome_classes()
             return next(name for name in NEGATIVE_PRECEDENCE if classes[name])
@@ -186,14 +207,31 @@ class Cell:
             rank = {v: STATUS_PRECEDENCE.index(v) for v in VERDICTS}
         return sorted(self.details, key=lambda d: (rank[d.verdict], d.test_id, d.case_path or ""))
 
+    def refusals(self, tier: str | None = None) -> int:
+        """Draws the generator threw away for this cell (a tier's, or both)."""
+        return sum(d.get("refusals", 0) for t, d in self.draws.items() if tier in (None, t))
+
+    def edge_note(self) -> str:
+        """The edge tier beside the cell: "edge FAIL 2/5" when it holds news, "" when all is well."""
+        e = self.edge
+        if e is None or e.total == 0 or e.status in (PASS, XFAIL, SKIP, UNCHECKED, REJECTED):
+            return ""
+        return f"edge {e.core_text()}"
+
     def text(self) -> str:
-        """The compact cell text: "PASS 5", "FAIL 2/5 (max 3 ulp)", "REJ", "ERR 1/4", "CRASH"."""
+        """The compact cell text: typical rate, then edge news: "PASS 20/20 · edge FAIL 2/5"."""
+        base = self.core_text() if self.total else "no typical case"
+        note = self.edge_note()
+        return f"{base} · {note}" if note else base
+
+    def core_text(self) -> str:
+        """This tier alone: "PASS 5", "FAIL 2/5 (max 3 ulp)", "REJ", "ERR 1/4", "CRASH"."""
         status, n, total = self.status, self.status_count(), self.total
         word = ABBREVIATIONS.get(status, status)
         share = f"{n}" if n == total else f"{n}/{total}"
         if self.kind == POSITIVE and status == PASS:
             xfail = self.counts[XFAIL]
-            return f"PASS {share}" + (f" (XFAIL {xfail})" if xfail else "")
+            return f"PASS {n}/{total}" + (f" (XFAIL {xfail})" if xfail else "")
         if self.kind == NEGATIVE and status == REJECTED_CLEANLY:
             return f"REJ {share}"
         if self.kind == POSITIVE and status == FAIL:
@@ -216,9 +254,12 @@ class BackendTotals:
     ops_with_rejected: list[str]
     ops_with_error: list[str]
     ops_with_crash: list[str]
-    cases: Counter[str]
+    cases: Counter[str]  # typical tier
     negative_cases: Counter[str]
     builds: list[str]
+    edge_cases: Counter[str] = field(default_factory=Counter)
+    refusals: int = 0
+    shrunk: int = 0
 
 
 @dataclass
@@ -229,16 +270,33 @@ class Matrix:
     negative: dict[CellKey, Cell] = field(default_factory=dict)
 
     def add(self, r: Record) -> None:
-        kind = NEGATIVE if r.kind == NEGATIVE else POSITIVE
-        table = self.negative if kind == NEGATIVE else self.cells
         key = (str(r.op), str(r.config), str(r.backend))
-        cell = table.get(key)
+        if r.kind == NEGATIVE:
+            self.negative.setdefault(key, Cell(*key, kind=NEGATIVE)).add(r)
+            return
+        cell = self.cells.get(key)
         if cell is None:
-            cell = table[key] = Cell(*key, kind=kind)
+            cell = self.cells[key] = Cell(*key, kind=POSITIVE)
+        if r.kind == CELL:
+            tier = r.tier or "typical"
+            cell.draws[tier] = {k: int(r.extra.get(k, 0)) for k in ("requested", "cases", "duplicates", "refusals")}
+            return
+        if r.kind == SHRUNK:
+            cell.shrunk.append(CaseDetail.of(r))
+            return
+        if r.tier == EDGE:
+            if cell.edge is None:
+                cell.edge = Cell(*key, kind=POSITIVE, tier=EDGE)
+            cell.edge.add(r)
+            return
         cell.add(r)
 
     def all_cells(self) -> list[Cell]:
+        """Typical and negative cells (edge cells hang off their typical cell: ``Cell.edge``)."""
         return list(self.cells.values()) + list(self.negative.values())
+
+    def edge_cells(self) -> list[Cell]:
+        return [c.edge for c in self.cells.values() if c.edge is not None]
 
     def backends(self) -> list[str]:
         return sorted({c.backend for c in self.all_cells()}, key=backend_sort_key)
@@ -268,6 +326,14 @@ class Matrix:
             by_op.setdefault(c.op, Counter()).update(c.counts)
             cases.update(c.counts)
             builds += [b for b in c.builds if b not in builds]
+        edge: Counter[str] = Counter({v: 0 for v in VERDICTS})
+        refusals = shrunk = 0
+        for c in self.cells.values():
+            if c.backend == backend:
+                refusals += c.refusals()
+                shrunk += len(c.shrunk)
+                if c.edge is not None:
+                    edge.update(c.edge.counts)
         negative: Counter[str] = Counter({name: 0 for name in NEGATIVE_PRECEDENCE})
         for c in self.negative.values():
             if c.backend == backend:
@@ -288,6 +354,9 @@ class Matrix:
             cases=cases,
             negative_cases=negative,
             builds=builds,
+            edge_cases=edge,
+            refusals=refusals,
+            shrunk=shrunk,
         )
 
 

@@ -50,8 +50,10 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
         return "\n".join(out + ["No results records.", ""])
     n_cases = sum(c.total for c in m.all_cells())
     out += [
-        f"{len(backends)} backend(s), {len(m.ops())} op(s), {n_cases} case(s). A cell shows the most severe verdict "
-        "among its cases and how many cases have it (of how many); `-` means no cases ran.",
+        f"{len(backends)} backend(s), {len(m.ops())} op(s), {n_cases} typical case(s). A cell shows the most severe "
+        "verdict among its **typical** cases (the op as converters use it) and how many have it, of how many; "
+        "news from the **edge** tier (corner cases) follows it after a `·` and never changes the cell's verdict; "
+        "`-` means no cases ran.",
         "Severity: " + " > ".join(ABBREVIATIONS.get(s, s) for s in STATUS_PRECEDENCE) + ".",
         "",
         "## Totals",
@@ -86,8 +88,12 @@ def _totals_table(m: Matrix) -> str:
 
 
 def _verdicts_table(m: Matrix) -> str:
-    headers = ["backend", *[ABBREVIATIONS.get(v, v) for v in STATUS_PRECEDENCE]]
-    rows = [[md(t.backend), *[t.cases[v] for v in STATUS_PRECEDENCE]] for t in m.totals().values()]
+    headers = ["backend", "tier", *[ABBREVIATIONS.get(v, v) for v in STATUS_PRECEDENCE], "refused draws", "shrunk"]
+    rows = []
+    for t in m.totals().values():
+        rows.append([md(t.backend), "typical", *[t.cases[v] for v in STATUS_PRECEDENCE], t.refusals, t.shrunk])
+        if sum(t.edge_cases.values()):
+            rows.append([md(t.backend), "edge", *[t.edge_cases[v] for v in STATUS_PRECEDENCE], "", ""])
     return _table(rows, ["cases: " + headers[0], *headers[1:]])
 
 
@@ -130,19 +136,34 @@ def _backend_section(m: Matrix, backend: str) -> list[str]:
 def _look_at_section(m: Matrix) -> list[str]:
     rows = []
     for cell in _cells_in_display_order(m):
-        wanted = [d for d in cell.sorted_details() if _worth_listing(cell, d)]
-        for d in wanted[:CASES_PER_CELL_MD]:
-            rows.append([
-                md(cell.backend), md(cell.op), md(cell.config), md(_verdict_label(cell, d)),
-                md(metrics_text(d.metrics)), md(_message_md(d)), md(d.case_path or ""),
-            ])
-        if len(wanted) > CASES_PER_CELL_MD:
-            more = len(wanted) - CASES_PER_CELL_MD
-            rows.append([md(cell.backend), md(cell.op), md(cell.config), "", "", f"(+{more} more in this cell)", ""])
+        for tier_cell in [cell] + ([cell.edge] if cell.edge is not None else []):
+            wanted = [d for d in tier_cell.sorted_details() if _worth_listing(tier_cell, d)]
+            for d in wanted[:CASES_PER_CELL_MD]:
+                rows.append([
+                    md(cell.backend), md(cell.op), md(cell.config), md(_tier_label(cell, d)),
+                    md(_verdict_label(cell, d)), md(metrics_text(_shown_metrics(d.metrics))), md(_message_md(d)),
+                    md(d.replay or d.case_path or ""),
+                ])
+            if len(wanted) > CASES_PER_CELL_MD:
+                more = len(wanted) - CASES_PER_CELL_MD
+                rows.append([md(cell.backend), md(cell.op), md(cell.config), md(tier_cell.tier), "", "",
+                             f"(+{more} more in this cell)", ""])  # fmt: skip
+        for d in cell.shrunk:
+            rows.append([md(cell.backend), md(cell.op), md(cell.config), "smallest", md(d.verdict),
+                         md(metrics_text(_shown_metrics(d.metrics))), md(_message_md(d)),
+                         md(d.replay or d.case_path or "")])  # fmt: skip
     if not rows:
         return []
-    headers = ["backend", "op", "config", "verdict", "metrics", "message", "case"]
+    headers = ["backend", "op", "config", "tier", "verdict", "metrics", "message", "replay"]
     return ["## Cases to look at", "", _table(rows, headers), ""]
+
+
+def _tier_label(cell: Cell, d: CaseDetail) -> str:
+    return "" if cell.kind == NEGATIVE else d.tier
+
+
+def _shown_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metrics.items() if k != "budget"}
 
 
 def _worth_listing(cell: Cell, d: CaseDetail) -> bool:
@@ -202,7 +223,8 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 
 
 CSV_FIELDS = (
-    ["kind", "op", "family", "config", "backend", "status", "text", "total"]
+    ["kind", "op", "family", "config", "backend", "status", "text", "total", "edge_status", "edge_text", "edge_total",
+     "refused_draws", "shrunk"]
     + list(VERDICTS)
     + [f"negative_{c.lower().replace(' ', '_')}" for c in NEGATIVE_PRECEDENCE]
     + list(ERROR_METRICS)
@@ -220,7 +242,10 @@ def to_csv(m: Matrix) -> str:
         row: dict[str, Any] = {
             "kind": cell.kind, "op": cell.op, "family": cell.family, "config": cell.config, "backend": cell.backend,
             "status": cell.status, "text": cell.text(), "total": cell.total, "builds": "; ".join(cell.builds),
+            "refused_draws": cell.refusals(), "shrunk": len(cell.shrunk),
         }
+        if cell.edge is not None:
+            row.update(edge_status=cell.edge.status, edge_text=cell.edge.core_text(), edge_total=cell.edge.total)
         row.update({v: cell.counts[v] for v in VERDICTS})
         if cell.kind == NEGATIVE:
             classes = cell.outcome_classes()
@@ -256,6 +281,9 @@ def totals_json(t: BackendTotals) -> dict[str, Any]:
         **{k: len(v) for k, v in lists.items()},
         "op_lists": lists,
         "cases": {v: t.cases[v] for v in VERDICTS},
+        "edge_cases": {v: t.edge_cases[v] for v in VERDICTS},
+        "refused_draws": t.refusals,
+        "shrunk": t.shrunk,
         "negative_cases": {c: t.negative_cases[c] for c in NEGATIVE_PRECEDENCE},
         "builds": t.builds,
     }
@@ -268,7 +296,11 @@ def cell_json(c: Cell) -> dict[str, Any]:
         "counts": {v: c.counts[v] for v in VERDICTS if c.counts[v]},
         "worst": dict(c.worst), "worst_failing": dict(c.worst_failing), "seconds": dict(c.seconds), "builds": c.builds,
         "details": [vars(detail) for detail in c.sorted_details()],
+        "draws": c.draws,
+        "shrunk": [vars(detail) for detail in c.shrunk],
     }
+    if c.edge is not None:
+        d["edge"] = cell_json(c.edge)
     if c.kind == NEGATIVE:
         d["outcomes"] = {k: v for k, v in c.outcome_classes().items() if v}
     return d

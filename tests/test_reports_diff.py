@@ -87,7 +87,7 @@ def test_diff_markdown_lists_each_kind_of_change(result: diff.RunDiff) -> None:
     for heading in ("## Regressions", "## Fixes", "## Other status changes", "## Verdict-count changes",
                     "## New cells", "## Vanished cells"):
         assert heading in md, f"missing section {heading}"
-    assert "| qnn-htp   | ElementWiseAdd | FLOAT_32 | positive | PASS 2 | FAIL 1/2 (max 7 ulp) |" in md
+    assert "| qnn-htp   | ElementWiseAdd | FLOAT_32 | positive | PASS 2/2 | FAIL 1/2 (max 7 ulp) |" in md
     assert "2 regression(s), 1 fix(es)" in md
 
 

@@ -81,7 +81,7 @@ def test_negative_cell_status_says_whether_the_backend_rejected_cleanly(verdicts
 @pytest.mark.parametrize(
     ("verdicts", "metrics", "text"),
     [
-        (["PASS"] * 5, {}, "PASS 5"),
+        (["PASS"] * 5, {}, "PASS 5/5"),
         (["PASS", "PASS", "XFAIL"], {}, "PASS 2/3 (XFAIL 1)"),
         (["PASS", "PASS", "PASS", "FAIL", "FAIL"], {"max_ulp": 3}, "FAIL 2/5 (max 3 ulp)"),
         (["FAIL"], {"max_steps": 1}, "FAIL 1/1 (max 1 step)"),
@@ -194,3 +194,51 @@ def test_fail_text_shows_the_worst_error_among_failing_cases() -> None:
                       rec("FAIL", metrics={"max_ulp": 5, "tolerance": {"ulp": 2}})])
     (cell,) = m.cells.values()
     assert cell.text() == "FAIL 1/2 (max 5 ulp)", f"got {cell.text()!r}"
+
+
+# ---- tiers, per-cell bookkeeping, shrunk cases ----------------------------------------------------
+
+
+def test_an_edge_failure_never_turns_a_typical_pass_red() -> None:
+    m = matrix.build([rec("PASS", tier="typical"), rec("PASS", tier="typical"), rec("FAIL", tier="edge")])
+    (cell,) = m.cells.values()
+    assert cell.status == "PASS", f"typical cases all pass, the cell shows {cell.status}"
+    assert cell.text() == "PASS 2/2 · edge FAIL 1/1", f"edge news belongs beside the cell: {cell.text()!r}"
+
+
+def test_an_all_good_edge_tier_adds_nothing_to_the_cell_text() -> None:
+    m = matrix.build([rec("PASS", tier="typical"), rec("PASS", tier="edge")])
+    (cell,) = m.cells.values()
+    assert cell.text() == "PASS 1/1", cell.text()
+
+
+def test_a_cell_with_only_edge_cases_says_it_has_no_typical_case() -> None:
+    m = matrix.build([rec("ERROR", tier="edge")])
+    (cell,) = m.cells.values()
+    assert cell.total == 0 and cell.status == "SKIP", (cell.total, cell.status)
+    assert cell.text().startswith("no typical case"), cell.text()
+
+
+def test_refused_draws_are_counted_per_cell_and_tier() -> None:
+    m = matrix.build([rec("", kind="cell", tier="typical", extra={"requested": 5, "cases": 5, "refusals": 7}),
+                      rec("", kind="cell", tier="edge", extra={"requested": 2, "cases": 2, "refusals": 1}),
+                      rec("PASS", tier="typical")])  # fmt: skip
+    (cell,) = m.cells.values()
+    assert (cell.refusals("typical"), cell.refusals("edge"), cell.refusals()) == (7, 1, 8)
+    assert cell.total == 1, "a cell's bookkeeping record is not a case"
+    assert m.totals()["qnn-htp"].refusals == 8
+
+
+def test_a_shrunk_case_is_listed_but_never_counted_in_the_rates() -> None:
+    m = matrix.build([rec("FAIL", tier="typical"), rec("PASS", tier="typical"),
+                      rec("FAIL", kind="shrunk", tier="typical", case_path="c.json")])  # fmt: skip
+    (cell,) = m.cells.values()
+    assert dict(cell.counts) == {"FAIL": 1, "PASS": 1}, dict(cell.counts)
+    assert [d.case_path for d in cell.shrunk] == ["c.json"]
+    assert cell.shrunk[0].replay == "python -m cases replay c.json --backend qnn-htp", cell.shrunk[0].replay
+
+
+def test_records_without_a_tier_count_as_typical() -> None:
+    m = matrix.build([rec("FAIL")])
+    (cell,) = m.cells.values()
+    assert cell.status == "FAIL" and cell.edge is None

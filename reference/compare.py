@@ -8,7 +8,9 @@ relatively and in ULPs of the output type; integer and bool outputs must match e
 Where the MasterOpDef says nothing about an element, it is *not checkable*, never failed: a NaN or
 infinite real result has no value on a fixed-point or integer grid (Log of a negative input, an
 integer divide by zero), and the spec names no saturation or sentinel for it. Such elements are
-counted (``not_checkable``) and left out; a case with nothing left to check is UNCHECKED.
+counted (``not_checkable``) and left out; a case with nothing left to check is UNCHECKED. An op
+whose ``tolerance.nan_means_any`` is set uses NaN in its reference output for "any value": the
+noise cells of ExtractGlimpse, a blocked Buffer, RandomUniformLike's draws (``unconstrained``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: Budget | None = None) -> Judgement:
+def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: Budget | None = None,
+                 nan_means_any: bool = False) -> Judgement:  # fmt: skip
     d = dtypes.get(out.dtype)
     budget = budget or budget_for(out.dtype)
     if tuple(actual.shape) != tuple(out.shape):
@@ -69,6 +72,11 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
     not_checkable = int(exp.size - np.count_nonzero(checkable))
     if not_checkable:
         metrics["not_checkable"] = not_checkable
+    if nan_means_any:
+        free = np.isnan(exp_f)
+        if free.any():
+            metrics["unconstrained"] = int(np.count_nonzero(free))
+        checkable &= ~free
     if d.quantized:
         exp_q = quantize(np.where(checkable, exp_f, 0.0), out.encoding, out.dtype).astype(np.int64)
         steps = np.abs(actual.astype(np.int64) - exp_q).astype(np.float64)
@@ -96,7 +104,7 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
         # the best a backend can return is the real result rounded to the output type (65504 -> inf in fp16)
         with np.errstate(over="ignore", invalid="ignore"):
             e = exp_f.astype(d.storage).astype(np.float64)
-        both_nan = np.isnan(a) & np.isnan(e)
+        both_nan = (np.isnan(a) & np.isnan(e)) | ~checkable
         same_inf = np.isinf(a) & np.isinf(e) & (np.sign(a) == np.sign(e))
         with np.errstate(invalid="ignore", over="ignore"):
             err = np.where(both_nan | same_inf, 0.0, np.abs(a - e))
@@ -107,7 +115,7 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
         rel = np.nan_to_num(rel, nan=np.inf)
         with np.errstate(invalid="ignore"):
             within = (err <= budget.atol + budget.rtol * np.abs(np.nan_to_num(e, nan=0.0))) | (ulps <= budget.ulp)
-        bad = ~within
+        bad = ~within & checkable
         metrics.update(max_abs_err=float(err.max(initial=0.0)), max_rel_err=float(rel.max(initial=0.0)),
                        max_ulp=float(ulps.max(initial=0.0)))  # fmt: skip
 
@@ -115,7 +123,7 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
             return f"expected {_fmt(e[i])}, got {_fmt(a[i])} (abs {err[i]:.3g}, {ulps[i]:.3g} ulp)"
     else:
         if d.kind == "bool":
-            bad = actual.astype(bool) != exp.astype(bool)
+            bad = checkable & (actual.astype(bool) != exp.astype(bool))
         else:
             bad = checkable & (actual.astype(np.float64) != np.round(np.where(checkable, exp_f, 0.0)))
 
@@ -142,10 +150,11 @@ def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_t
     messages = []
     checked = 0
     for e, a, out in zip(expected, actual, case.outputs, strict=False):
-        j = judge_output(e, a, out, budget_for(out.dtype, op_tol, accumulation))
+        any_value = bool((op_tol or {}).get("nan_means_any"))
+        j = judge_output(e, a, out, budget_for(out.dtype, op_tol, accumulation), any_value)
         checked += j.checked
         for k, v in j.metrics.items():
-            if k in ("mismatches", "not_checkable"):
+            if k in ("mismatches", "not_checkable", "unconstrained"):
                 merged[k] = merged.get(k, 0) + v
             elif isinstance(v, float | int) and not isinstance(v, bool):
                 merged[k] = max(merged.get(k, v), v)

@@ -1,0 +1,101 @@
+"""The comparator and its budgets: what a verdict holds a backend to, and what it refuses to judge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cases.case import Case, Encoding, Tensor
+from reference.compare import judge, judge_output
+from reference.tolerance import DEFAULTS, budget_for
+
+
+def out(dtype: str, shape: tuple[int, ...], enc: Encoding | None = None) -> Tensor:
+    return Tensor("out[0]", dtype, shape, None, enc)
+
+
+U8 = Encoding((8 / 255,), (-128,))  # about [-4, 4]
+U16 = Encoding((8 / 65535,), (-32768,))
+
+
+# ---- budgets ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(DEFAULTS))
+def test_every_default_budget_names_its_source(key: str) -> None:
+    assert DEFAULTS[key].source, f"{key}: a default budget without a written reason"
+
+
+def test_a_16_bit_grid_gets_more_steps_than_an_8_bit_one() -> None:
+    b8, b16 = budget_for("UFIXED_POINT_8"), budget_for("UFIXED_POINT_16")
+    assert b8.steps == 1 and not b8.range_rtol, b8
+    assert b16.range_rtol > 0, "a 16-bit output must not be held to the 8-bit budget of one step"
+
+
+def test_an_accumulation_length_scales_float_budgets_and_leaves_fixed_point_alone() -> None:
+    op_tol = {"accumulation": "K"}
+    plain, long = budget_for("FLOAT_32"), budget_for("FLOAT_32", op_tol, 36)
+    assert long.rtol == pytest.approx(36 * plain.rtol) and long.atol == pytest.approx(36 * plain.atol)
+    assert budget_for("UFIXED_POINT_8", op_tol, 36).steps == 1, "integer accumulators are exact"
+
+
+def test_an_op_override_replaces_the_default_and_keeps_its_reason() -> None:
+    b = budget_for("FLOAT_16", {"float16": {"ulp": 10, "reason": "sigmoid: WebNN allows 10 ulp"}})
+    assert b.ulp == 10 and "sigmoid" in b.source
+
+
+# ---- fixed point -------------------------------------------------------------------------------------
+
+
+def test_one_step_off_passes_and_two_steps_fail_on_an_8_bit_grid() -> None:
+    expected = np.array([0.0])  # code 128
+    assert judge_output(expected, np.array([129], np.uint8), out("UFIXED_POINT_8", (1,), U8)).passed
+    j = judge_output(expected, np.array([130], np.uint8), out("UFIXED_POINT_8", (1,), U8))
+    assert not j.passed and j.metrics["max_steps"] == 2, j
+
+
+def test_a_failure_message_gives_both_values_in_real_units_and_codes() -> None:
+    j = judge_output(np.array([0.0]), np.array([140], np.uint8), out("UFIXED_POINT_8", (1,), U8))
+    assert "expected 0 (code 128), got code 140 (= 0.376" in j.message, j.message
+
+
+def test_a_16_bit_output_may_be_off_by_its_full_scale_share_but_not_more() -> None:
+    expected = np.array([0.0])  # code 32768; full scale 4 -> 2^-10 * 4 / (8/65535) = 32 steps + 1
+    assert judge_output(expected, np.array([32768 + 30], np.uint16), out("UFIXED_POINT_16", (1,), U16)).passed
+    assert not judge_output(expected, np.array([32768 + 40], np.uint16), out("UFIXED_POINT_16", (1,), U16)).passed
+
+
+def test_nan_expected_on_a_fixed_point_output_is_not_checkable_not_failed() -> None:
+    j = judge_output(np.array([np.nan, 1.0]), np.array([255, 160], np.uint8), out("UFIXED_POINT_8", (2,), U8))
+    assert j.passed and j.checked == 1 and j.metrics["not_checkable"] == 1, j
+
+
+def test_an_integer_divide_by_zero_is_not_checkable() -> None:
+    j = judge_output(np.array([np.inf, 3.0]), np.array([7, 3], np.int32), out("INT_32", (2,)))
+    assert j.passed and j.metrics["not_checkable"] == 1, j
+
+
+# ---- float ---------------------------------------------------------------------------------------------
+
+
+def test_float_nan_expected_is_checked_as_ieee() -> None:
+    j = judge_output(np.array([np.nan]), np.array([-np.inf], np.float32), out("FLOAT_32", (1,)))
+    assert not j.passed, "a float output has an IEEE answer for log(-1): NaN"
+
+
+def test_float32_within_the_nnapi_budget_passes() -> None:
+    e = np.array([1.0])
+    assert judge_output(e, np.array([1.0 + 4e-7], np.float32), out("FLOAT_32", (1,))).passed
+    assert not judge_output(e, np.array([1.001], np.float32), out("FLOAT_32", (1,))).passed
+
+
+def test_nan_means_any_leaves_those_elements_to_the_backend() -> None:
+    j = judge_output(np.array([np.nan, 2.0]), np.array([0.3, 2.0], np.float32), out("FLOAT_32", (2,)),
+                     nan_means_any=True)  # fmt: skip
+    assert j.passed and j.metrics["unconstrained"] == 1 and j.checked == 1, j
+
+
+def test_every_judgement_records_the_budget_it_used() -> None:
+    case = Case("ElementWiseAdd", [], {}, [out("FLOAT_16", (1,))])
+    j = judge(case, [np.array([1.0])], [np.array([1.0], np.float16)])
+    assert j.metrics["tolerance"] and j.metrics["budget"]["source"], j.metrics

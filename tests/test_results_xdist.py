@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import opdefs
+from cases import generate
 from tests.paths import REPO
 
 
@@ -20,8 +22,12 @@ def test_two_workers_write_one_record_per_case_and_merge(tmp_path):
     lines = [json.loads(x) for x in results.read_text().splitlines() if x.strip()]
     assert not list(tmp_path.glob("r.jsonl.*.part")), "worker part files were left behind"
     positives = [r for r in lines if r["kind"] == "positive"]
-    # 4 ops x 5 configurations x 3 examples, every one recorded once
-    assert len(positives) == 4 * 5 * 3, f"{len(positives)} positive records"
-    keys = [(r["test_id"], r["seed"], json.dumps(r["dtypes"], sort_keys=True), r["metrics"].get("max_abs_err"))
-            for r in positives]  # fmt: skip
-    assert len(set(keys)) == len(keys), "a case was recorded twice"
+    cells = [r for r in lines if r["kind"] == "cell"]
+    # one bookkeeping record per op x configuration x tier, and its count of cases is what was recorded
+    expected_cells = sum(len(generate.configs(opdefs.load(op))) * len(generate.TIERS)
+                         for op in ("Relu", "Transpose", "Softmax", "ElementWiseAdd"))  # fmt: skip
+    assert len(cells) == expected_cells, f"{len(cells)} cell records for {expected_cells} cells"
+    assert sum(c["cases"] for c in cells) == len(positives), "cell bookkeeping disagrees with the case records"
+    assert all(c["cases"] == c["requested"] for c in cells if c["tier"] == "typical"), "a typical cell ran short"
+    keys = [(r["test_id"], r["case_id"]) for r in positives]
+    assert len(set(keys)) == len(keys), "a case was recorded twice in one cell"

@@ -1,4 +1,5 @@
 """``python -m cases replay CASE_PATH --backend NAME``: re-run one saved case alone and print the comparison.
+``python -m cases configs OP``: an op's datatype configurations and why each exists.
 
 A results record names the saved case of every non-PASS verdict; this is how a person looks at one.
 The composition (reference + backend + comparator) is ``suite.execute``, imported lazily so the
@@ -20,7 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--backend", default="reference")
     rp.add_argument("--qnn-backend-lib", default=None)
     rp.add_argument("--qnn-precision", default=None)
+    cp = sub.add_parser("configs", help="list an op's datatype configurations and why each exists")
+    cp.add_argument("op")
     args = ap.parse_args(argv)
+    if args.cmd == "configs":
+        return _configs(args.op)
 
     import adapters
     import suite
@@ -50,6 +55,30 @@ def main(argv: list[str] | None = None) -> int:
     if rec.metrics:
         print("metrics: " + json.dumps(rec.metrics, sort_keys=True))
     return 0 if rec.verdict in ("PASS", "UNCHECKED") or (case.broken and rec.verdict == "REJECTED") else 1
+
+
+def _configs(op_name: str) -> int:
+    import opdefs
+    from cases import generate
+
+    try:
+        op = opdefs.load(op_name)
+    except KeyError:
+        names = sorted(opdefs.load_all())
+        close = [n for n in names if n.lower() == op_name.lower()]
+        print(f"error: no op {op_name!r}" + (f"; did you mean {close[0]}?" if close else ""), file=sys.stderr)
+        return 2
+    configs = generate.configs(op)
+    if not configs:
+        print(f"{op.name}: no configurations: {generate.skip_reason(op) or 'no datatype configuration'}")
+        return 0
+    width = max(len(c.label) for c in configs)
+    print(f"{op.name}: {len(configs)} configuration(s), each run on the typical and the edge tier")
+    for c in configs:
+        tensors = ", ".join(f"{n}={t}{'/axis' if n in c.per_axis else ''}" for n, t in c.dtypes)
+        print(f"  {c.label:<{width}}  {c.why}")
+        print(f"  {'':<{width}}  {tensors}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -12,59 +12,6 @@ import numpy as np
 
 from reference import register
 
-DECISIONS: dict[str, list[dict[str, Any]]] = {
-    "MatMul": [
-        {
-            "about": "bias inside the sum over k",
-            "line": 8864,
-            "choice": "C = A·B + b, the bias added once per output element (broadcast along the last axis)",
-            "why": "read literally, sum_k (A B + b[j]) adds the bias K times; every framework (TF BatchMatMul + "
-            "BiasAdd, ONNX Gemm) and the quantized MatMul kernels add it once, so the bracket is a typo",
-        },
-        {
-            "about": "batch broadcasting",
-            "line": 8849,
-            "choice": "numpy matmul broadcasting of the batch dimensions",
-            "why": "the spec's rule (equal, 1, or omitted) and its example ([10,256,128] x [5,1,128,64] -> "
-            "[5,10,256,64]) are numpy's",
-        },
-    ],
-    "FullyConnected": [
-        {
-            "about": "formula orientation",
-            "line": 5991,
-            "choice": "out = x · Wᵀ + b with W of shape [m, n] (x reshaped to [batch, n])",
-            "why": "'inputAsVector * weightsMatrix' is a shape mismatch with W = [m, n]; NNAPI "
-            "FULLY_CONNECTED (cited) computes x · Wᵀ with the same [num_units, input_size] weights",
-        },
-        {
-            "about": "keep_dims",
-            "line": 6051,
-            "choice": "rank > 1 and keep_dims: in[0].shape[:-1] + [m], requiring shape[-1] == n; otherwise [batch, m] "
-            "(rank 1 input: [m])",
-            "why": "the output shape text (6078)",
-        },
-    ],
-    "HadamardTransform": [
-        {
-            "about": "normalization",
-            "line": 7087,
-            "choice": "out = (H_n / sqrt(n)) · x * scale along the last axis, H_n the Sylvester-ordered ±1 matrix "
-            "(H_2n = [[H, H], [H, -H]], the order of scipy.linalg.hadamard)",
-            "why": "the spec writes HadamardTransform(in) * scale without saying; Qualcomm's QNN lowering in "
-            "google-ai-edge/LiteRT (litert/vendors/qualcomm/core/builders/hadamard_transform_op_builder.cc) says the "
-            "transform carries 1/sqrt(n) and maps a Sylvester ±h weight matrix to scale = S*h*sqrt(n)",
-        },
-        {
-            "about": "last dimension not a power of two",
-            "line": 7087,
-            "choice": "no reference: the implementation raises ValueError",
-            "why": "the spec is silent and no Sylvester matrix exists; the LiteRT lowering only emits power-of-two "
-            "sizes. Cases should keep the last dimension a power of two",
-        },
-    ],
-}
-
 
 def _optional(inputs: list[np.ndarray | None], i: int) -> np.ndarray | None:
     return inputs[i] if len(inputs) > i and inputs[i] is not None else None

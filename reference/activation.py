@@ -166,7 +166,7 @@ def _input(op: str, inputs: Sequence[Array | None], i: int = 0) -> Array:
     return np.asarray(inputs[i], dtype=np.float64)
 
 
-@register("ElementWiseNeuron", *DEDICATED)
+@register("ElementWiseNeuron", *DEDICATED, verified_by="onnxruntime")
 def neuron(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     x = _input(op, inputs)
     if op in DEDICATED:
@@ -181,7 +181,7 @@ def neuron(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarra
         return [NEURON[operation](x, params)]
 
 
-@register("Prelu")
+@register("Prelu", verified_by="onnxruntime")
 def prelu(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """x for x >= 0, slope * x otherwise; the slope broadcasts one way, onto in[0] (10066)."""
     x, slope = _input(op, inputs, 0), _input(op, inputs, 1)
@@ -218,7 +218,7 @@ def softmax(x: Array, axis: int, beta: float = 1.0) -> Array:
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-@register("Softmax", "LogSoftmax")
+@register("Softmax", "LogSoftmax", verified_by="onnxruntime")
 def softmax_family(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     x = _input(op, inputs)
     axis = _axis(op, params, x.ndim)
@@ -245,7 +245,7 @@ def compressed_mask(lengths: Array, channel: int) -> Array:
     return mask
 
 
-@register("MaskedSoftmax")
+@register("MaskedSoftmax", verified_by="onnxruntime")
 def masked_softmax(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """softmax over channel of in[0] + mask, the mask broadcast per batch over height and width.
 

@@ -32,7 +32,7 @@ def _to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
     return np.clip(t, float(info.min), hi).astype(target)
 
 
-@register("Cast")
+@register("Cast", verified_by="onnxruntime")
 def cast(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -47,7 +47,7 @@ def cast(
     return [x.astype(np.float64)]
 
 
-@register("Convert", "Quantize", "Dequantize")
+@register("Convert", "Quantize", "Dequantize", verified_by="onnxruntime")
 def identity(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:

@@ -107,7 +107,7 @@ def _zero_like(x: np.ndarray) -> Any:
 # Block rearrangements (NHWC)
 
 
-@register("DepthToSpace")
+@register("DepthToSpace", verified_by="onnxruntime")
 def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     bh, bw = _block(params)
@@ -126,7 +126,7 @@ def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     return [y.reshape(n, h * bh, w * bw, co)]
 
 
-@register("SpaceToDepth")
+@register("SpaceToDepth", verified_by="onnxruntime")
 def space_to_depth(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     bh, bw = _block(params)
@@ -144,7 +144,7 @@ def space_to_depth(inputs, params, out_shapes, out_dtypes, *, op):
     return [y.reshape(n, h // bh, w // bw, c * bh * bw)]
 
 
-@register("BatchToSpace")
+@register("BatchToSpace", verified_by="hand")
 def batch_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     """TensorFlow batch_to_space: input batch (row*bw + col)*N_out + n lands at block cell (row, col)
     of output image n, then the crops are cut off."""
@@ -162,7 +162,7 @@ def batch_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     return [y[:, top : h * bh - bottom, left : w * bw - right, :]]
 
 
-@register("SpaceToBatch")
+@register("SpaceToBatch", verified_by="hand")
 def space_to_batch(inputs, params, out_shapes, out_dtypes, *, op):
     """TensorFlow space_to_batch: zero-pad, then block cell (row, col) of image n goes to output
     batch (row*bw + col)*N + n."""
@@ -178,7 +178,7 @@ def space_to_batch(inputs, params, out_shapes, out_dtypes, *, op):
     return [y.reshape(bh * bw * n, h // bh, w // bw, c)]
 
 
-@register("ExtractPatches")
+@register("ExtractPatches", verified_by="hand")
 def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     size, stride, rate = (int_vector(params, k) for k in ("size", "stride", "rate"))
@@ -212,7 +212,7 @@ def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.stack(cells, axis=3).reshape(n, ho, wo, size[0] * size[1] * c)]
 
 
-@register("ChannelShuffle")
+@register("ChannelShuffle", verified_by="hand")
 def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
     """out_channel[i*G + g] = in_channel[g*group_size + i]: view the axis as (G, group_size) and swap."""
     x = np.asarray(inputs[0])
@@ -229,28 +229,28 @@ def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
 # Joining and splitting
 
 
-@register("Concat")
+@register("Concat", verified_by="onnxruntime")
 def concat(inputs, params, out_shapes, out_dtypes, *, op):
     xs = [np.asarray(t) for t in inputs if t is not None]
     axis = check_axis(int_param(params, "axis", xs[0].ndim - 1), xs[0].ndim)
     return [np.concatenate(xs, axis=axis)]
 
 
-@register("Pack")
+@register("Pack", verified_by="onnxruntime")
 def pack(inputs, params, out_shapes, out_dtypes, *, op):
     xs = [np.asarray(t) for t in inputs if t is not None]
     axis = check_axis(int_param(params, "axis"), xs[0].ndim + 1)
     return [np.stack(xs, axis=axis)]
 
 
-@register("UnPack")
+@register("UnPack", verified_by="onnxruntime")
 def unpack(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     axis = check_axis(int_param(params, "axis"), x.ndim)
     return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
 
 
-@register("Split")
+@register("Split", verified_by="onnxruntime")
 def split(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     axis = check_axis(int_param(params, "axis"), x.ndim)
@@ -266,7 +266,7 @@ def split(inputs, params, out_shapes, out_dtypes, *, op):
 # Shape-only ops
 
 
-@register("Reshape")
+@register("Reshape", verified_by="onnxruntime")
 def reshape(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     target = None
@@ -285,7 +285,7 @@ def reshape(inputs, params, out_shapes, out_dtypes, *, op):
     return [x.reshape(target)]
 
 
-@register("ExpandDims")
+@register("ExpandDims", verified_by="onnxruntime")
 def expand_dims(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     axes = int_vector(params, "axes")
@@ -312,7 +312,7 @@ def _squeeze_to(shape: tuple[int, ...], target: list[int]) -> bool:
     return j == len(target)
 
 
-@register("Squeeze")
+@register("Squeeze", verified_by="onnxruntime")
 def squeeze(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     axes = int_vector(params, "axes")
@@ -333,7 +333,7 @@ def squeeze(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.squeeze(x)]
 
 
-@register("Transpose")
+@register("Transpose", verified_by="onnxruntime")
 def transpose(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     perm = int_vector(params, "perm").reshape(-1)
@@ -342,7 +342,7 @@ def transpose(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.transpose(x, perm)]
 
 
-@register("Tile")
+@register("Tile", verified_by="onnxruntime")
 def tile(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     mult = int_vector(params, "multiples").reshape(-1)
@@ -351,7 +351,7 @@ def tile(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.tile(x, mult)]
 
 
-@register("Shape")
+@register("Shape", verified_by="onnxruntime")
 def shape(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     start = int_param(params, "start", 0)
@@ -362,7 +362,7 @@ def shape(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.array(x.shape[start:end], dtype=dtype)]
 
 
-@register("ConstantOfShape")
+@register("ConstantOfShape", verified_by="onnxruntime")
 def constant_of_shape(inputs, params, out_shapes, out_dtypes, *, op):
     dims = np.asarray(inputs[0]).reshape(-1)
     if np.any(dims < 0):
@@ -378,7 +378,7 @@ def constant_of_shape(inputs, params, out_shapes, out_dtypes, *, op):
 # Pad and StridedSlice
 
 
-@register("Pad")
+@register("Pad", verified_by="onnxruntime")
 def pad(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     scheme = int_param(params, "scheme")
@@ -407,7 +407,7 @@ def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 
 
-@register("StridedSlice")
+@register("StridedSlice", verified_by="onnxruntime")
 def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
     """Masks and new axes refer to the intermediate tensor that has the new axes inserted; ranges has
     one row per intermediate axis. Negative begin/end get the dim added, then clip per 12465-12474:

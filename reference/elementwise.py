@@ -263,14 +263,14 @@ def apply_unary(operation: UnaryOperation, x: Array, out_dtypes: Sequence[Any] |
         return UNARY[operation](_real(x))
 
 
-@register(*DEDICATED_UNARY, "ElementWiseUnary")
+@register(*DEDICATED_UNARY, "ElementWiseUnary", verified_by="onnxruntime")
 def elementwise_unary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)
     operation = DEDICATED_UNARY[op] if op in DEDICATED_UNARY else _operation(op, params, UnaryOperation)
     return [apply_unary(operation, x, out_dtypes)]
 
 
-@register("IsInf")
+@register("IsInf", verified_by="onnxruntime")
 def is_inf(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)
     x = _real(x)
@@ -279,13 +279,13 @@ def is_inf(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarra
     return [positive | negative]
 
 
-@register("IsNan")
+@register("IsNan", verified_by="onnxruntime")
 def is_nan(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)
     return [np.isnan(_real(x))]
 
 
-@register("Logit")
+@register("Logit", verified_by="onnxruntime")
 def logit(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """ln(z / (1 - z)), z clamped to [eps, 1 - eps] only when the optional in[1] is given."""
     (x,) = _inputs(op, inputs, 1)
@@ -316,7 +316,7 @@ def apply_binary(operation: BinaryOperation, a: Array, b: Array, out_dtypes: Seq
     return result
 
 
-@register(*DEDICATED_BINARY, "ElementWiseBinary")
+@register(*DEDICATED_BINARY, "ElementWiseBinary", verified_by="onnxruntime")
 def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     a, b = _inputs(op, inputs, 2)
     _broadcast_shape(op, a, b)
@@ -324,7 +324,7 @@ def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> li
     return [apply_binary(operation, a, b, out_dtypes)]
 
 
-@register("ElementWiseSelect")
+@register("ElementWiseSelect", verified_by="onnxruntime")
 def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """in[0] ? in[1] : in[2], the three broadcast to a common shape (4959-4963)."""
     cond, a, b = _inputs(op, inputs, 3)

@@ -67,7 +67,7 @@ def _zero(x: np.ndarray) -> Any:
 # Gathers
 
 
-@register("Gather")
+@register("Gather", verified_by="onnxruntime")
 def gather(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1])
@@ -80,7 +80,7 @@ def gather(inputs, params, out_shapes, out_dtypes, *, op):
     return [out]
 
 
-@register("GatherElements")
+@register("GatherElements", verified_by="onnxruntime")
 def gather_elements(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1])
@@ -119,7 +119,7 @@ def _nd_batches(x: np.ndarray, idx: np.ndarray, batch_dims: int, what: str):
     return skip_tuple, rows.reshape(-1), k
 
 
-@register("GatherNd")
+@register("GatherNd", verified_by="onnxruntime")
 def gather_nd(inputs, params, out_shapes, out_dtypes, *, op):
     """ONNX/TensorFlow GatherND with batch_dims: out[b..., t..., rest...] = x[b..., idx[b..., t...], rest...]."""
     x = np.asarray(inputs[0])
@@ -161,7 +161,7 @@ def _scatter_rows(table: np.ndarray, rows: np.ndarray, updates: np.ndarray, redu
         raise ValueError(f"{op}: unknown reduction {reduction}")
 
 
-@register("ScatterElements")
+@register("ScatterElements", verified_by="onnxruntime")
 def scatter_elements(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1])
@@ -182,7 +182,7 @@ def scatter_elements(inputs, params, out_shapes, out_dtypes, *, op):
     return [out.reshape(x.shape)]
 
 
-@register("ScatterNd")
+@register("ScatterNd", verified_by="onnxruntime")
 def scatter_nd(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1])
@@ -204,7 +204,7 @@ def scatter_nd(inputs, params, out_shapes, out_dtypes, *, op):
 # NonZero, OneHot, BatchPermutation
 
 
-@register("NonZero")
+@register("NonZero", verified_by="onnxruntime")
 def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     dtype = np.dtype(out_dtypes[0]) if out_dtypes else np.dtype(np.int32)
@@ -217,7 +217,7 @@ def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
     return [out]
 
 
-@register("OneHot")
+@register("OneHot", verified_by="onnxruntime")
 def one_hot(inputs, params, out_shapes, out_dtypes, *, op):
     idx = _indices(inputs[0])
     depth = int_param(params, "depth")
@@ -230,7 +230,7 @@ def one_hot(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.moveaxis(out, -1, axis)]
 
 
-@register("BatchPermutation")
+@register("BatchPermutation", verified_by="onnxruntime")
 def batch_permutation(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1]).reshape(-1)

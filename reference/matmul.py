@@ -17,7 +17,7 @@ def _optional(inputs: list[np.ndarray | None], i: int) -> np.ndarray | None:
     return inputs[i] if len(inputs) > i and inputs[i] is not None else None
 
 
-@register("MatMul")
+@register("MatMul", verified_by="onnxruntime")
 def matmul(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -34,7 +34,7 @@ def matmul(
     return [out]
 
 
-@register("FullyConnected")
+@register("FullyConnected", verified_by="onnxruntime")
 def fully_connected(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -67,7 +67,7 @@ def _fwht(x: np.ndarray) -> np.ndarray:
     return x
 
 
-@register("HadamardTransform")
+@register("HadamardTransform", verified_by="onnxruntime")
 def hadamard_transform(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:

@@ -65,7 +65,7 @@ def _axes_list(value: Any) -> list[int]:
     return [int(a) for a in np.asarray(value, dtype=np.int64).reshape(-1)]
 
 
-@register("Batchnorm")
+@register("Batchnorm", verified_by="onnxruntime")
 def batchnorm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -74,7 +74,7 @@ def batchnorm(
     return [x * _per_channel(inputs[1], 1.0, c) + _per_channel(_optional(inputs, 2), 0.0, c)]
 
 
-@register("GroupNorm")
+@register("GroupNorm", verified_by="onnxruntime")
 def group_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -101,7 +101,7 @@ def _instance_region_axes(region: int, ndim: int) -> tuple[int, ...]:
     }[region]
 
 
-@register("InstanceNorm")
+@register("InstanceNorm", verified_by="onnxruntime")
 def instance_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -124,7 +124,7 @@ def instance_norm(
     return [(x - mean) * gamma / np.sqrt(var + eps) + beta]
 
 
-@register("L2Norm")
+@register("L2Norm", verified_by="onnxruntime")
 def l2_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -137,7 +137,7 @@ def l2_norm(
     return [x / np.maximum(norm, float(params.get("epsilon", 1e-12)))]
 
 
-@register("LayerNorm")
+@register("LayerNorm", verified_by="onnxruntime")
 def layer_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -151,7 +151,7 @@ def layer_norm(
     return [(x - mean) * gamma / np.sqrt(var + float(params.get("epsilon", 0.001))) + beta]
 
 
-@register("RmsNorm")
+@register("RmsNorm", verified_by="onnxruntime")
 def rms_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -174,7 +174,7 @@ def _window_sum(a: np.ndarray, axis: int, radius: int) -> np.ndarray:
     return np.moveaxis(csum[..., hi] - csum[..., lo], -1, axis)
 
 
-@register("Lrn")
+@register("Lrn", verified_by="onnxruntime")
 def lrn(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:

@@ -46,7 +46,7 @@ _REDUCERS: dict[str, Callable[[np.ndarray, tuple[int, ...]], np.ndarray]] = {
 _REDUCE_MIN_RANK = {"ReduceSumSquare": 0}  # every other reduction: 1
 
 
-@register(*_REDUCERS)
+@register(*_REDUCERS, verified_by="onnxruntime")
 def reduce(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -61,7 +61,7 @@ def reduce(
     return [np.asarray(out, dtype=np.float64).reshape(_reduced_shape(x.shape, axes, keep, _REDUCE_MIN_RANK.get(op, 1)))]
 
 
-@register("Moments")
+@register("Moments", verified_by="onnxruntime")
 def moments(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -83,7 +83,7 @@ def _index_dtype(out_dtypes: list[Any] | None, i: int) -> np.dtype:
 _ARG = {"Argmax": np.argmax, "Argmin": np.argmin}  # numpy returns the first index of a tie
 
 
-@register(*_ARG)
+@register(*_ARG, verified_by="onnxruntime")
 def arg_reduce(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -93,7 +93,7 @@ def arg_reduce(
     return [np.asarray(idx).astype(_index_dtype(out_dtypes, 0))]
 
 
-@register("CumulativeSum")
+@register("CumulativeSum", verified_by="onnxruntime")
 def cumulative_sum(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
@@ -113,7 +113,7 @@ def cumulative_sum(
     return [np.ascontiguousarray(out)]
 
 
-@register("TopK")
+@register("TopK", verified_by="onnxruntime")
 def top_k(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:

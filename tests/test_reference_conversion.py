@@ -18,9 +18,6 @@ from cases.case import Encoding
 from opdefs import dtypes
 from reference import quant
 
-CROSSCHECKED = ["Cast", "Convert", "Dequantize", "Quantize"]
-HAND_CHECKED: list[str] = []
-
 RNG = np.random.default_rng(99)
 FIXED_POINT = [
     "UFIXED_POINT_4",

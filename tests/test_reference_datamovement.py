@@ -30,25 +30,6 @@ from reference.datamovement import (
     PADDING_VALID,
 )
 
-CROSSCHECKED = [
-    "Concat",
-    "ConstantOfShape",
-    "DepthToSpace",
-    "ExpandDims",
-    "Pack",
-    "Pad",
-    "Reshape",
-    "Shape",
-    "SpaceToDepth",
-    "Split",
-    "Squeeze",
-    "StridedSlice",
-    "Tile",
-    "Transpose",
-    "UnPack",
-]
-HAND_CHECKED = ["BatchToSpace", "ChannelShuffle", "ExtractPatches", "SpaceToBatch"]
-
 NHWC_TO_NCHW = (0, 3, 1, 2)
 NCHW_TO_NHWC = (0, 2, 3, 1)
 

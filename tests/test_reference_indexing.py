@@ -18,18 +18,6 @@ import reference
 from reference import quant
 from reference.indexing import SCATTER_ADD, SCATTER_MAX, SCATTER_MUL, SCATTER_NONE
 
-CROSSCHECKED = [
-    "BatchPermutation",
-    "Gather",
-    "GatherElements",
-    "GatherNd",
-    "NonZero",
-    "OneHot",
-    "ScatterElements",
-    "ScatterNd",
-]
-HAND_CHECKED: list[str] = []
-
 ONNX_REDUCTION = {SCATTER_NONE: "none", SCATTER_ADD: "add", SCATTER_MUL: "mul", SCATTER_MAX: "max"}
 SEEDS = range(6)
 

@@ -16,9 +16,6 @@ from onnx import TensorProto, helper
 import reference
 from reference import quant
 
-CROSSCHECKED = ["FullyConnected", "HadamardTransform", "MatMul"]
-HAND_CHECKED: list[str] = []
-
 RNG = np.random.default_rng(31)
 F32 = TensorProto.FLOAT
 TOL = {"rtol": 1e-5, "atol": 1e-5}

@@ -25,9 +25,6 @@ from reference.normalization import (
     LRN_REGION_WITHIN_CHANNEL,
 )
 
-CROSSCHECKED = ["Batchnorm", "GroupNorm", "InstanceNorm", "L2Norm", "LayerNorm", "Lrn", "RmsNorm"]
-HAND_CHECKED: list[str] = []
-
 RNG = np.random.default_rng(7)
 F32 = TensorProto.FLOAT
 TOL = {"rtol": 2e-5, "atol": 2e-5}  # float32 onnxruntime against float64 reference

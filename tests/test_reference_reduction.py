@@ -14,21 +14,6 @@ from onnx import TensorProto, helper
 import reference
 from reference import quant
 
-CROSSCHECKED = [
-    "Argmax",
-    "Argmin",
-    "CumulativeSum",
-    "Moments",
-    "ReduceMax",
-    "ReduceMean",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceSum",
-    "ReduceSumSquare",
-    "TopK",
-]
-HAND_CHECKED: list[str] = []
-
 RNG = np.random.default_rng(20240611)
 
 

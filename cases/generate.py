@@ -307,6 +307,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     if typical and (op.raw.get("generate") or {}).get("typical_dims"):
         settings = replace(settings, typical_dims=tuple(op.raw["generate"]["typical_dims"]))
     drop_later = set((op.raw.get("generate") or {}).get("typical_drop") or []) if typical else set()
+    typical_when = [expr.parse(x) for x in (op.raw.get("generate") or {}).get("typical_when") or []] if typical else []
+    explicit_ranks = {len((d.get("shape") or {}).get("dims") or []) for d in op.inputs + op.outputs}
     same_shape = _same_shape_targets(op)
     domains = op.raw.get("dims") or {}
     derived = op.raw.get("derived") or {}
@@ -329,6 +331,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 assume(v is not None and v > 0)
             else:
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
+                if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
+                    lo = max(lo, settings.typical_dims[0])
                 v = draw(st.integers(lo, hi), label=name)
             env[name] = v
             return v
@@ -422,11 +426,24 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         if typical and real is not None and not (op.raw.get("tolerance") or {}).get("nan_means_any"):
             # in the op's domain: finite inputs give a finite result (no x/0, no overflow, no log(-1))
             assume(all(np.all(np.isfinite(np.asarray(r, dtype=np.float64))) for r in real))
+        if typical:
+            # converters' tensors stay within rank 4 unless the spec names more dims (Conv3d's 5-D layout)
+            assume(all(len(t.shape) <= max(settings.max_rank, *explicit_ranks) for t in case.outputs))
+            if typical_when:
+                env_case = {**env, **check.environment(op, case)}
+                assume(all(_holds(c, env_case) for c in typical_when))
         bad = check.violations(op, case)
         assume(not bad)
         return case
 
     return build()
+
+
+def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:
+    try:
+        return bool(expr.holds(condition, env))
+    except expr.EvalError:
+        return False
 
 
 def _valid_optional_params(op: OpDef, params: dict[str, Param]) -> dict[str, Param]:

@@ -256,6 +256,8 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
                                               c.get("line"), e, c.get("unchecked")))  # fmt: skip
     for k, src in (op.get("derived") or {}).items():
         check_one(src, ("derived", k))
+    for i, src in enumerate((op.get("generate") or {}).get("typical_when") or []):
+        check_one(src, ("generate", "typical_when", i))
     return problems, constraints
 
 

@@ -756,5 +756,10 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         enc = None
         if dtypes.get(dtype).quantized:
             enc = _output_encoding(case, real[i] if real is not None else None, dtype)
+            dist = (op.raw.get("tolerance") or {}).get("distribution")
+            if dist:  # a random op's grid holds its declared range (there is no expected value to calibrate on)
+                bounds = [float(case.params[k].value) if k in case.params else float(env.get(k, 0.0))
+                          for k in (dist["low"], dist["high"])]  # fmt: skip
+                enc = encoding_for_range(min(bounds), max(bounds), dtype)
         outs.append(Tensor(ref, dtype, shape, None, enc))
     return outs, real

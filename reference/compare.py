@@ -162,7 +162,41 @@ def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_t
                 merged.setdefault(k, v)
         if not j.passed:
             messages.append(j.message)
+    dist = (op_tol or {}).get("distribution")
+    if dist and case.outputs and len(actual) >= 1:
+        d = _judge_distribution(case, actual[0], case.outputs[0], dist)
+        merged.update(d.metrics)
+        checked += d.checked
+        if not d.passed:
+            messages.append(d.message)
     return Judgement(not messages, "; ".join(messages), merged, checked)
+
+
+def _judge_distribution(case: Case, actual: np.ndarray, out: Tensor, dist: dict[str, Any]) -> Judgement:
+    """A random op's output judged as a sample: inside [low, high] and, by a Kolmogorov-Smirnov test
+    at the spec'd false-alarm rate ``alpha``, drawn from the declared distribution. ``low``/``high``
+    name the case's parameters (their spec defaults when the case leaves them out)."""
+    from reference import random_ops
+    from reference.quant import real_value
+
+    if dist.get("kind") != "uniform":
+        return Judgement(False, f"unknown distribution {dist.get('kind')!r} in the op's tolerance")
+    import opdefs
+
+    defaults = opdefs.load(case.op).param_defaults()
+
+    def param(name: str) -> float:
+        p = case.params.get(name)
+        return float(p.value if p is not None else defaults[name])
+
+    low, high = param(dist["low"]), param(dist["high"])
+    values = real_value(Tensor(out.name, out.dtype, out.shape, actual, out.encoding))
+    step = float(max(out.encoding.scales)) if out.encoding is not None else 0.0
+    in_range = random_ops.check_range(values, low - step, high + step)  # a grid need not hold low and high
+    uniform = random_ops.check_uniform(values, low, high, float(dist.get("alpha", random_ops.DEFAULT_ALPHA)), step)
+    metrics = {**{f"sample_{k}": v for k, v in in_range.metrics.items()}, **uniform.metrics}
+    problems = [c.message for c in (in_range, uniform) if not c.passed]
+    return Judgement(not problems, f"{out.name}: " + "; ".join(problems) if problems else "", metrics, int(values.size))
 
 
 def encode_outputs(case: Case, real: list[np.ndarray]) -> list[np.ndarray]:

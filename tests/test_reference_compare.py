@@ -99,3 +99,34 @@ def test_every_judgement_records_the_budget_it_used() -> None:
     case = Case("ElementWiseAdd", [], {}, [out("FLOAT_16", (1,))])
     j = judge(case, [np.array([1.0])], [np.array([1.0], np.float16)])
     assert j.metrics["tolerance"] and j.metrics["budget"]["source"], j.metrics
+
+
+# ---- random ops: judged as a sample ----------------------------------------------------------------
+
+
+def _random_case(n: int) -> Case:
+    from cases.case import Param
+
+    return Case("RandomUniformLike", [], {"low": Param("low", "FLOAT_32", 2.0), "high": Param("high", "FLOAT_32", 4.0)},
+                [out("FLOAT_32", (n,))])  # fmt: skip
+
+
+RANDOM_TOL = {"nan_means_any": True, "distribution": {"kind": "uniform", "low": "low", "high": "high", "alpha": 1e-4}}
+
+
+def test_a_uniform_sample_in_range_passes() -> None:
+    sample = np.random.default_rng(5).uniform(2.0, 4.0, 400).astype(np.float32)
+    j = judge(_random_case(400), [np.full(400, np.nan)], [sample], RANDOM_TOL)
+    assert j.passed, j.message
+
+
+def test_a_constant_output_fails_the_distribution_test() -> None:
+    j = judge(_random_case(400), [np.full(400, np.nan)], [np.full(400, 3.0, np.float32)], RANDOM_TOL)
+    assert not j.passed and "KS distance" in j.message, j.message
+
+
+def test_a_value_outside_low_high_fails() -> None:
+    sample = np.random.default_rng(6).uniform(2.0, 4.0, 50).astype(np.float32)
+    sample[0] = 4.5
+    j = judge(_random_case(50), [np.full(50, np.nan)], [sample], RANDOM_TOL)
+    assert not j.passed and "outside" in j.message, j.message

@@ -272,7 +272,9 @@ class OrtQnnAdapter:
 def make(options: dict[str, Any] | None = None) -> OrtQnnAdapter:
     """Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``optimization``,
     ``timeout``, ``recycle_every``. Unknown keys are an error, so a typo does not silently run the default."""
-    opts = dict(options or {})
+    from adapters.qnn.adapter import target_from_env  # $QNN_HTP_SOC / $QNN_HTP_ARCH, as for qnn-htp
+
+    opts = target_from_env(dict(options or {}))
     library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
     kwargs: dict[str, Any] = {"library": library}
     for key, conv in (("precision", str), ("optimization", str), ("timeout", float), ("recycle_every", int)):

@@ -230,11 +230,17 @@ class Expectations:
             yield self.apply_record(r)
 
 
+# Results files written before the adapters said validate/finalize/execute named the QNN call instead.
+_STAGE_OF_CALL = {"backendValidateOpConfig": "validate", "contextCreate": "finalize", "graphCreate": "finalize",
+                  "tensorCreateGraphTensor": "finalize", "graphAddNode": "finalize", "graphFinalize": "finalize",
+                  "graphExecute": "execute"}  # fmt: skip
+
+
 def record_stage(r: Record) -> str | None:
     """Where the case stopped (validate / finalize / execute / ok), as the adapter put it in its details."""
     details = r.extra.get("details")
     stage = details.get("stage") if isinstance(details, dict) else None
-    return str(stage) if stage is not None else None
+    return None if stage is None else _STAGE_OF_CALL.get(str(stage), str(stage))
 
 
 def record_soc(r: Record) -> str:

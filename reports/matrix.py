@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reports import expectations
 from reports.families import families, family_of
 from reports.record import (
     CELL,
@@ -264,11 +265,10 @@ STAGES = (VALIDATE_STAGE, FINALIZE_STAGE, EXECUTE_STAGE, OK_STAGE)
 def record_stage(r: Record) -> str | None:
     """The phase a case stopped in, from the adapter's details; SKIP (never sent) is "not sent";
     None when the adapter does not say (the reference, older results files)."""
-    details = r.extra.get("details")
-    stage = details.get("stage") if isinstance(details, dict) else None
     if r.verdict == SKIP or (r.extra.get(RAW_VERDICT) == SKIP):
         return NOT_SENT
-    return str(stage) if stage in STAGES else None
+    stage = expectations.record_stage(r)
+    return stage if stage in STAGES else None
 
 
 CellKey = tuple[str, str, str]  # (op, config, backend)

@@ -90,8 +90,9 @@ def test_the_agree_command_compares_two_results_files(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_text(rec("qnn-htp", "x", "PASS", digest="1").to_json() + "\n", encoding="utf-8")
     b.write_text(rec("ort-qnn", "x", "FAIL", digest="2").to_json() + "\n", encoding="utf-8")
+    missing = str(tmp_path / "none.yaml")
     out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b), "--format", "json",
-                          "--explain", str(tmp_path / "none.yaml")], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+                          "--explain", missing], cwd=REPO, capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 2 and "none.yaml" in out.stderr, "a named explanations file that is missing is an error"
     out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b), "--format", "json"], cwd=REPO,
                          capture_output=True, text=True)  # fmt: skip

@@ -29,8 +29,12 @@ REQUIRED = ("id", "contradicts", "build", "case")  # what makes an entry a findi
 BAD = (FAIL, ERROR, CRASH, TIMEOUT)
 
 
+ROUTES_FILE = "routes.yaml"  # explanations of route disagreements (reports/agree.py), not findings
+
+
 def default_files(directory: Path = DEFAULT_DIR) -> list[Path]:
-    return sorted(directory.glob("*.yaml")) if directory.is_dir() else []
+    """The per-backend findings files of ``directory`` (``<backend>.yaml``)."""
+    return sorted(p for p in directory.glob("*.yaml") if p.name != ROUTES_FILE) if directory.is_dir() else []
 
 
 def load(paths: Iterable[str | Path] | None = None) -> Expectations:

@@ -13,8 +13,7 @@ from reports.expectations import Expectations, ExpectationsError
 from reports.record import Record
 
 REPO = Path(__file__).resolve().parents[1]
-FINDINGS = sorted((REPO / "findings").glob("*.yaml"))
-ROUTES = REPO / "findings" / "routes.yaml"
+FINDINGS = findings.default_files()
 
 ENTRY = """
 - id: reshape-shape-input

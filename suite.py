@@ -166,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "reports", "catalogues", *map(str, results), "-o",
                     str(out / "catalogues.md")], check=False)  # fmt: skip
     subprocess.run([sys.executable, "-m", "reports", "summary", *map(str, results)], check=True)
+    routes = [runs / "qnn-htp.jsonl", runs / "ort-qnn.jsonl"]  # two routes to one libQnnHtp.so, case by case
+    if all(p in results for p in routes):
+        subprocess.run([sys.executable, "-m", "reports", "agree", *map(str, routes), "-o", str(out / "agree.md")],
+                       check=False)  # fmt: skip
     print(f"reports written to {out}/ (matrix.md, matrix.html, matrix.json, matrix.csv); "
           f"results in {runs}/; wall time {time.time() - t_start:.0f} s")  # fmt: skip
     return 0

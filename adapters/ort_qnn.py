@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from adapters.base import ERROR, REJECTED, Outcome
+from adapters.base import ERROR, OK, REJECTED, Outcome
 from adapters.onnx_lowering import Lowered, supported
 from adapters.onnxruntime import OPTIMIZATION_LEVELS, finish, lower_or_skip, run_session, session_options
 from adapters.qnn.worker import (
@@ -122,6 +122,21 @@ def _reason(notes: list[str]) -> str:
     return ""
 
 
+def _phase(outcome: Outcome) -> None:
+    """``details["stage"]`` in the QNN adapter's words (validate / finalize / execute / ok), the ORT
+    step kept as ``details["call"]``. What can be told from outside the EP: a session the EP refused
+    is its node validation (the EP asks backendValidateOpConfig), "Failed to finalize QNN graph" is
+    finalize, a failure in ``run`` is execute. A crash or timeout keeps the stage the worker saw."""
+    step = outcome.details.get("stage")
+    phase = {"session": "validate", "finalize": "finalize", "run": "execute"}.get(step or "")
+    if outcome.status == OK:
+        phase = "ok"
+    if phase is not None:
+        if step and step != phase:
+            outcome.details["call"] = step
+        outcome.details["stage"] = phase
+
+
 class OrtQnnAdapter:
     """ONNX Runtime + QNN EP on HTP (the simulator on x86_64), one lowered model per case, in a worker.
 
@@ -189,8 +204,9 @@ class OrtQnnAdapter:
         if self._worker is None:
             return {"adapter": self.name, "error": self._why_not}
         info = dict(self._worker.start())
-        info.update(adapter=self.name, precision=self.precision, soc=self.soc, arch=self.arch,
-                    optimization=self.optimization)  # fmt: skip
+        info.update(adapter=self.name, precision=self.precision, optimization=self.optimization,
+                    soc="default" if self.soc is None else self.soc,
+                    arch="default" if self.arch is None else self.arch)  # fmt: skip
         return info
 
     def capabilities(self) -> dict[str, Any]:
@@ -219,6 +235,7 @@ class OrtQnnAdapter:
             # the EP took every node and QNN then failed to build the graph: accepted, then failed
             outcome.status = ERROR
             outcome.details["stage"] = "finalize"
+        _phase(outcome)
         if outcome.status in (REJECTED, ERROR):
             notes = _notable(self._worker.log_records())
             if notes:
@@ -226,7 +243,12 @@ class OrtQnnAdapter:
                 why = _reason(notes)
                 if why and why not in outcome.message:
                     outcome.message = f"{outcome.message} [QNN EP: {why}]"[:2000]
-        return finish(lowered, outcome)
+        outcome = finish(lowered, outcome)
+        if outcome.status == OK:  # the same digest as the QNN adapter's, over the same declared storage
+            from adapters.qnn.graph import output_digest
+
+            outcome.details["output_digest"] = output_digest(outcome.outputs)
+        return outcome
 
     def close(self) -> None:
         if self._worker is not None:
@@ -250,7 +272,9 @@ class OrtQnnAdapter:
 def make(options: dict[str, Any] | None = None) -> OrtQnnAdapter:
     """Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``optimization``,
     ``timeout``, ``recycle_every``. Unknown keys are an error, so a typo does not silently run the default."""
-    opts = dict(options or {})
+    from adapters.qnn.adapter import target_from_env  # $QNN_HTP_SOC / $QNN_HTP_ARCH, as for qnn-htp
+
+    opts = target_from_env(dict(options or {}))
     library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
     kwargs: dict[str, Any] = {"library": library}
     for key, conv in (("precision", str), ("optimization", str), ("timeout", float), ("recycle_every", int)):

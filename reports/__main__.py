@@ -71,7 +71,26 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary", help="per-backend totals for the terminal")
     s.add_argument("results", nargs="+", type=Path)
     s.set_defaults(run=_summary)
+    _add_findings_commands(sub)
     return p
+
+
+def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
+    """``findings`` and ``agree`` (reports/findings.py, reports/agree.py)."""
+    f = sub.add_parser("findings", help="the recorded backend findings as a table; with results, what a run shows")
+    f.add_argument("results", nargs="*", type=Path, help="results files to check the findings against")
+    f.add_argument("--file", type=Path, action="append", default=[], help="findings YAML (default: findings/*.yaml)")
+    f.add_argument("--format", choices=("md", "json"), default="md")
+    f.add_argument("-o", "--output", type=Path)
+    f.set_defaults(run=_findings)
+    a = sub.add_parser("agree", help="the same cases on two runs (e.g. qnn-htp vs ort-qnn): where they differ")
+    a.add_argument("run_a", type=Path)
+    a.add_argument("run_b", type=Path)
+    a.add_argument("--explain", type=Path, default=None,
+                   help="explanations YAML (default: findings/routes.yaml when it exists)")
+    a.add_argument("--format", choices=("md", "json"), default="md")
+    a.add_argument("-o", "--output", type=Path)
+    a.set_defaults(run=_agree)
 
 
 def _matrix(args: argparse.Namespace) -> int:
@@ -102,6 +121,29 @@ def _catalogues(args: argparse.Namespace) -> int:
 
 def _summary(args: argparse.Namespace) -> int:
     _write(render_text.to_summary(matrix.build(record.read(args.results))), None)
+    return 0
+
+
+def _findings(args: argparse.Namespace) -> int:
+    from reports import findings
+
+    known = findings.load(args.file)
+    issues = findings.problems(known)
+    run = findings.check_run(known, record.read(args.results)) if args.results else None
+    render = findings.to_markdown if args.format == "md" else findings.to_json
+    _write(render(known, run, issues), args.output)
+    return EXIT_BAD_INPUT if issues else 0
+
+
+def _agree(args: argparse.Namespace) -> int:
+    from reports import agree
+
+    path = args.explain or agree.DEFAULT_EXPLANATIONS
+    explain = agree.load_explanations(path) if args.explain or path.is_file() else []
+    result = agree.compare(record.read([args.run_a]), record.read([args.run_b]), explain)
+    _write(agree.to_markdown(result) if args.format == "md" else agree.to_json(result), args.output)
+    if args.output is not None:
+        print(agree.summary_line(result))
     return 0
 
 

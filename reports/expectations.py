@@ -17,6 +17,26 @@ File format (a list of entries, or a mapping with an ``expectations:`` list)::
 Patterns match the whole name, case-sensitively. The first matching entry (file order) wins. For
 negative cases the good outcome is REJECTED, so for them a clean rejection is the XPASS. The file is
 read with PyYAML's safe loader: nothing in it is executed.
+
+A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and may narrow what it covers::
+
+    - id: concat-default-axis      # a short name for reports and bug trackers
+      op: Concat
+      tier: edge                   # optional: typical or edge (records without a tier count as typical)
+      soc: default                 # optional pattern on the record's backend_info soc ("default" if none)
+      stage: finalize              # optional pattern on where the case stopped (validate/finalize/execute/ok)
+      message: "re:.*dim 0.*"      # optional pattern on the record's message
+      scope: cases                 # "cell" (default): every case of the cell is expected to fail, a PASS
+                                   # is XPASS; "cases": only cases showing the symptom are covered (a PASS
+                                   # stays PASS; the finding's own case, replayed, says whether it is fixed)
+      reason: "..."
+      contradicts: "MasterOpDef line the behaviour contradicts"
+      build: "backend build id the finding was seen on"
+      log: "the backend's own words"
+      case: findings/cases/Concat/....json    # the minimal case: python -m cases replay <it> --backend ...
+
+``stage`` and ``message`` select failures by their symptom, so an entry with either is always of
+scope "cases".
 """
 
 from __future__ import annotations
@@ -38,7 +58,11 @@ DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
     NEGATIVE: (PASS, FAIL, UNCHECKED, ERROR, CRASH),  # anything but a clean rejection that ran to an end
 }
 GOOD_OUTCOME = {POSITIVE: PASS, NEGATIVE: REJECTED}
-FIELDS = ("op", "config", "backend", "kind", "verdicts", "reason")
+MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "scope")
+INFO_FIELDS = ("id", "reason", "contradicts", "build", "log", "case", "notes")
+FIELDS = MATCH_FIELDS + INFO_FIELDS
+CELL_SCOPE, CASES_SCOPE = "cell", "cases"
+DEFAULT_SOC = "default"
 RAW_VERDICT_KEY = "verdict_before_expectation"  # kept in Record.extra so a later file can be re-applied
 
 
@@ -54,6 +78,12 @@ class Pattern:
     def matches(self, name: str) -> bool:
         return self.regex.fullmatch(name) is not None
 
+    def search(self, text: str) -> bool:
+        """For messages: a regex ("re:") is searched anywhere in the text, a glob matches the whole text."""
+        if self.text.startswith("re:"):
+            return self.regex.search(text) is not None
+        return self.matches(text)
+
 
 @dataclass
 class Entry:
@@ -67,14 +97,39 @@ class Entry:
     reason: str
     where: str  # "file:line" of the entry, for warnings about it
     matches: int = field(default=0, compare=False)
+    tier: tuple[Pattern, ...] | None = None
+    soc: tuple[Pattern, ...] | None = None
+    stage: tuple[Pattern, ...] | None = None
+    message: tuple[Pattern, ...] | None = None
+    scope: str = CELL_SCOPE
+    info: dict[str, str] = field(default_factory=dict)  # a finding's evidence: id, contradicts, build, log, case
 
-    def covers(self, op: str, config: str, backend: str, kind: str) -> bool:
+    def covers(self, op: str, config: str, backend: str, kind: str, tier: str | None = None,
+               soc: str | None = None) -> bool:  # fmt: skip
+        """Whether the entry is about this cell (and tier / SoC, where it names them; None: not known)."""
         return (
             kind == self.kind
             and _any(self.op, op)
             and (self.config is None or _any(self.config, config))
             and (self.backend is None or _any(self.backend, backend))
+            and (self.tier is None or tier is None or _any(self.tier, tier or "typical"))
+            and (self.soc is None or soc is None or _any(self.soc, soc))
         )
+
+    def shows(self, verdict: str, stage: str | None, message: str | None) -> bool:
+        """Scope "cases": whether a case shows this entry's symptom (one of its verdicts, and the
+        stage/message it names). Scope "cell" covers every case of the cell."""
+        if self.scope == CELL_SCOPE:
+            return True
+        return (
+            verdict in self.verdicts
+            and (self.stage is None or (stage is not None and _any(self.stage, stage)))
+            and (self.message is None or (message is not None and any(p.search(message) for p in self.message)))
+        )
+
+    @property
+    def id(self) -> str:
+        return self.info.get("id", "")
 
     def describe(self) -> str:
         parts = ["op=" + ",".join(p.text for p in self.op)]
@@ -84,7 +139,12 @@ class Entry:
             parts.append("backend=" + ",".join(p.text for p in self.backend))
         if self.kind != POSITIVE:
             parts.append(f"kind={self.kind}")
-        return f"{self.where}: {' '.join(parts)} ({self.reason})"
+        for name in ("tier", "soc", "stage", "message"):
+            patterns = getattr(self, name)
+            if patterns is not None:
+                parts.append(f"{name}=" + ",".join(p.text for p in patterns))
+        label = f"[{self.id}] " if self.id else ""
+        return f"{self.where}: {label}{' '.join(parts)} ({self.reason})"
 
 
 def _any(patterns: tuple[Pattern, ...], name: str) -> bool:
@@ -117,12 +177,20 @@ class Expectations:
     def from_text(cls, text: str, source: str = "<string>") -> Expectations:
         return cls(_parse(text, source), source)
 
-    def match(self, op: str, config: str, backend: str, kind: str = POSITIVE) -> Entry | None:
-        """The first entry covering this case, or None. Marks the entry as used."""
+    def match(self, op: str, config: str, backend: str, kind: str = POSITIVE, *, tier: str | None = None,
+              soc: str | None = None, verdict: str | None = None, stage: str | None = None,
+              message: str | None = None) -> Entry | None:  # fmt: skip
+        """The first entry covering this case, or None. Marks the entry as used.
+
+        With ``verdict`` given, entries of scope "cases" cover the case only if it shows their symptom;
+        without it (a question about the cell) they cover it like any other entry."""
         for entry in self.entries:
-            if entry.covers(op, config, backend, kind):
-                entry.matches += 1
-                return entry
+            if not entry.covers(op, config, backend, kind, tier, soc):
+                continue
+            if verdict is not None and not entry.shows(verdict, stage, message):
+                continue
+            entry.matches += 1
+            return entry
         return None
 
     @staticmethod
@@ -144,8 +212,12 @@ class Expectations:
         raw = r.extra.get(RAW_VERDICT_KEY, r.verdict)
         if raw not in VERDICTS:
             raw = r.verdict
-        entry = self.match(r.op, r.config, r.backend, NEGATIVE if r.kind == NEGATIVE else POSITIVE)
+        entry = self.match(r.op, r.config, r.backend, NEGATIVE if r.kind == NEGATIVE else POSITIVE,
+                           tier=r.tier or "typical", soc=record_soc(r), verdict=raw, stage=record_stage(r),
+                           message=r.message)  # fmt: skip
         verdict, reason = apply(raw, entry)
+        if entry is not None and entry.id and verdict in (XFAIL, XPASS):
+            reason = f"[{entry.id}] {reason}"
         extra = dict(r.extra)
         if verdict != raw:
             extra[RAW_VERDICT_KEY] = raw
@@ -156,6 +228,25 @@ class Expectations:
     def apply_records(self, records: Iterable[Record]) -> Iterator[Record]:
         for r in records:
             yield self.apply_record(r)
+
+
+# Results files written before the adapters said validate/finalize/execute named the QNN call instead.
+_STAGE_OF_CALL = {"backendValidateOpConfig": "validate", "contextCreate": "finalize", "graphCreate": "finalize",
+                  "tensorCreateGraphTensor": "finalize", "graphAddNode": "finalize", "graphFinalize": "finalize",
+                  "graphExecute": "execute"}  # fmt: skip
+
+
+def record_stage(r: Record) -> str | None:
+    """Where the case stopped (validate / finalize / execute / ok), as the adapter put it in its details."""
+    details = r.extra.get("details")
+    stage = details.get("stage") if isinstance(details, dict) else None
+    return None if stage is None else _STAGE_OF_CALL.get(str(stage), str(stage))
+
+
+def record_soc(r: Record) -> str:
+    """The simulated SoC the record ran on: backend_info's soc, "default" when the backend chose."""
+    soc = r.backend_info.get("soc")
+    return DEFAULT_SOC if soc in (None, "") else str(soc)
 
 
 def apply(verdict: str, entry: Entry | None) -> tuple[str, str | None]:
@@ -229,14 +320,33 @@ def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
         raise ExpectationsError(
             f"{lines['verdicts']}: {GOOD_OUTCOME[kind]} is the good outcome of {kind} cases, not an expected failure"
         )
+    def optional(key: str) -> tuple[Pattern, ...] | None:
+        return _patterns(item[key], key, lines[key]) if item.get(key) is not None else None
+
+    for key in INFO_FIELDS:
+        if key in item and not isinstance(item[key], str | int | float):
+            raise ExpectationsError(f"{lines[key]}: {key!r} must be text")
+    stage, message = optional("stage"), optional("message")
+    scope = item.get("scope", CASES_SCOPE if (stage or message) else CELL_SCOPE)
+    if scope not in (CELL_SCOPE, CASES_SCOPE):
+        raise ExpectationsError(f"{lines['scope']}: 'scope' must be {CELL_SCOPE} or {CASES_SCOPE}, not {scope!r}")
+    if scope == CELL_SCOPE and (stage or message):
+        raise ExpectationsError(f"{lines['scope']}: an entry with 'stage' or 'message' covers only the cases that "
+                                "show them: its scope is 'cases'")  # fmt: skip
     return Entry(
         op=_patterns(item["op"], "op", lines["op"]),
-        config=_patterns(item["config"], "config", lines["config"]) if item.get("config") is not None else None,
-        backend=_patterns(item["backend"], "backend", lines["backend"]) if item.get("backend") is not None else None,
+        config=optional("config"),
+        backend=optional("backend"),
         kind=kind,
         verdicts=verdicts,
         reason=reason.strip(),
         where=where,
+        tier=optional("tier"),
+        soc=optional("soc"),
+        stage=stage,
+        message=message,
+        scope=scope,
+        info={k: str(item[k]).strip() for k in INFO_FIELDS if k in item and k != "reason"},
     )
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reports import expectations
 from reports.families import families, family_of
 from reports.record import (
     CELL,
@@ -54,6 +55,7 @@ from reports.record import (
 )
 
 POSITIVE, NEGATIVE = "positive", "negative"
+RAW_VERDICT = "verdict_before_expectation"  # reports.expectations keeps the backend's own verdict here
 
 STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, PASS, XFAIL, UNCHECKED, SKIP)
 
@@ -145,6 +147,7 @@ class Cell:
     edge: Cell | None = None  # the same op, config and backend on the edge tier (positive cells only)
     draws: dict[str, dict[str, int]] = field(default_factory=dict)  # tier -> requested, cases, refusals...
     shrunk: list[CaseDetail] = field(default_factory=list)
+    stage_counts: Counter[str] = field(default_factory=Counter)  # where each case stopped, see ``stages``
 
     @property
     def family(self) -> str:
@@ -181,8 +184,23 @@ class Cell:
         """Whether a case with this verdict needs no look: PASS for positive cases, REJECTED for negative."""
         return verdict == (REJECTED if self.kind == NEGATIVE else PASS)
 
+    def stages(self) -> Counter[str]:
+        """Cases per stage they stopped in: "validate" (refused by backendValidateOpConfig), "finalize"
+        (accepted, then the graph could not be built), "execute" (built, then could not run), "ok" (ran
+        through; the numbers are judged elsewhere). Adapters that do not say leave the stage out; a
+        case the adapter could not express at all counts as "not sent"."""
+        return Counter(self.stage_counts)
+
+    def accepted_then_failed(self) -> int:
+        """Cases the backend accepted at validation and then could not finalize or execute: the
+        backend contradicting itself, counted apart from wrong numbers."""
+        return self.stage_counts[FINALIZE_STAGE] + self.stage_counts[EXECUTE_STAGE]
+
     def add(self, r: Record) -> None:
         self.counts[r.verdict] += 1
+        stage = record_stage(r)
+        if stage is not None:
+            self.stage_counts[stage] += 1
         for key in ERROR_METRICS:
             value = _number(r.metrics.get(key))
             if value is not None:
@@ -238,6 +256,19 @@ class Cell:
             metric = worst_metric_text(self.worst_failing)  # a passing case may have a larger budget
             return f"FAIL {n}/{total}" + (f" ({metric})" if metric else "")
         return word if n == total else f"{word} {share}"
+
+
+VALIDATE_STAGE, FINALIZE_STAGE, EXECUTE_STAGE, OK_STAGE, NOT_SENT = "validate", "finalize", "execute", "ok", "not sent"
+STAGES = (VALIDATE_STAGE, FINALIZE_STAGE, EXECUTE_STAGE, OK_STAGE)
+
+
+def record_stage(r: Record) -> str | None:
+    """The phase a case stopped in, from the adapter's details; SKIP (never sent) is "not sent";
+    None when the adapter does not say (the reference, older results files)."""
+    if r.verdict == SKIP or (r.extra.get(RAW_VERDICT) == SKIP):
+        return NOT_SENT
+    stage = expectations.record_stage(r)
+    return stage if stage in STAGES else None
 
 
 CellKey = tuple[str, str, str]  # (op, config, backend)

@@ -16,6 +16,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from reports import stages
 from reports.families import family_of
 from reports.matrix import (
     ABBREVIATIONS,
@@ -72,6 +73,7 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
         ]
     for backend in backends:
         out += _backend_section(m, backend)
+    out += stages.to_markdown(m)  # validate / finalize / execute (reports/stages.py)
     out += _look_at_section(m)
     return "\n".join(out).rstrip("\n") + "\n"
 

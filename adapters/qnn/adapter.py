@@ -18,6 +18,23 @@ from .graph import PRECISIONS, GraphOptions
 from .worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerError
 
 DEFAULT_NAME = "qnn-htp"
+# The simulated HTP target of a run when no option names one: pytest's --qnn-soc/--qnn-arch (the
+# plugin in ``pytest_plugin.py``) set these, so xdist workers and the worker processes see them too.
+ENV_SOC, ENV_ARCH = "QNN_HTP_SOC", "QNN_HTP_ARCH"
+DEFAULT_TARGET = "default"  # what backend_info says when the backend's own SoC/arch is used
+
+
+def target_from_env(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with ``soc``/``arch`` taken from $QNN_HTP_SOC/$QNN_HTP_ARCH where not given."""
+    out = dict(options)
+    for key, env in (("soc", ENV_SOC), ("arch", ENV_ARCH)):
+        if out.get(key) in (None, "") and os.environ.get(env, "").strip():
+            value = os.environ[env].strip()
+            try:
+                out[key] = int(value, 0)
+            except ValueError:
+                raise ValueError(f"${env}={value!r} is not an integer (an HTP SoC model / arch number)") from None
+    return out
 
 
 def _wheel_library() -> Path | None:
@@ -97,8 +114,8 @@ class QnnAdapter:
         info.update(
             adapter=self.name,
             precision=self.options.precision,
-            soc=self.options.soc,
-            arch=self.options.arch,
+            soc=DEFAULT_TARGET if self.options.soc is None else self.options.soc,
+            arch=DEFAULT_TARGET if self.options.arch is None else self.options.arch,
         )
         return info
 
@@ -153,8 +170,9 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
 
     Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``timeout``,
     ``log_level``. Unknown keys are an error, so a typo does not silently run the default.
+    ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own.
     """
-    opts = dict(options or {})
+    opts = target_from_env(dict(options or {}))
     library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
     kwargs: dict[str, Any] = {"library": library}
     if "precision" in opts:

@@ -14,9 +14,11 @@ over-reads/over-writes whatever buffer it is given.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from ctypes import byref, c_uint32, c_void_p
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,44 @@ from opdefs import dtypes
 from . import bindings as b
 
 log = logging.getLogger(__name__)
+
+# The three questions a conformance record answers about a case that reached the backend: did
+# backendValidateOpConfig accept it, could the graph be built (context, tensors, addNode, finalize),
+# did execute run. ``details["stage"]`` names the phase a case stopped in ("ok" when it ran through);
+# ``details["call"]`` the QNN function that failed. "Accepted at validate, failed at finalize/execute"
+# is the backend contradicting itself, which the reports count apart from wrong numbers.
+VALIDATE, FINALIZE, EXECUTE, STAGE_OK = "validate", "finalize", "execute", "ok"
+PHASE_OF_CALL = {
+    "backendValidateOpConfig": VALIDATE,
+    "contextCreate": FINALIZE,
+    "graphCreate": FINALIZE,
+    "tensorCreateGraphTensor": FINALIZE,
+    "graphAddNode": FINALIZE,
+    "graphFinalize": FINALIZE,
+    "graphExecute": EXECUTE,
+}
+# Called with the phase name before each phase runs. The worker sets it to a write on its private
+# log, so a native crash that takes the process with it still leaves its stage behind; in-process
+# callers (tests) leave it None and nothing is written anywhere.
+on_stage: Callable[[str], None] | None = None
+
+
+def output_digest(outputs: list[np.ndarray]) -> str:
+    """A short hash of what the backend returned (dtype, shape and bytes of every output), kept in the
+    record so two routes to one backend (qnn-htp, ort-qnn) can be compared output for output without
+    storing the outputs themselves (``python -m reports agree``)."""
+    h = hashlib.sha256()
+    for a in outputs:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def _mark(stage: str) -> None:
+    if on_stage is not None:
+        on_stage(stage)
+
 
 PACKAGE = b"qti.aisw"
 PRECISIONS = ("auto", "float32", "float16", "none")
@@ -297,17 +337,19 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
     op.v1.outputTensors = out_arr
 
     backend = lib.backend
+    _mark(VALIDATE)
     t0 = time.perf_counter()
     code = lib.raw("backendValidateOpConfig", backend, op)
     timing["validate"] = time.perf_counter() - t0
     if code:
         text = lib.error_text(code)
         return Outcome(REJECTED, message=f"backendValidateOpConfig: error {code}" + (f" ({text})" if text else ""),
-                       details={"stage": "validate", "code": code, "error": text})
+                       details={"stage": VALIDATE, "call": "backendValidateOpConfig", "code": code, "error": text})
 
     precision = options.precision_for(case)
     device = lib.device(options.soc, options.arch)
     context = b.Handle()
+    _mark(FINALIZE)
     try:
         _timed(timing, "context", lib.call, "contextCreate", backend, device, None, byref(context))
     except b.QnnError as e:
@@ -337,6 +379,7 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
         ein = bld._pin((b.Tensor * max(1, len(exec_in)))(*[t for _, t in exec_in]))
         eout = bld._pin((b.Tensor * len(exec_out))(*exec_out))
         stage = "graphExecute"
+        _mark(EXECUTE)
         _timed(timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None)
     except b.QnnError as e:
         return _error(stage, e)
@@ -344,13 +387,16 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
         code = lib.raw("contextFree", context, None)
         if code:
             log.warning("contextFree failed: error %d", code)
-    details: dict[str, Any] = {"precision": precision or "backend default"}
+    _mark(STAGE_OK)
+    details: dict[str, Any] = {"stage": STAGE_OK, "precision": precision or "backend default"}
     sizes = [int(eout[i].u.v1.mem.clientBuf.dataSize) for i in range(len(exec_out))]
     if sizes != [buf.nbytes for buf in out_bufs]:
         details["output_data_size"] = sizes  # the backend says it wrote a different amount
-    return Outcome(OK, outputs=[buf.copy() for buf in out_bufs], details=details)
+    outputs = [buf.copy() for buf in out_bufs]
+    details["output_digest"] = output_digest(outputs)
+    return Outcome(OK, outputs=outputs, details=details)
 
 
-def _error(stage: str, e: b.QnnError) -> Outcome:
-    return Outcome(ERROR, message=f"{stage}: error {e.code}" + (f" ({e.text})" if e.text else ""),
-                   details={"stage": stage, "code": e.code, "error": e.text})
+def _error(call: str, e: b.QnnError) -> Outcome:
+    return Outcome(ERROR, message=f"{call}: error {e.code}" + (f" ({e.text})" if e.text else ""),
+                   details={"stage": PHASE_OF_CALL.get(call, call), "call": call, "code": e.code, "error": e.text})

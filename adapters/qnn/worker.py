@@ -52,6 +52,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEBUG_OPS = ("__debug_abort__", "__debug_segv__", "__debug_exit__", "__debug_hang__", "__debug_raise__")
 
 _HEADER = struct.Struct(">Q")
+STAGE_MARK = "#qnn-stage "  # a phase announcement in the child's log (graph.STAGE_MARK: the same text)
 
 
 class WorkerError(RuntimeError):
@@ -205,7 +206,22 @@ class Worker:
             return ""
         size = os.fstat(self._log_fd).st_size
         data = os.pread(self._log_fd, limit, max(0, size - limit))
-        return "\n".join(line for line in data.decode("utf-8", "replace").splitlines() if "# LIBNATIVE" not in line)
+        return "\n".join(line for line in data.decode("utf-8", "replace").splitlines()
+                         if "# LIBNATIVE" not in line and not line.startswith(STAGE_MARK))  # fmt: skip
+
+    def _log_size(self) -> int:
+        return os.fstat(self._log_fd).st_size if self._log_fd >= 0 else 0
+
+    def last_stage(self, since: int, limit: int = 1 << 20) -> str:
+        """The last phase the child announced in its log after byte ``since`` ("" if none): where a
+        case that killed the worker was when it died."""
+        if self._log_fd < 0:
+            return ""
+        size = os.fstat(self._log_fd).st_size
+        start = max(since, size - limit)
+        text = os.pread(self._log_fd, max(0, size - start), start).decode("utf-8", "replace")
+        stages = [line[len(STAGE_MARK):].strip() for line in text.splitlines() if line.startswith(STAGE_MARK)]
+        return stages[-1] if stages else ""
 
     def _death_text(self) -> str:
         code = self.proc.wait(timeout=10) if self.proc is not None else None
@@ -252,13 +268,15 @@ class Worker:
         except WorkerError as e:
             return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
         pid = self.proc.pid
+        since = self._log_size()
         t0 = time.perf_counter()
         try:
             result = self._request(("run", case), self.timeout)
         except _Died:
             what = self._death_text()
             code = self.proc.returncode
-            details: dict[str, Any] = {"stage": "worker", "pid": pid, "log_tail": self.log_tail()}
+            details: dict[str, Any] = {"stage": self.last_stage(since) or "worker", "pid": pid,
+                                       "log_tail": self.log_tail()}  # fmt: skip
             if code is not None and code < 0:
                 details["signal"] = -code
                 details["signal_name"] = what[what.find("(") + 1:-1]
@@ -268,9 +286,10 @@ class Worker:
             return Outcome(CRASH, message=f"qnn worker died during the case: {what}",
                            seconds=time.perf_counter() - t0, details=details)
         except _TimedOut:
+            stage = self.last_stage(since) or "worker"
             self._discard()
             return Outcome(TIMEOUT, message=f"case exceeded {self.timeout:g} s; qnn worker {pid} killed",
-                           seconds=time.perf_counter() - t0, details={"stage": "worker", "pid": pid})
+                           seconds=time.perf_counter() - t0, details={"stage": stage, "pid": pid})
         except WorkerError as e:  # a Python exception inside the worker: a bug of ours, not the backend
             return Outcome(ERROR, message=f"adapter error in worker: {e}",
                            details={"stage": "adapter", "traceback": e.remote_traceback})
@@ -341,6 +360,14 @@ def _child(req_fd: int, rep_fd: int) -> int:
     qnn_log.propagate = False
 
     from adapters.qnn import bindings, graph  # imported here: loading is the child's job only
+
+    def mark(stage: str) -> None:
+        try:
+            os.write(2, f"{STAGE_MARK}{stage}\n".encode())
+        except OSError:
+            pass
+
+    graph.on_stage = mark
 
     lib = None
     options = graph.GraphOptions()

@@ -1,0 +1,259 @@
+"""Two routes, one case: where two runs of the same cases disagree, case by case.
+
+Why: qnn-htp (the QNN C API, one op config per case) and ort-qnn (the case lowered to ONNX, handed
+to the QNN execution provider) end in the same ``libQnnHtp.so``. A case that passes on one and not
+the other is either an adapter or lowering defect, or a difference in what each route hands the
+backend; a case failing the same way on both is the backend's. Cases are paired by ``case_id`` (the
+content hash of what a backend receives) and kind, so the two runs must come from the same seed and
+options; cases only one run has are counted, not compared.
+
+A pair disagrees when its verdicts differ (judged on the backend's own verdict, before any
+expectations file turned it into XFAIL), or when both ran and their outputs differ bit for bit
+(``details["output_digest"]``, written by the QNN adapters). Disagreements can be explained by a
+YAML file of entries (``findings/routes.yaml``)::
+
+    - op: Gather                       # pattern(s), as in expectations files
+      config: "FLOAT_32*"              # optional
+      tier: typical                    # optional
+      a: ERROR                         # optional pattern on run A's verdict (or "outputs" for bit differences)
+      b: "REJECTED"                    # optional pattern on run B's verdict
+      why: "ORT lowers ... ; qnn-htp hands ..."   # required
+
+The first matching entry explains a disagreement; the report lists explained and unexplained ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reports.expectations import RAW_VERDICT_KEY, ExpectationsError, Pattern, compile_pattern, record_stage
+from reports.matrix import config_sort_key, op_sort_key
+from reports.record import CELL, SHRUNK, Record
+
+DEFAULT_EXPLANATIONS = Path(__file__).resolve().parents[1] / "findings" / "routes.yaml"
+OUTPUTS = "outputs"  # the "verdict" an explanation names for a same-verdict, different-bits pair
+MESSAGE_CHARS = 160
+
+
+@dataclass
+class Side:
+    verdict: str
+    stage: str
+    message: str
+    digest: str
+    replay: str
+
+    @classmethod
+    def of(cls, r: Record) -> Side:
+        details = r.extra.get("details") if isinstance(r.extra.get("details"), dict) else {}
+        return cls(
+            verdict=raw_verdict(r),
+            stage=record_stage(r) or "",
+            message=" ".join(r.message.split())[:MESSAGE_CHARS],
+            digest=str(details.get("output_digest") or ""),
+            replay=r.replay or "",
+        )
+
+
+@dataclass
+class Disagreement:
+    op: str
+    config: str
+    tier: str
+    kind: str
+    case_id: str
+    what: str  # "verdict" or "outputs"
+    a: Side
+    b: Side
+    why: str = ""  # the explanation entry's text, "" if none matched
+
+
+@dataclass
+class Agreement:
+    label_a: str
+    label_b: str
+    paired: int = 0
+    same: int = 0
+    only_a: int = 0
+    only_b: int = 0
+    disagreements: list[Disagreement] = field(default_factory=list)
+    pairs: Counter[str] = field(default_factory=Counter)  # "PASS/PASS", "ERROR/REJECTED" ... over every pair
+
+    @property
+    def unexplained(self) -> list[Disagreement]:
+        return [d for d in self.disagreements if not d.why]
+
+
+def raw_verdict(r: Record) -> str:
+    """The backend's own verdict: an expectations file may have turned it into XFAIL/XPASS."""
+    return str(r.extra.get(RAW_VERDICT_KEY) or r.verdict)
+
+
+def _index(records: Iterable[Record]) -> dict[tuple[str, str], Record]:
+    out: dict[tuple[str, str], Record] = {}
+    for r in records:
+        if r.kind in (CELL, SHRUNK) or not r.case_id:
+            continue
+        out.setdefault((r.case_id, r.kind), r)  # a case counted once per run, as in a cell
+    return out
+
+
+def run_label(records: list[Record]) -> str:
+    """backend name, plus the SoC when a record names one other than the default ("qnn-htp soc=43")."""
+    if not records:
+        return "(empty)"
+    r = records[0]
+    soc = r.backend_info.get("soc")
+    return r.backend + (f" soc={soc}" if soc not in (None, "", "default") else "")
+
+
+def compare(a: Iterable[Record], b: Iterable[Record], explain: list[Explanation] | None = None) -> Agreement:
+    """Pair the two runs' cases by id and list every pair whose verdict or outputs differ."""
+    recs_a, recs_b = list(a), list(b)
+    ia, ib = _index(recs_a), _index(recs_b)
+    result = Agreement(run_label(recs_a), run_label(recs_b))
+    result.only_a = len(ia.keys() - ib.keys())
+    result.only_b = len(ib.keys() - ia.keys())
+    for key in ia.keys() & ib.keys():
+        ra, rb = ia[key], ib[key]
+        sa, sb = Side.of(ra), Side.of(rb)
+        result.paired += 1
+        result.pairs[f"{sa.verdict}/{sb.verdict}"] += 1
+        if sa.verdict != sb.verdict:
+            what = "verdict"
+        elif sa.digest and sb.digest and sa.digest != sb.digest:
+            what = OUTPUTS
+        else:
+            result.same += 1
+            continue
+        d = Disagreement(ra.op, ra.config, ra.tier or "typical", ra.kind, ra.case_id, what, sa, sb)
+        d.why = _explain(d, explain or [])
+        result.disagreements.append(d)
+    result.disagreements.sort(key=lambda d: (d.tier != "typical", op_sort_key(d.op), config_sort_key(d.config),
+                                             d.what, d.case_id))  # fmt: skip
+    return result
+
+
+# ---- explanations --------------------------------------------------------------------------------
+@dataclass
+class Explanation:
+    op: tuple[Pattern, ...]
+    config: tuple[Pattern, ...] | None
+    tier: tuple[Pattern, ...] | None
+    a: tuple[Pattern, ...] | None
+    b: tuple[Pattern, ...] | None
+    why: str
+    where: str
+    used: int = 0
+
+    def explains(self, d: Disagreement) -> bool:
+        va = OUTPUTS if d.what == OUTPUTS else d.a.verdict
+        vb = OUTPUTS if d.what == OUTPUTS else d.b.verdict
+        return (
+            any(p.matches(d.op) for p in self.op)
+            and (self.config is None or any(p.matches(d.config) for p in self.config))
+            and (self.tier is None or any(p.matches(d.tier) for p in self.tier))
+            and (self.a is None or any(p.matches(va) for p in self.a))
+            and (self.b is None or any(p.matches(vb) for p in self.b))
+        )
+
+
+def _explain(d: Disagreement, entries: list[Explanation]) -> str:
+    for e in entries:
+        if e.explains(d):
+            e.used += 1
+            return e.why
+    return ""
+
+
+def load_explanations(path: str | Path) -> list[Explanation]:
+    """Read an explanations file; anything malformed is an ExpectationsError naming file:line."""
+    text = Path(path).read_text(encoding="utf-8")
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ExpectationsError(f"{path}:{mark.line + 1 if mark else ''}: not valid YAML") from None
+    finally:
+        loader.dispose()
+    if data is None:
+        return []
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+        raise ExpectationsError(f"{path}:1: expected a list of explanations")
+    out = []
+    for item, item_node in zip(data, node.value, strict=True):
+        where = f"{path}:{item_node.start_mark.line + 1}"
+        if not isinstance(item, dict):
+            raise ExpectationsError(f"{where}: an explanation must be a mapping with 'op' and 'why'")
+        unknown = set(item) - {"op", "config", "tier", "a", "b", "why"}
+        if unknown:
+            raise ExpectationsError(f"{where}: unknown {sorted(map(str, unknown))}: op, config, tier, a, b, why")
+        if not item.get("op") or not isinstance(item.get("why"), str) or not item["why"].strip():
+            raise ExpectationsError(f"{where}: an explanation needs 'op' and a non-empty 'why'")
+
+        def pats(key: str, where: str = where, item: dict = item) -> tuple[Pattern, ...] | None:
+            value = item.get(key)
+            if value is None:
+                return None
+            values = [value] if isinstance(value, str) else value
+            if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+                raise ExpectationsError(f"{where}: {key!r} must be a pattern or a list of patterns")
+            return tuple(compile_pattern(v, where) for v in values)
+
+        out.append(Explanation(pats("op") or (), pats("config"), pats("tier"), pats("a"), pats("b"),
+                               " ".join(item["why"].split()), where))  # fmt: skip
+    return out
+
+
+# ---- rendering -----------------------------------------------------------------------------------
+def summary_line(r: Agreement) -> str:
+    typical = [d for d in r.disagreements if d.tier == "typical"]
+    unexplained = [d for d in typical if not d.why]
+    return (f"{r.label_a} vs {r.label_b}: {r.paired} case(s) paired, {r.same} agree, {len(r.disagreements)} "
+            f"disagree ({len(typical)} typical, {len(unexplained)} of them unexplained); only in A {r.only_a}, "
+            f"only in B {r.only_b}")  # fmt: skip
+
+
+def to_markdown(r: Agreement, limit: int = 400) -> str:
+    out = [f"# Two routes, one case: {r.label_a} vs {r.label_b}", "", summary_line(r) + ".", ""]
+    if r.pairs:
+        rows = sorted(r.pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+        out += ["| A/B verdicts | cases |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows], ""]
+    if not r.disagreements:
+        return "\n".join(out + ["No disagreements.", ""])
+    groups: dict[tuple[str, str, str, str, str, str], list[Disagreement]] = {}
+    for d in r.disagreements:
+        va = OUTPUTS if d.what == OUTPUTS else d.a.verdict
+        vb = OUTPUTS if d.what == OUTPUTS else d.b.verdict
+        groups.setdefault((d.tier, d.op, d.config, va, vb, d.why), []).append(d)
+    out += ["## Disagreements", "",
+            "One row per op, config, tier and verdict pair (outputs: same verdict, different bits). "
+            "`why` comes from the explanations file; empty means not yet explained.", "",
+            "| tier | op | config | A | B | cases | A says | B says | why | replay (first case) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for n, ((tier, op, config, va, vb, why), ds) in enumerate(groups.items()):
+        if n >= limit:
+            out.append(f"| … | {len(groups) - limit} more group(s) in the JSON form | | | | | | | | |")
+            break
+        d = ds[0]
+        a_says = f"{d.a.stage}: {d.a.message}" if d.a.stage else d.a.message
+        b_says = f"{d.b.stage}: {d.b.message}" if d.b.stage else d.b.message
+        replay = d.a.replay or d.b.replay
+        cells = [tier, op, config, va, vb, str(len(ds)), a_says, b_says, why, f"`{replay}`" if replay else ""]
+        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def to_json(r: Agreement) -> str:
+    d: dict[str, Any] = asdict(r)
+    d["pairs"] = dict(r.pairs)
+    return json.dumps(d, indent=1, sort_keys=True)

@@ -1,0 +1,152 @@
+"""Findings: expectations entries with evidence, narrowed by tier, SoC, stage and message, and the findings table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports import findings
+from reports.expectations import Expectations, ExpectationsError
+from reports.record import Record
+
+REPO = Path(__file__).resolve().parents[1]
+FINDINGS = findings.default_files()
+
+ENTRY = """
+- id: reshape-shape-input
+  op: Reshape
+  backend: qnn-htp
+  tier: edge
+  stage: finalize
+  verdicts: [ERROR]
+  reason: finalize fails when in[1] is given
+  contradicts: "in[1] ... is ignored when out[0] is static"
+  build: v2.51.0
+  log: "could not create op: q::QNN_Reshape"
+  case: findings/cases/Reshape/reshape-shape-input-static.json
+- id: atan-f32-default-soc
+  op: ElementWiseAtan
+  config: "FLOAT_32"
+  soc: default
+  verdicts: [ERROR]
+  reason: no float32 kernel on the default SoC
+  contradicts: "FLOAT_32 is a valid datatype"
+  build: v2.51.0
+  case: findings/cases/ElementWiseAtan/atan.json
+"""
+
+
+def rec(op: str, verdict: str, *, tier: str = "typical", stage: str | None = None, soc=None, config: str = "FLOAT_32",
+        message: str = "", case_id: str = "c1") -> Record:  # fmt: skip
+    extra = {"details": {"stage": stage}} if stage else {}
+    info = {} if soc is None else {"soc": soc}
+    return Record(op=op, config=config, backend="qnn-htp", verdict=verdict, tier=tier, extra=extra, backend_info=info,
+                  message=message, case_id=case_id)  # fmt: skip
+
+
+@pytest.fixture
+def known() -> Expectations:
+    return Expectations.from_text(ENTRY, "f.yaml")
+
+
+def test_a_case_showing_the_findings_symptom_becomes_xfail_with_the_id(known: Expectations) -> None:
+    out = known.apply_record(rec("Reshape", "ERROR", tier="edge", stage="finalize"))
+    assert out.verdict == "XFAIL", out
+    assert out.expectation is not None and out.expectation.startswith("[reshape-shape-input]"), out.expectation
+
+
+def test_a_passing_case_of_a_cases_scope_finding_stays_pass(known: Expectations) -> None:
+    out = known.apply_record(rec("Reshape", "PASS", tier="edge", stage="ok"))
+    assert out.verdict == "PASS", "a PASS does not show the symptom, so it says nothing about the finding"
+
+
+def test_a_failure_at_another_stage_is_not_covered(known: Expectations) -> None:
+    out = known.apply_record(rec("Reshape", "ERROR", tier="edge", stage="execute"))
+    assert out.verdict == "ERROR", "the finding names finalize; an execute failure is news"
+
+
+def test_a_finding_of_one_tier_does_not_cover_the_other(known: Expectations) -> None:
+    out = known.apply_record(rec("Reshape", "ERROR", tier="typical", stage="finalize"))
+    assert out.verdict == "ERROR", "an edge-tier finding must leave a typical failure standing out"
+
+
+def test_a_record_without_a_tier_counts_as_typical(known: Expectations) -> None:
+    out = known.apply_record(rec("Reshape", "ERROR", tier="", stage="finalize"))
+    assert out.verdict == "ERROR"
+
+
+def test_a_cell_scope_finding_turns_a_pass_into_xpass(known: Expectations) -> None:
+    out = known.apply_record(rec("ElementWiseAtan", "PASS", stage="ok"))
+    assert out.verdict == "XPASS", "the whole cell was expected to fail: a pass means it is fixed"
+
+
+def test_a_finding_for_the_default_soc_does_not_cover_another_soc(known: Expectations) -> None:
+    assert known.apply_record(rec("ElementWiseAtan", "ERROR", soc="default")).verdict == "XFAIL"
+    assert known.apply_record(rec("ElementWiseAtan", "ERROR")).verdict == "XFAIL", "no soc in backend_info: default"
+    assert known.apply_record(rec("ElementWiseAtan", "ERROR", soc=43)).verdict == "ERROR"
+
+
+def test_a_message_pattern_selects_failures_by_their_text() -> None:
+    known = Expectations.from_text('- {op: Gather, message: "re:rank > 4", reason: r}')
+    hit = rec("Gather", "ERROR", message="Can't gather into an output with rank > 4")
+    assert known.apply_record(hit).verdict == "XFAIL"
+    assert known.apply_record(rec("Gather", "ERROR", message="something else")).verdict == "ERROR"
+
+
+def test_stage_with_cell_scope_is_refused_with_its_line() -> None:
+    with pytest.raises(ExpectationsError, match=r"^f\.yaml:1: .*scope is 'cases'"):
+        Expectations.from_text("- {op: A, stage: finalize, scope: cell, reason: r}", "f.yaml")
+
+
+def test_an_unknown_scope_is_refused() -> None:
+    with pytest.raises(ExpectationsError, match="'scope' must be cell or cases"):
+        Expectations.from_text("- {op: A, scope: some, reason: r}", "f.yaml")
+
+
+def test_a_finding_without_its_evidence_is_a_problem(tmp_path: Path) -> None:
+    known = Expectations.from_text("- {op: A, reason: r}", "f.yaml")
+    (line,) = findings.problems(known, tmp_path)
+    assert "no id, contradicts, build, case" in line, line
+
+
+def test_a_finding_whose_case_is_not_in_the_repo_is_a_problem(known: Expectations, tmp_path: Path) -> None:
+    issues = findings.problems(known, tmp_path)
+    assert any("reshape-shape-input-static.json is not in the repo" in p for p in issues), issues
+
+
+def test_check_run_counts_covered_cases_per_finding_and_lists_new_failures(known: Expectations) -> None:
+    run = findings.check_run(known, [
+        rec("Reshape", "ERROR", tier="edge", stage="finalize", case_id="a"),
+        rec("Reshape", "ERROR", tier="edge", stage="finalize", case_id="b"),
+        rec("Conv2d", "FAIL", case_id="c"),
+    ])  # fmt: skip
+    assert run.xfail == {"reshape-shape-input": 2}
+    assert run.new == {("qnn-htp", "Conv2d", "FLOAT_32", "typical", "FAIL"): 1}
+
+
+@pytest.mark.skipif(not FINDINGS, reason="no findings files in the repo")
+@pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.name)
+def test_every_committed_finding_has_its_evidence_and_its_case(path: Path) -> None:
+    known = Expectations.load(path)
+    assert known.entries, f"{path} has no findings"
+    assert findings.problems(known) == []
+
+
+@pytest.mark.skipif(not FINDINGS, reason="no findings files in the repo")
+@pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.name)
+def test_every_committed_finding_names_a_masterobdef_line(path: Path) -> None:
+    for e in Expectations.load(path).entries:
+        assert "line" in e.info.get("contradicts", "").lower(), f"{e.where}: contradicts names no MasterOpDef line"
+
+
+def test_the_findings_command_prints_one_row_per_finding(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(ENTRY, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "reports", "findings", "--file", str(path)], cwd=REPO,
+                         capture_output=True, text=True)  # fmt: skip
+    assert "| reshape-shape-input |" in out.stdout and "| atan-f32-default-soc |" in out.stdout, out.stdout
+    assert out.returncode == 2, "the cases named in this file are not in the repo: the command says so"
+    assert "is not in the repo" in out.stdout

@@ -34,7 +34,7 @@ def case_stem(case: Case, backend: str) -> str:
 def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     """K of the op's ``tolerance.accumulation`` expression on this case (None if the op has none or it
     cannot be evaluated: the budget then stays the class default, never a guess)."""
-    source = (op.raw.get("tolerance") or {}).get("accumulation")
+    source = op.tolerance.get("accumulation")
     if not source:
         return None
     env = {**op.param_defaults(), **check.environment(op, case)}
@@ -82,7 +82,7 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         message = ref_error or f"no reference for {case.op} yet: ran, not compared"
     else:
         t0 = time.perf_counter()
-        j = judge(case, exp, outcome.outputs, op.raw.get("tolerance"), accumulation_length(op, case))
+        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case))
         timings["compare"] = round(time.perf_counter() - t0, 6)
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics

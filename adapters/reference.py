@@ -55,7 +55,7 @@ class ReferenceAdapter:
 def _sample_where_free(op: opdefs.OpDef, case: Case, real: list[np.ndarray]) -> list[np.ndarray]:
     """A random op has no single right answer; as a spec-following backend the reference returns a draw
     of the op's declared distribution (seeded by the case, so a replay gives the same numbers)."""
-    dist = (op.raw.get("tolerance") or {}).get("distribution")
+    dist = op.tolerance.get("distribution")
     if not dist or dist.get("kind") != "uniform":
         return real
     defaults = op.param_defaults()

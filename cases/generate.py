@@ -97,7 +97,7 @@ def configs(op: OpDef) -> list[Config]:
     constraint forbids outright are dropped. Empty for an op the spec says cannot be generated."""
     if skip_reason(op):
         return []
-    gen = op.raw.get("generate") or {}
+    gen = op.generation
     decls = op.inputs + op.outputs
     curated = gen.get("configs")
     if curated:
@@ -156,7 +156,7 @@ def _curated_config(decls: list[dict], c: dict) -> Config:
 
 def skip_reason(op: OpDef) -> str | None:
     """Why the spec says no case can be generated for this op (subgraphs, STRING params...), or None."""
-    return (op.raw.get("generate") or {}).get("skip")
+    return op.generation.get("skip")
 
 
 def _dtypes_allowed(op: OpDef, config: Config) -> bool:
@@ -304,15 +304,15 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     allows: rank 1 and size-1 dims, omitted defaults, optional inputs present or absent, dynamic
     weights, values outside the domain and IEEE specials."""
     typical = settings.tier == TYPICAL
-    if typical and (op.raw.get("generate") or {}).get("typical_dims"):
-        settings = replace(settings, typical_dims=tuple(op.raw["generate"]["typical_dims"]))
-    drop_later = set((op.raw.get("generate") or {}).get("typical_drop") or []) if typical else set()
-    typical_when = [expr.parse(x) for x in (op.raw.get("generate") or {}).get("typical_when") or []] if typical else []
+    if typical and op.generation.get("typical_dims"):
+        settings = replace(settings, typical_dims=tuple(op.generation["typical_dims"]))
+    drop_later = set(op.generation.get("typical_drop") or []) if typical else set()
+    typical_when = [expr.parse(x) for x in op.generation.get("typical_when") or []] if typical else []
     explicit_ranks = {len((d.get("shape") or {}).get("dims") or []) for d in op.inputs + op.outputs}
     same_shape = _same_shape_targets(op)
-    domains = op.raw.get("dims") or {}
-    derived = op.raw.get("derived") or {}
-    counts = op.raw.get("generate") or {}
+    domains = op.dims
+    derived = op.derived
+    counts = op.generation
 
     @st.composite
     def build(draw: st.DrawFn) -> Case:
@@ -423,7 +423,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             case.inputs = [None if t is not None and t.name in drop_later else t for t in case.inputs]
             while case.inputs and case.inputs[-1] is None:
                 case.inputs.pop()
-        if typical and real is not None and not (op.raw.get("tolerance") or {}).get("nan_means_any"):
+        if typical and real is not None and not op.tolerance.get("nan_means_any"):
             # in the op's domain: finite inputs give a finite result (no x/0, no overflow, no log(-1))
             assume(all(np.all(np.isfinite(np.asarray(r, dtype=np.float64))) for r in real))
         if typical:
@@ -482,7 +482,7 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
                 config: Config, dim_value: Callable[[str], int]) -> Any:  # fmt: skip
     dt = dtypes.get(param_dtype(p, config))
-    domains = op.raw.get("dims") or {}
+    domains = op.dims
     sh = p.get("shape") or {}
     text = _param_constraint_text(op, name)
     positive = bool(re.search(r"> 0|>= 1", text))
@@ -735,7 +735,7 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
     outs: list[Tensor] = []
     decls = op.outputs
     # without a reference: the curated number of outputs (generate.outputs_count), else one per declaration
-    n = len(real) if real is not None else (op.raw.get("generate") or {}).get("outputs_count", [len(decls)])[0]
+    n = len(real) if real is not None else op.generation.get("outputs_count", [len(decls)])[0]
     for i in range(n):
         decl = next((d for d in reversed(decls) if _first_index(d["name"]) <= i), decls[-1] if decls else None)
         if decl is None:
@@ -756,7 +756,7 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         enc = None
         if dtypes.get(dtype).quantized:
             enc = _output_encoding(case, real[i] if real is not None else None, dtype)
-            dist = (op.raw.get("tolerance") or {}).get("distribution")
+            dist = op.tolerance.get("distribution")
             if dist:  # a random op's grid holds its declared range (there is no expected value to calibrate on)
                 bounds = [float(case.params[k].value) if k in case.params else float(env.get(k, 0.0))
                           for k in (dist["low"], dist["high"])]  # fmt: skip

@@ -183,7 +183,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         last["t"] = time.perf_counter()
 
     n = examples_for(conformance_options, tier)
-    known = ((op.raw.get("generate") or {}).get("unsatisfiable") or {}).get(tier)
+    known = (op.generation.get("unsatisfiable") or {}).get(tier)
     unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec" + (
         f": {known}" if known else "")  # fmt: skip
     try:

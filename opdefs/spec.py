@@ -142,6 +142,32 @@ class OpDef:
     def deprecated(self) -> str | None:
         return self.raw.get("deprecated")
 
+    # ---- curation, read through the OpDef so no consumer reaches into the YAML's layout ----------
+    @property
+    def generation(self) -> dict[str, Any]:
+        """The ``generate`` block: configurations, typical-tier hints, skip and unsatisfiable reasons."""
+        return self.raw.get("generate") or {}
+
+    @property
+    def tolerance(self) -> dict[str, Any]:
+        """The ``tolerance`` block: overrides, accumulation length, random-output judgement."""
+        return self.raw.get("tolerance") or {}
+
+    @property
+    def dims(self) -> dict[str, list[int]]:
+        """Curated generation domains of symbolic dims."""
+        return self.raw.get("dims") or {}
+
+    @property
+    def derived(self) -> dict[str, str]:
+        """Dims computed from others (the seed's output-size formulas)."""
+        return self.raw.get("derived") or {}
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        """Where the MasterOpDef is unclear: what the reference reads it as, and why."""
+        return self.raw.get("decisions") or []
+
     def enum_names(self) -> dict[str, int]:
         """Enum member names of every parameter (usable as names in expressions)."""
         out: dict[str, int] = {}

@@ -211,16 +211,14 @@ def _same_shape_targets(op: OpDef) -> dict[str, str]:
     """tensor -> tensor it must have the same shape as (from 'shape(a) == shape(b)' checks)."""
     out = {}
     for c in op.constraints:
-        if c.check is None:
-            continue
-        m = re.fullmatch(r"shape\(((?:in|out)\[\d+\])\) == shape\(((?:in|out)\[\d+\])\)", c.check.source)
-        if m:
-            out[m.group(1)] = m.group(2)
+        pair = c.check.same_shape_pair() if c.check is not None else None
+        if pair:
+            out[pair[0]] = pair[1]
     return out
 
 
-def _param_constraint_text(op: OpDef, name: str) -> str:
-    return " ".join(c.check.source for c in op.constraints if c.owner == name and c.check is not None)
+def _param_checks(op: OpDef, name: str) -> list[expr.Expr]:
+    return [c.check for c in op.constraints if c.owner == name and c.check is not None]
 
 
 def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: float = 4.0) -> Encoding:
@@ -484,8 +482,8 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
     sh = p.get("shape") or {}
-    text = _param_constraint_text(op, name)
-    positive = bool(re.search(r"> 0|>= 1", text))
+    checks = _param_checks(op, name)
+    positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     if "generate" in p:
         v = draw(st.sampled_from(p["generate"]), label=name)
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
@@ -529,7 +527,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     if dt.kind == "bool":
         vals = draw(st.lists(st.booleans(), min_size=size, max_size=size), label=name)
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
-    if "unique" in text and len(shape) == 1:
+    if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
         vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
     elif "domain" in p:
         lo, hi = _bounds(p, env)

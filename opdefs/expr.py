@@ -238,6 +238,63 @@ class Expr:
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         return _Eval(env).visit(self.tree.body)
 
+    # ---- structure, for the generator: it asks the parsed constraint, never its spelling ----------
+    def conjuncts(self) -> list[ast.expr]:
+        """The top-level ``and``-ed parts (the whole expression when there is no ``and``)."""
+        body = self.tree.body
+        if isinstance(body, ast.BoolOp) and isinstance(body.op, ast.And):
+            return list(body.values)
+        return [body]
+
+    def same_shape_pair(self) -> tuple[str, str] | None:
+        """``(a, b)`` when the expression is exactly ``shape(a) == shape(b)`` for two tensors."""
+        body = self.tree.body
+        if not (isinstance(body, ast.Compare) and len(body.ops) == 1 and isinstance(body.ops[0], ast.Eq)):
+            return None
+        sides = [_shape_of(body.left), _shape_of(body.comparators[0])]
+        return (sides[0], sides[1]) if all(sides) else None
+
+    def lower_bound(self, name: str) -> float | None:
+        """The constant a conjunct bounds ``name`` (or every element of it) from below by, in integer
+        terms: ``x > 0`` and ``all(x >= 1)`` give 1, ``0 <= x < N`` gives 0; None when nothing says."""
+        best: float | None = None
+        for part in self.conjuncts():
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all" and part.args:
+                part = part.args[0]
+            if not isinstance(part, ast.Compare):
+                continue
+            operands = [part.left, *part.comparators]
+            for op, left, right in zip(part.ops, operands, operands[1:], strict=False):
+                bound = None
+                if _is_name(left, name) and isinstance(right, ast.Constant) and isinstance(op, ast.Gt | ast.GtE):
+                    bound = right.value + (1 if isinstance(op, ast.Gt) else 0)
+                elif _is_name(right, name) and isinstance(left, ast.Constant) and isinstance(op, ast.Lt | ast.LtE):
+                    bound = left.value + (1 if isinstance(op, ast.Lt) else 0)
+                if isinstance(bound, int | float) and not isinstance(bound, bool):
+                    best = bound if best is None else max(best, bound)
+        return best
+
+    def requires_unique(self, name: str) -> bool:
+        """Whether a conjunct is ``unique(name)``."""
+        return any(isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "unique"
+                   and len(p.args) == 1 and _is_name(p.args[0], name) for p in self.conjuncts())  # fmt: skip
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _shape_of(node: ast.expr) -> str | None:
+    """``in[k]`` / ``out[k]`` when ``node`` is ``shape(in[k])``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "shape"
+            and len(node.args) == 1):  # fmt: skip
+        return None
+    arg = node.args[0]
+    if (isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in ("_in", "_out")
+            and isinstance(arg.slice, ast.Constant)):  # fmt: skip
+        return f"{arg.value.id[1:]}[{arg.slice.value}]"
+    return None
+
 
 def parse(source: str) -> Expr:
     """Parse and whitelist-check; raises ExprError naming the offending construct."""

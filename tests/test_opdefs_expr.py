@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from opdefs import expr
 from opdefs.expr import EvalError, ExprError, TensorInfo, holds, parse
 
 
@@ -62,3 +63,25 @@ def test_in_is_rewritten_only_where_it_indexes_a_tensor():
     e = parse("axis in (0, 1) and rank(in[0]) == 4")
     assert holds(e, env(axis=1))
     assert e.tensor_refs() == {"in[0]"}
+
+
+# ---- structure the generator asks for -------------------------------------------------------------
+
+
+def test_same_shape_pair_is_read_from_the_parsed_check():
+    assert expr.parse("shape(out[0]) == shape(in[1])").same_shape_pair() == ("out[0]", "in[1]")
+    assert expr.parse("rank(out[0]) == rank(in[1])").same_shape_pair() is None
+
+
+@pytest.mark.parametrize(("source", "name", "bound"), [
+    ("all(stride > 0)", "stride", 1), ("k >= 1", "k", 1), ("0 < k <= 4", "k", 1), ("all(2 <= level <= 6)", "level", 2),
+    ("0 <= k < N", "k", 0), ("k != 0", "k", None), ("len(k) > 0", "k", None),
+])  # fmt: skip
+def test_lower_bound_comes_from_comparisons_with_constants(source, name, bound):
+    got = expr.parse(source).lower_bound(name)
+    assert got == bound, f"{source}: lower bound of {name} read as {got}, expected {bound}"
+
+
+def test_uniqueness_is_a_unique_call_on_the_name():
+    assert expr.parse("unique(axes) and all(axes < 4)").requires_unique("axes")
+    assert not expr.parse("unique(values(in[1]))").requires_unique("axes")

@@ -144,6 +144,11 @@ class OpDef:
 
     # ---- curation, read through the OpDef so no consumer reaches into the YAML's layout ----------
     @property
+    def family(self) -> str:
+        """The op family (``family:`` in the spec): how reports group rows."""
+        return self.raw.get("family") or "other"
+
+    @property
     def generation(self) -> dict[str, Any]:
         """The ``generate`` block: configurations, typical-tier hints, skip and unsatisfiable reasons."""
         return self.raw.get("generate") or {}

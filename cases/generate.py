@@ -388,8 +388,11 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             values = _value_curation(decl, params, op)
             for k in range(count):
                 ref = f"in[{idx + k}]"
-                shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
-                                    dim_value, settings)  # fmt: skip
+                if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
+                    shape = _shape_from(op, decl["shape_from"], inputs, params, env)
+                else:
+                    shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
+                                        dim_value, settings)  # fmt: skip
                 assume(shape is not None)
                 assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
                 shapes[ref] = shape
@@ -435,6 +438,17 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         return case
 
     return build()
+
+
+def _shape_from(op: OpDef, source: str, inputs: list[Tensor | None], params: dict[str, Param],
+                env: dict[str, Any]) -> tuple[int, ...] | None:  # fmt: skip
+    partial = Case(op.name, list(inputs), params, [])
+    try:
+        value = expr.parse(source).evaluate({**env, **check.environment(op, partial)})
+    except (expr.ExprError, expr.EvalError, TypeError, ValueError, IndexError):
+        return None
+    shape = tuple(int(x) for x in np.atleast_1d(value)) if np.ndim(value) else (int(value),)
+    return shape if all(x > 0 for x in shape) else None
 
 
 def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:

@@ -295,6 +295,9 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
         check_one(src, ("derived", k))
     for i, src in enumerate((op.get("generate") or {}).get("typical_when") or []):
         check_one(src, ("generate", "typical_when", i))
+    for i, t in enumerate(op.get("inputs") or []):
+        if "shape_from" in t:
+            check_one(t["shape_from"], ("inputs", i, "shape_from"))
     return problems, constraints
 
 

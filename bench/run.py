@@ -1,0 +1,296 @@
+"""``python -m bench``: how fast the suite runs, where the time goes, and what one full matrix would cost.
+
+One fixed case set (seed 0; a spread of ops and datatypes, both tiers) is generated once and run on
+each available default backend, one worker and then two. Every case's time is split the way a
+conformance run spends it: generation, reference, backend, comparison and recording; the harness
+overhead is ``(all but backend) / backend``. A generation pass over every op counts the draws the
+generator throws away per case kept. The main job's cost at 20 typical cases per cell is estimated
+from the measured per-case costs (``--main-job`` runs it for real instead). Targets live here, never
+in timed unit tests.
+
+Writes ``bench/out/bench.json`` and prints a table; the last line is the headline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "bench" / "out"
+
+# A spread: element-wise (cheap), data movement, reductions, softmax, convolution, resampling.
+CASE_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "ReduceMean", "Softmax", "Conv2d", "Resize", "Concat")
+CASE_CONFIGS = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8")
+BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
+TARGETS = {"harness_over_backend_qnn_htp": 0.25, "refusals_per_case": 0.25, "main_job_seconds": 600.0}
+
+
+def _infer(op, case):
+    import reference
+    from reference.expected import expected
+
+    return expected(case, with_out_shapes=False) if reference.has(op.name) else None
+
+
+def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tuple[list, int, float]:
+    """``n`` cases of one cell as the conformance run draws them: (cases, refused draws, seconds)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hyp_seed
+    from hypothesis import strategies as st
+    from hypothesis.errors import Unsatisfiable
+
+    import opdefs
+    from cases import generate
+
+    op = opdefs.load(op_name)
+    config = next((c for c in generate.configs(op) if c.label == label), None)
+    if config is None:
+        return [], 0, 0.0
+    inner = generate.case_strategy(op, config, generate.Settings(infer=_infer, tier=tier))
+    tally = {"draws": 0}
+    got: list = []
+
+    @st.composite
+    def counted(draw):
+        tally["draws"] += 1
+        return draw(inner)
+
+    @hyp_seed(seed)
+    @settings(max_examples=n, phases=[Phase.generate], database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(counted())
+    def run(case):
+        got.append(case)
+
+    t0 = time.perf_counter()
+    try:
+        run()
+    except Unsatisfiable:
+        pass
+    return got, tally["draws"] - len(got), time.perf_counter() - t0
+
+
+def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
+    cases, refused, seconds = [], 0, 0.0
+    for op in CASE_OPS:
+        for label in CASE_CONFIGS:
+            for tier in ("typical", "edge"):
+                n = n_per_cell if tier == "typical" else max(1, n_per_cell // 4)
+                got, ref, sec = draw_cases(op, label, tier, n)
+                cases += got
+                refused += ref
+                seconds += sec
+    return cases, {"cases": len(cases), "refused_draws": refused, "generate_seconds": round(seconds, 3),
+                   "generate_ms_per_case": round(1000 * seconds / max(1, len(cases)), 3)}  # fmt: skip
+
+
+def _rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def run_backend(name: str, cases: list, generate_ms: float) -> dict[str, Any]:
+    """Run ``cases`` through ``suite.execute`` on one backend in this process; split every case's time."""
+    import adapters
+    import suite
+    from reports.record import Record
+
+    adapter = adapters.get(name)
+    ok, why = adapter.available()
+    if not ok:
+        return {"available": False, "why": why}
+    split = {"generate": [], "reference": [], "backend": [], "compare": [], "record": []}
+    rss_before = _worker_rss(adapter)
+    t_all = time.perf_counter()
+    verdicts: dict[str, int] = {}
+    for case in cases:
+        t0 = time.perf_counter()
+        rec: Record = suite.execute(case, adapter, name)
+        t1 = time.perf_counter()
+        rec.to_json()  # what recording costs (the line written per case)
+        t2 = time.perf_counter()
+        split["generate"].append(generate_ms / 1000)
+        split["reference"].append(rec.timings.get("reference", 0.0))
+        split["backend"].append(rec.timings.get("backend", 0.0))
+        split["compare"].append(rec.timings.get("compare", 0.0))
+        # whatever execute spent beyond the stages it timed (loading specs, building the record) is harness too
+        other = (t1 - t0) - sum(rec.timings.get(k, 0.0) for k in ("reference", "backend", "compare"))
+        split["record"].append(max(0.0, other) + (t2 - t1))
+        verdicts[rec.verdict] = verdicts.get(rec.verdict, 0) + 1
+    wall = time.perf_counter() - t_all
+    rss_after = _worker_rss(adapter)
+    adapter.close()
+    totals = {k: sum(v) for k, v in split.items()}
+    harness = sum(v for k, v in totals.items() if k != "backend")
+    n = len(cases)
+    return {
+        "available": True,
+        "cases": n,
+        "verdicts": verdicts,
+        "cases_per_second_1_worker": round(n / (wall + totals["generate"]), 2),
+        "seconds_per_case_ms": {k: round(1000 * statistics.mean(v), 3) for k, v in split.items() if v},
+        "backend_median_ms": round(1000 * statistics.median(split["backend"]), 3) if n else 0.0,
+        "harness_over_backend": round(harness / totals["backend"], 3) if totals["backend"] else None,
+        "rss_kb_parent_peak": _rss_kb(),
+        "worker_rss_growth_kb_per_1000_cases": (round(1000 * (rss_after - rss_before) / n, 1)
+                                                if rss_before and rss_after and n else None),  # fmt: skip
+    }
+
+
+def _worker_rss(adapter) -> int | None:
+    worker = getattr(adapter, "_worker", None)
+    return worker.rss_kb() if worker is not None and hasattr(worker, "rss_kb") and worker.alive else None
+
+
+def _half(args: tuple[str, list, float]) -> tuple[int, float]:
+    """One worker's share, timed from its first case to its last (process start-up is reported apart)."""
+    name, cases, generate_ms = args
+    import opdefs
+
+    opdefs.load_all()
+    t0 = time.perf_counter()
+    run_backend(name, cases, generate_ms)
+    return len(cases), time.perf_counter() - t0 + len(cases) * generate_ms / 1000
+
+
+def two_workers(name: str, cases: list, generate_ms: float) -> float:
+    """Cases per second with two processes, each running half of the set (as ``-n 2`` shares cells)."""
+    halves = [(name, cases[0::2], generate_ms), (name, cases[1::2], generate_ms)]
+    with mp.get_context("spawn").Pool(2) as pool:
+        done = pool.map(_half, halves)
+    return round(sum(n for n, _ in done) / max(sec for _, sec in done), 2)
+
+
+def refusal_scan(examples: int) -> dict[str, Any]:
+    """Draws thrown away per case kept, per op (typical and edge, every configuration)."""
+    import opdefs
+    from cases import generate
+
+    per_op = {}
+    for name, op in sorted(opdefs.load_all().items()):
+        kept = refused = 0
+        for config in generate.configs(op):
+            for tier in generate.TIERS:
+                if (op.generation.get("unsatisfiable") or {}).get(tier):
+                    continue
+                got, ref, _ = draw_cases(name, config.label, tier, examples)
+                kept += len(got)
+                refused += ref
+        if kept or refused:
+            per_op[name] = {"kept": kept, "refused": refused, "ratio": round(refused / max(1, kept), 3)}
+    kept = sum(v["kept"] for v in per_op.values())
+    refused = sum(v["refused"] for v in per_op.values())
+    above = sorted((k for k, v in per_op.items() if v["ratio"] > TARGETS["refusals_per_case"]),
+                   key=lambda k: -per_op[k]["ratio"])  # fmt: skip
+    return {"kept": kept, "refused": refused, "ratio": round(refused / max(1, kept), 3), "ops_above_target": above,
+            "per_op": per_op}  # fmt: skip
+
+
+def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
+    """Seconds for ``python -m suite --examples per_cell`` from the measured per-case costs (two workers)."""
+    import opdefs
+    from cases import generate
+
+    cells = sum(len(generate.configs(op)) for op in opdefs.load_all().values())
+    cases = cells * (per_cell + max(1, -(-per_cell // 4)))
+    seconds = 0.0
+    for _name, r in results.items():
+        if r.get("available") and r.get("cases_per_second_2_workers"):
+            seconds += cases / r["cases_per_second_2_workers"]
+    return {"cells": cells, "cases_per_backend": cases, "estimated_seconds": round(seconds, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases-per-cell", type=int, default=8, help="typical cases per cell of the fixed set")
+    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--refusal-examples", type=int, default=3, help="cases per cell in the all-op generation pass")
+    ap.add_argument("--skip-refusals", action="store_true", help="skip the all-op generation pass")
+    ap.add_argument("--main-job", action="store_true", help="run `python -m suite --examples 20` for real and time it")
+    ap.add_argument("-o", "--output", default=str(OUT / "bench.json"))
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    import opdefs
+
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    opdefs.load_all()
+    specs_s = time.perf_counter() - t0
+    print(f"start-up: import {load_s:.2f} s, spec loading {specs_s:.2f} s", flush=True)
+    cases, gen = case_set(args.cases_per_cell)
+    print(f"case set: {gen['cases']} cases, {gen['refused_draws']} refused draws, "
+          f"{gen['generate_ms_per_case']:.1f} ms per case to generate", flush=True)  # fmt: skip
+    results: dict[str, Any] = {}
+    for name in args.backends.split(","):
+        print(f"{name}: 1 worker ...", flush=True)
+        r = run_backend(name, cases, gen["generate_ms_per_case"])
+        if r.get("available"):
+            print(f"{name}: 2 workers ...", flush=True)
+            r["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case"])
+        results[name] = r
+    doc: dict[str, Any] = {"startup": {"spec_loading_seconds": round(specs_s, 3)}, "case_set": gen, "backends": results,
+                           "targets": TARGETS}  # fmt: skip
+    if not args.skip_refusals:
+        print("generation pass over every op ...", flush=True)
+        doc["refusals"] = refusal_scan(args.refusal_examples)
+    doc["main_job"] = main_job_estimate(results, 20)
+    if args.main_job:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "suite", "--examples", "20", "--runs", "runs/bench-main",
+                        "--out", "runs/bench-main/out"], cwd=REPO, check=False)  # fmt: skip
+        doc["main_job"]["measured_seconds"] = round(time.perf_counter() - t0, 1)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    _print_table(doc)
+    print(f"details: {out}")
+    print(_headline(doc))
+    return 0
+
+
+def _print_table(doc: dict[str, Any]) -> None:
+    from tabulate import tabulate
+
+    rows = []
+    for name, r in doc["backends"].items():
+        if not r.get("available"):
+            rows.append([name, "unavailable", "", "", "", "", r.get("why", "")[:40]])
+            continue
+        ms = r["seconds_per_case_ms"]
+        rows.append([name, r["cases_per_second_1_worker"], r.get("cases_per_second_2_workers", ""),
+                     f"{ms['backend']:.2f}", f"{ms['generate'] + ms['reference'] + ms['compare'] + ms['record']:.2f}",
+                     r["harness_over_backend"], r.get("worker_rss_growth_kb_per_1000_cases") or ""])  # fmt: skip
+    print(tabulate(rows, headers=["backend", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
+                                  "harness/backend", "RSS kB/1000"]))  # fmt: skip
+    ref = doc.get("refusals")
+    if ref:
+        print(f"generation: {ref['refused']} draws refused for {ref['kept']} kept ({ref['ratio']} per case); "
+              f"ops above {TARGETS['refusals_per_case']}: {', '.join(ref['ops_above_target'][:15]) or 'none'}"
+              + (" ..." if len(ref["ops_above_target"]) > 15 else ""))  # fmt: skip
+
+
+def _headline(doc: dict[str, Any]) -> str:
+    b = doc["backends"]
+
+    def cps(name: str) -> str:
+        r = b.get(name) or {}
+        return f"{r.get('cases_per_second_2_workers', r.get('cases_per_second_1_worker', '?'))}" if r.get("available") \
+            else "n/a"  # fmt: skip
+
+    htp = b.get("qnn-htp") or {}
+    mj = doc["main_job"]
+    t = mj.get("measured_seconds", mj["estimated_seconds"])
+    kind = "" if "measured_seconds" in mj else " (estimated)"
+    return (f"qnn-htp: {cps('qnn-htp')} cases/s, harness/backend = {htp.get('harness_over_backend', 'n/a')}; "
+            f"ort-qnn: {cps('ort-qnn')} cases/s; main job 20/cell: {t:.0f} s{kind}")  # fmt: skip
+
+

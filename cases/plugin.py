@@ -20,6 +20,7 @@ What it holds for ``cases/test_conformance.py``:
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import random
 import re
@@ -198,6 +199,14 @@ def adapter_options(config: pytest.Config) -> dict[str, Any]:
     return opts
 
 
+class _Quiet(logging.Handler):
+    """Keeps a backend's own log lines (sent up by the QNN workers) off the terminal at the door, where
+    the refusal is one line; pytest's log capture takes over once the session starts."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _open_backend(name: str, options: dict[str, Any]) -> Any:
     import adapters
 
@@ -207,7 +216,12 @@ def _open_backend(name: str, options: dict[str, Any]) -> Any:
         raise _usage(f"--backend {name!r}: {e}") from None
     except (ValueError, TypeError, ImportError, AttributeError) as e:
         raise _usage(f"--backend {name}: cannot build the adapter: {type(e).__name__}: {e}") from None
-    ok, why = adapter.available()
+    quiet, logger = _Quiet(), logging.getLogger("adapters")
+    logger.addHandler(quiet)
+    try:
+        ok, why = adapter.available()
+    finally:
+        logger.removeHandler(quiet)
     if not ok:
         adapter.close()
         first = str(why).strip().splitlines()[0] if str(why).strip() else "no reason given"

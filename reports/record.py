@@ -128,9 +128,9 @@ def _warn(message: str) -> None:
 
 def read_with_headers(paths: Iterable[str | Path], headers: list[RunHeader] | None = None,
                       warn: Callable[[str], None] = _warn) -> Iterator[Record]:  # fmt: skip
-    """Records from JSONL files; run headers go to ``headers``. A line that does not parse is an error
-    naming file:line, except the last line of a file: a run killed mid-write (or a copy taken while a
-    run was writing) leaves it torn, which is reported through ``warn`` and skipped."""
+    """Records from JSONL files; run headers go to ``headers``. A line that is not a record is an error
+    naming file:line, except a last line that is not even JSON: a run killed mid-write (or a copy taken
+    while a run was writing) leaves it torn, which is reported through ``warn`` and skipped."""
     for p in paths:
         torn: tuple[int, str] | None = None  # a line that did not parse: fatal unless it is the last
         with open(p, encoding="utf-8", errors="replace") as fh:
@@ -142,6 +142,10 @@ def read_with_headers(paths: Iterable[str | Path], headers: list[RunHeader] | No
                     raise ValueError(f"{p}:{torn[0]}: not a results record: {torn[1]}")
                 try:
                     obj = json.loads(line)
+                except ValueError as e:  # cut short: torn if nothing follows it
+                    torn = (n, str(e))
+                    continue
+                try:
                     if not isinstance(obj, dict):
                         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
                     if obj.get("kind") == RUN:
@@ -150,8 +154,7 @@ def read_with_headers(paths: Iterable[str | Path], headers: list[RunHeader] | No
                         continue
                     rec = Record.from_dict(obj)
                 except (ValueError, TypeError) as e:
-                    torn = (n, str(e))
-                    continue
+                    raise ValueError(f"{p}:{n}: not a results record: {e}") from None
                 yield rec
         if torn is not None:
             warn(f"{p}:{torn[0]}: torn last line skipped (a run killed mid-write?): {torn[1]}")

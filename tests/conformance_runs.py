@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from tests.paths import REPO
@@ -29,8 +28,12 @@ def run(*args: str, cwd: Path = REPO, timeout: float = 600, cache: bool = False,
 
 
 def plugin_installed() -> bool:
-    """The pytest11 entry point is in this environment's metadata (an install from this pyproject)."""
-    return any(ep.value == "cases.plugin" for ep in entry_points(group="pytest11"))
+    """The pytest11 entry point is installed (asked from a neutral directory: a checkout's own
+    ``*.egg-info`` on sys.path would answer yes for a plain ``python -m pytest`` run from it)."""
+    code = ("from importlib.metadata import entry_points as e; "
+            "print(any(p.value == 'cases.plugin' for p in e(group='pytest11')))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, env=child_env())
+    return proc.stdout.strip() == "True"
 
 
 def lines(text: str) -> list[str]:

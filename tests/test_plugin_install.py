@@ -75,6 +75,8 @@ def test_the_readme_adapter_runs_the_conformance_cases(installed_backend, tmp_pa
                str(results), PYTHONPATH=str(installed_backend))  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     recs = [r for r in record.read([results]) if r.kind == record.POSITIVE]
+    assert any(r.kind == record.NEGATIVE and r.verdict == "REJECTED" for r in record.read([results])), \
+        "no negative case of Relu was rejected by the validating adapter"
     verdicts = Counter((r.config, r.verdict) for r in recs)
     assert {c for c, v in verdicts if v == "PASS"} == {"FLOAT_32", "FLOAT_16"}, verdicts
     assert all(v == "SKIP" for c, v in verdicts if c not in ("FLOAT_32", "FLOAT_16")), verdicts
@@ -155,3 +157,12 @@ def test_pyargs_names_the_conformance_module(tmp_path):
     proc = run("--pyargs", "cases.test_conformance", "--backend", "reference", "--op", "^Relu$", "--examples", "1",
                "--tier", "typical", "--no-shrink", "-q", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0 and " passed" in lines(proc.stdout)[-1], proc.stdout[-3000:]
+
+
+def test_negative_cases_of_an_op_the_backend_does_not_list_are_skipped_not_rejected(installed_backend, tmp_path):
+    results = tmp_path / "r.jsonl"
+    proc = run("--backend", "my-backend", "--op", "^Sigmoid$", "--examples", "1", "--no-shrink", "-k", "test_rejects",
+               "-rs", "--results", str(results), PYTHONPATH=str(installed_backend))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "does not list Sigmoid among its ops" in proc.stdout, proc.stdout[-3000:]
+    assert not [r for r in record.read([results]) if r.kind == record.NEGATIVE], "a rejection was counted"

@@ -4,9 +4,11 @@ here; when the entry point already registered it (under the same name) this does
 
 import pytest
 
+import cases.plugin
+
+cases.plugin.use_profile()  # the suite's own tests: fast hypothesis settings unless $HYPOTHESIS_PROFILE says
+
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     if not pluginmanager.has_plugin("cases.plugin"):
-        import cases.plugin
-
         pluginmanager.register(cases.plugin, "cases.plugin")  # its pytest_addoption runs at once (historic)

@@ -20,6 +20,7 @@ What it holds for ``cases/test_conformance.py``:
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import random
@@ -41,7 +42,13 @@ settings.register_profile("dev", max_examples=5, deadline=None, suppress_health_
 settings.register_profile("ci", max_examples=10, deadline=None, suppress_health_check=list(HealthCheck),
                           derandomize=True, database=None)  # fmt: skip
 settings.register_profile("thorough", max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def use_profile() -> None:
+    """$HYPOTHESIS_PROFILE (default "dev"), for conformance runs and the suite's own tests only: the
+    plugin is loaded by every pytest run of the environment and must not change other projects'."""
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
 
 PRECISIONS = ("auto", "float32", "float16", "none")
 SPECS_ENV = "QNN_CONFORMANCE_SPECS"  # read by opdefs.spec: extra spec directories, searched first
@@ -263,6 +270,23 @@ def _configuration(config: pytest.Config, name: str, seed: int, info: dict[str, 
     }
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """A last line that is not JSON (cut by the kill) would be glued to the first record appended after
+    it and become a bad line in the middle: it goes (its case is not recorded, so it runs again)."""
+    data = path.read_bytes()
+    body = data.rstrip(b"\n")
+    start = body.rfind(b"\n") + 1
+    try:
+        json.loads(body[start:] or b"{}")
+    except ValueError:
+        with open(path, "r+b") as fh:
+            fh.truncate(start)
+        return
+    if data and not data.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+
+
 def _resume_header(path: Path, configuration: dict[str, Any]) -> results.RunHeader | None:
     """The header of the run to continue; a different configuration is a usage error saying what differs."""
     if not path.exists():
@@ -276,6 +300,7 @@ def _resume_header(path: Path, configuration: dict[str, Any]) -> results.RunHead
     if not headers:
         raise _usage(f"--resume: {path} has no run header (not written by a conformance run); "
                      "rerun without --resume to start it over")  # fmt: skip
+    _drop_torn_tail(path)
     first = headers[0]
     wanted = dict(configuration)
     if wanted.get("seed") is None:
@@ -296,6 +321,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not name:
         config.stash[RUN] = None
         return
+    use_profile()
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --backend X` with no paths runs the conformance module, from any directory
         config.args = [str(Path(__file__).with_name("test_conformance.py"))]

@@ -101,6 +101,16 @@ def test_a_killed_run_keeps_every_finished_case_and_resume_completes_it(uninterr
           f"after --resume {len(after)}")
 
 
+def test_resume_after_a_torn_last_line_runs_that_case_again(uninterrupted, tmp_path):
+    path = tmp_path / "r.jsonl"
+    written = uninterrupted.read_text().splitlines()
+    half = len(written) // 2
+    path.write_text("\n".join(written[:half]) + "\n" + written[half][:50])  # killed while writing a record
+    proc = run(*RUN, "--results", str(path), "--resume")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert outcome(path) == outcome(uninterrupted)
+
+
 def test_a_rerun_starts_a_new_file_and_never_merges_leftover_worker_files(uninterrupted, tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(uninterrupted.read_text().replace('"seed": 5', '"seed": 6'))

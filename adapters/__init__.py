@@ -1,36 +1,83 @@
 """Pluggable backends. ``get(name, options)`` builds an adapter by the name users pass to --backend.
 
-Names: ``reference`` (the numpy reference as a spec-following backend), ``qnn-htp`` (the QNN HTP
-simulator from the onnxruntime-qnn wheel), ``qnn`` (any QNN backend library: --qnn-backend-lib or
-$QNN_BACKEND_LIB). Adapters import their native dependencies lazily, so listing names costs nothing.
+Why entry points: a user's backend plugs in from its own package, without editing the suite. Every
+adapter, the built-in ones included, is a factory ``make(options: dict) -> Adapter`` registered in the
+``qnn_opdef_conformance.adapters`` entry-point group (pyproject.toml); ``--backend
+package.module:factory`` names one for a single run without registering it. When the suite runs
+from a checkout that was never installed there are no entry points, so the built-in names are also
+known here directly.
+
+Built-in names: ``reference`` (the numpy reference as a spec-following backend), ``qnn-htp`` (the QNN
+HTP simulator from the onnxruntime-qnn wheel), ``qnn`` (any QNN backend library: --qnn-backend-lib or
+$QNN_BACKEND_LIB), ``onnxruntime`` (ONNX Runtime CPU EP), ``ort-qnn`` (ONNX Runtime with the QNN EP).
+Factories import their native dependencies lazily, so listing names costs nothing.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any
 
 from adapters.base import Adapter, Outcome
 
-_FACTORIES = {
-    "reference": "adapters.reference",
-    "qnn-htp": "adapters.qnn.adapter",
-    "qnn": "adapters.qnn.adapter",
-    "onnxruntime": "adapters.onnxruntime",
-    "ort-qnn": "adapters.ort_qnn",
+GROUP = "qnn_opdef_conformance.adapters"
+_BUILT_IN = {
+    "reference": "adapters.reference:make",
+    "qnn-htp": "adapters.qnn.adapter:make",
+    "qnn": "adapters.qnn.adapter:make",
+    "onnxruntime": "adapters.onnxruntime:make",
+    "ort-qnn": "adapters.ort_qnn:make",
 }
+_ONE_OFF = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+class UnknownBackend(KeyError):
+    """No registered adapter by that name, and not a ``package.module:factory`` reference."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def registered() -> dict[str, str]:
+    """Adapter name -> ``module:factory``: the entry-point group, over the built-in names."""
+    found = dict(_BUILT_IN)
+    for ep in entry_points(group=GROUP):
+        found[ep.name] = ep.value
+    return found
 
 
 def names() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(registered())
+
+
+def _load(reference: str) -> Callable[[dict[str, Any]], Adapter]:
+    module_name, _, attr = reference.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"{reference} is not callable")
+    return obj
 
 
 def get(name: str, options: dict[str, Any] | None = None) -> Adapter:
-    try:
-        module = importlib.import_module(_FACTORIES[name])
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r}; known: {', '.join(names())}") from None
-    return module.make(dict(options or {}))
+    """Build the adapter ``name`` with ``options``; the factory says which options it does not take."""
+    table = registered()
+    if name in table:
+        factory = _load(table[name])
+    elif _ONE_OFF.match(name):
+        try:
+            factory = _load(name)
+        except ModuleNotFoundError as e:
+            raise UnknownBackend(f"cannot import {name.partition(':')[0]}: {e}") from None
+        except AttributeError:
+            raise UnknownBackend(f"{name.partition(':')[0]} has no {name.partition(':')[2]}") from None
+    else:
+        raise UnknownBackend(f"unknown backend; choose from {', '.join(names())}, or package.module:factory")
+    return factory(dict(options or {}))
 
 
-__all__ = ["Adapter", "Outcome", "get", "names"]
+__all__ = ["GROUP", "Adapter", "Outcome", "UnknownBackend", "get", "names", "registered"]

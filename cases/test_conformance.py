@@ -8,6 +8,15 @@ has failures, a separate shrinking step (off with ``--no-shrink``) saves the sma
 for replay, recorded as kind "shrunk" and not counted. ``test_rejects[Softmax-axis_value]`` builds a
 case that breaks exactly that constraint; the backend should refuse it at validation. Without
 ``--backend`` this module is skipped (the suite's own tests run instead).
+
+How pytest reports a cell: failed when any case is FAIL/ERROR/CRASH/TIMEOUT/XPASS; skipped, with the
+reason, when no case could be judged (UNCHECKED: no reference, REJECTED, SKIP), so a cell nobody
+checked never reads as passed in pytest or ``--junitxml``; passed otherwise. A spec that does not load
+is one failed ``test_op[MyOp-spec-error]`` naming file:line: field, and every other op still runs.
+
+With ``--resume`` the cases already in the results file are not run again: the same seed draws the
+same cases (same ``case_id``), the recorded verdict stands in for each, and a finished cell is read
+back whole.
 """
 
 from __future__ import annotations
@@ -21,19 +30,18 @@ from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-import adapters
 import opdefs
 import reference
 import suite
 from cases import generate, negative
-from conftest import examples_for, hypothesis_settings
+from cases.plugin import examples_for, hypothesis_settings, take_adapter
 from reference.expected import expected
 from reports.expectations import Expectations
 from reports.record import CELL, SHRUNK, Record, append
 
 BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
 NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
-SPECS = opdefs.load_all()
+SPECS, SPEC_ERRORS = opdefs.load_each()
 SHRINK_SECONDS = 60.0  # a shrinking step stops improving after this long: a bound on a slow backend's cost
 
 
@@ -41,10 +49,25 @@ def _infer(op, case):
     return expected(case, with_out_shapes=False) if reference.has(op.name) else None
 
 
+def _configs(op) -> list:
+    """The op's configurations; a spec the generator cannot read errors its own op, not the collection."""
+    try:
+        return generate.configs(op)
+    except Exception as e:  # noqa: BLE001 - reported by that op's test, with the spec's path
+        SPEC_ERRORS[op.name] = opdefs.SpecError([opdefs.Problem(str(op.path), 1, "(generate)",
+                                                                f"{type(e).__name__}: {e}")])  # fmt: skip
+        return []
+
+
 def _positive_params() -> list:
     out = []
+    for name in sorted(SPEC_ERRORS):
+        out.append(pytest.param(name, "spec-error", None, id=f"{name}-spec-error"))
     for name, op in sorted(SPECS.items()):
-        cfgs = generate.configs(op)
+        cfgs = _configs(op)
+        if name in SPEC_ERRORS:
+            out.append(pytest.param(name, "spec-error", None, id=f"{name}-spec-error"))
+            continue
         for cfg in cfgs:
             for tier in generate.TIERS:
                 out.append(pytest.param(name, cfg.label, tier, id=f"{name}-{cfg.label}-{tier}"))
@@ -56,6 +79,8 @@ def _positive_params() -> list:
 def _negative_params() -> list:
     out = []
     for name, op in sorted(SPECS.items()):
+        if name in SPEC_ERRORS:
+            continue
         for c in op.constraints:
             if negative.negatable(c):
                 out.append(pytest.param(name, c.id, id=f"{name}-{c.id}"))
@@ -63,17 +88,26 @@ def _negative_params() -> list:
 
 
 @pytest.fixture(scope="session")
-def backend(conformance_options):
+def backend(conformance_options, pytestconfig):
     name = conformance_options["backend"]
     if not name:
         pytest.skip("conformance cases run only with --backend NAME")
-    options = {"library": conformance_options["qnn_backend_lib"], "precision": conformance_options["qnn_precision"]}
-    adapter = adapters.get(name, {k: v for k, v in options.items() if v is not None})
-    ok, why = adapter.available()
-    if not ok:
-        pytest.skip(f"backend {name} unavailable: {why}")
+    try:
+        adapter = take_adapter(pytestconfig)
+    except pytest.UsageError as e:  # an xdist worker finds the backend gone that the controller had
+        pytest.skip(str(e))
     yield name, adapter
     adapter.close()
+
+
+@pytest.fixture(scope="session")
+def backend_ops(backend) -> set[str] | None:
+    """The op names the backend lists, where it can say (None where it cannot)."""
+    try:
+        ops = (backend[1].capabilities() or {}).get("ops")
+    except Exception:  # noqa: BLE001 - a backend that cannot list its ops is not a failed case
+        return None
+    return set(ops) if ops else None
 
 
 @pytest.fixture(scope="session")
@@ -110,8 +144,7 @@ def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: boo
     if generate_only:
         s = hyp_settings(s, max_examples=max(20, s.max_examples))
     runner = hyp_settings(s, suppress_health_check=list(HealthCheck), deadline=None)(given(strategy)(body))
-    if options["seed"] is not None:
-        runner = hyp_seed(options["seed"])(runner)
+    runner = hyp_seed(options["seed"])(runner)  # always set (the plugin draws one when not given): resumable
     try:
         runner()
     except Unsatisfiable:
@@ -124,6 +157,8 @@ def _replay_options(options: dict) -> str:
         opts.append(f"--qnn-backend-lib {options['qnn_backend_lib']}")
     if options.get("qnn_precision") not in (None, "auto"):
         opts.append(f"--qnn-precision {options['qnn_precision']}")
+    for pkg in (options.get("adapter_options") or {}).get("op_packages", []):
+        opts.append(f"--qnn-op-package {':'.join(x for x in (pkg['path'], pkg['interface'], pkg['target']) if x)}")
     return " ".join(opts)
 
 
@@ -150,12 +185,14 @@ def _shrink(strategy, verdict: str, run_case, options: dict):
 def test_op(op_name, config_label, tier, backend, conformance_options, record, request):
     _selected(conformance_options, op_name)
     name, adapter = backend
+    if config_label == "spec-error":
+        pytest.fail(f"{op_name}: the spec does not load: {SPEC_ERRORS[op_name]}", pytrace=False)
     op = SPECS[op_name]
     if config_label is None:
         pytest.skip(f"{op_name} is not generated: {generate.skip_reason(op) or 'no datatype configuration'}")
     if conformance_options.get("tier", "both") not in ("both", tier):
         pytest.skip(f"--tier {conformance_options['tier']}")
-    config = next(c for c in generate.configs(op) if c.label == config_label)
+    config = next(c for c in _configs(op) if c.label == config_label)
     settings = generate.Settings(infer=_infer, max_elements=conformance_options["max_elements"] or 4096, tier=tier)
     inner = generate.case_strategy(op, config, settings)
     tally = {"draws": 0, "duplicates": 0}
@@ -174,12 +211,16 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         return suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
                              time.perf_counter() - last["t"], request.node.nodeid, replay_options)  # fmt: skip
 
+    prior = conformance_options["prior"]
+    cell = (op_name, config_label, tier)
+
     def run(case):
         cid = case.case_id()
         if cid in seen:  # another draw built the same case: it counts once
             tally["duplicates"] += 1
             return
-        seen[cid] = record(execute(case))
+        done = prior.cases.get((*cell, cid))
+        seen[cid] = done if done is not None else record(execute(case))  # --resume: recorded cases stand
         last["t"] = time.perf_counter()
 
     n = examples_for(conformance_options, tier)
@@ -193,17 +234,20 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     known = (op.generation.get("unsatisfiable") or {}).get(tier)
     unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec" + (
         f": {known}" if known else "")  # fmt: skip
-    try:
-        _drive(run, strategy, {**conformance_options, "examples": n, "edge_examples": n}, unsatisfiable)
-    finally:
-        refusals = tally["draws"] - len(seen) - tally["duplicates"]
-        record(Record(op=op_name, config=config_label, backend=name, verdict="", kind=CELL, tier=tier,
-                      test_id=request.node.nodeid, run_id=conformance_options["run_id"],
-                      extra={"requested": n, "cases": len(seen), "duplicates": tally["duplicates"],
-                             "refusals": max(0, refusals)}))  # fmt: skip
+    if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
+        seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
+    else:
+        try:
+            _drive(run, strategy, {**conformance_options, "examples": n, "edge_examples": n}, unsatisfiable)
+        finally:
+            refusals = tally["draws"] - len(seen) - tally["duplicates"]
+            record(Record(op=op_name, config=config_label, backend=name, verdict="", kind=CELL, tier=tier,
+                          test_id=request.node.nodeid, run_id=conformance_options["run_id"],
+                          extra={"requested": n, "cases": len(seen), "duplicates": tally["duplicates"],
+                                 "refusals": max(0, refusals)}))  # fmt: skip
     recs = list(seen.values())
     bad = [r for r in recs if r.verdict in BAD]
-    if bad and not conformance_options["no_shrink"]:
+    if bad and not conformance_options["no_shrink"] and cell not in prior.shrunk:
         target = bad[0].verdict
         smallest = _shrink(inner, target, execute, conformance_options)
         if smallest is not None:
@@ -223,14 +267,22 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
 
 @pytest.mark.conformance
 @pytest.mark.parametrize("op_name, constraint_id", _negative_params())
-def test_rejects(op_name, constraint_id, backend, conformance_options, record, request):
+def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_options, record, request):
     _selected(conformance_options, op_name)
     name, adapter = backend
     op = SPECS[op_name]
     target = next(c for c in op.constraints if c.id == constraint_id)
-    configs = generate.configs(op)
+    configs = _configs(op)
     if not configs:
         pytest.skip(f"{op_name} is not generated: {generate.skip_reason(op) or 'no datatype configuration'}")
+    if backend_ops is not None and op_name not in backend_ops:
+        # a backend refuses every case of an op it does not have: that says nothing about this constraint
+        pytest.skip(f"{name} does not list {op_name} among its ops: a rejection would not test {constraint_id}")
+    done_before = conformance_options["prior"].negatives.get((op_name, constraint_id))
+    if done_before is not None:  # --resume
+        assert done_before.verdict in ("REJECTED", "XFAIL", "SKIP"), \
+            f"{done_before.verdict}: {done_before.message} (replay: {done_before.case_path})"
+        return
     strategy = generate.case_strategy(op, configs[0], generate.Settings(infer=_infer))
     done: list = []
 
@@ -240,7 +292,8 @@ def test_rejects(op_name, constraint_id, backend, conformance_options, record, r
         bad = negative.break_one(op, case, target)
         if bad is not None:
             done.append(record(suite.execute(bad, adapter, name, conformance_options["case_dir"],
-                                             conformance_options["run_id"], 0.0, request.node.nodeid)))  # fmt: skip
+                                             conformance_options["run_id"], 0.0, request.node.nodeid,
+                                             _replay_options(conformance_options))))  # fmt: skip
 
     _drive(attempt, strategy, conformance_options, "the generator could not build a valid base case", True)
     if not done:

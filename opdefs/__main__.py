@@ -1,8 +1,10 @@
-"""``python -m opdefs import|lint|coverage``: derive specs from a MasterOpDef, check them, count them."""
+"""``python -m opdefs import|lint|coverage|new``: derive specs from a MasterOpDef, check them, count them,
+start a new one."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -70,6 +72,67 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+NEW_SPEC = """\
+# yaml-language-server: $schema=schema/opdef.schema.json
+# A starting point that lints clean: a one-input, one-output op whose output has the input's type and
+# shape. Replace each part with what the MasterOpDef (or your op package's documentation) says; every
+# field is described in schema/opdef.schema.json and the README's "Adding an op".
+name: {name}
+package: {package}  # qti.aisw for MasterOpDef ops; an op package's own name for its ops
+source: {{}}  # where the op's text is: {{file: MasterOpDef.txt, lines: [first, last]}}
+summary: 'TODO: one sentence on what {name} computes.'
+formulas: ['out[0] = f(in[0])']
+inputs:
+- name: in[0]
+  description: input activation
+  mandatory: true
+  # Every type listed here is a datatype configuration of its own (python -m cases configs {name}).
+  # backend_specific means "whatever the backend supports": cases then try float32, float16 and the
+  # 8/16-bit fixed-point types.
+  dtypes: [FLOAT_32, FLOAT_16]
+  # or a layout: {{text: '[batch, height, width, channel]', dims: [batch, height, width, channel]}}
+  shape: {{text: 'Any', rank: any}}
+  constraints:
+  # One entry per sentence of the spec: `seed` is the sentence as written, `check` the expression that
+  # says it (python -m opdefs lint checks every name), or `unchecked: why` when no expression can.
+  - {{id: in0_shape, kind: shape, seed: 'Shape: Rank > 0', check: 'rank(in[0]) > 0'}}
+params: []
+outputs:
+- name: out[0]
+  description: output activation
+  mandatory: true
+  dtypes: [FLOAT_32, FLOAT_16]
+  shape: {{text: 'Same shape as in[0]', rank: any}}
+  constraints:
+  - {{id: out0_datatype, kind: datatype, seed: 'Datatype: Same datatype as in[0]',
+     check: 'dtype(out[0]) == dtype(in[0])'}}
+  - {{id: out0_shape, kind: shape, seed: 'Shape: Same shape as in[0]', check: 'shape(out[0]) == shape(in[0])'}}
+"""
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    """Write a minimal spec that lints clean, so the first edit starts from something valid."""
+    name = args.name
+    if not re.fullmatch(r"[A-Z][A-Za-z0-9]*", name):
+        print(f"error: op name {name!r}: must start with a capital letter and hold only letters and digits "
+              "(QNN op type names such as ElementWiseAdd)", file=sys.stderr)  # fmt: skip
+        return 2
+    path = Path(args.dir) / f"{name}.yaml"
+    if path.exists() and not args.force:
+        print(f"error: {path} exists; pass --force to overwrite it", file=sys.stderr)
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(NEW_SPEC.format(name=name, package=args.package), encoding="utf-8")
+    problems = spec.lint([path])
+    for pr in problems:  # only if the template and the schema drifted apart
+        print(pr, file=sys.stderr)
+    extra = "" if Path(args.dir).resolve() == spec.HERE else f" --specs {args.dir}"
+    print(f"wrote {path}\nnext: edit it; python -m opdefs lint {path}; python -m cases configs {name}; add the "
+          f"reference with @register(\"{name}\") in a reference/ family module; "
+          f"pytest --backend reference --op '^{name}$'{extra}")  # fmt: skip
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m opdefs", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -87,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     co = sub.add_parser("coverage", help="counts of ops, tensors, params, checkable constraints")
     co.add_argument("--dir", default=str(spec.HERE))
     co.set_defaults(fn=cmd_coverage)
+    nw = sub.add_parser("new", help="write a minimal spec that lints clean, to start a new op from")
+    nw.add_argument("name", help="the QNN op type name, e.g. MyOp")
+    nw.add_argument("--dir", default=str(spec.HERE), help="where to write NAME.yaml (default: the built-in specs)")
+    nw.add_argument("--package", default="qti.aisw", help="the op's package (an op package's own name)")
+    nw.add_argument("--force", action="store_true", help="overwrite an existing spec")
+    nw.set_defaults(fn=cmd_new)
     args = ap.parse_args(argv)
     return args.fn(args)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,9 @@ from opdefs import expr
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
+# Extra spec directories (os.pathsep-separated), searched before the built-in one: an op package's
+# specs, or a scratch copy. Set by the conformance plugin's --specs so xdist workers see it too.
+SPECS_ENV = "QNN_CONFORMANCE_SPECS"
 
 
 @dataclass
@@ -319,8 +323,23 @@ def load_file(path: str | Path) -> OpDef:
     return OpDef(data["name"], data, path, constraints)
 
 
+def spec_dirs() -> list[Path]:
+    """Where specs are looked up, first match wins: $QNN_CONFORMANCE_SPECS, then the built-in ones."""
+    extra = [Path(p) for p in os.environ.get(SPECS_ENV, "").split(os.pathsep) if p]
+    return [*extra, HERE]
+
+
 def spec_files(directory: Path = HERE) -> list[Path]:
     return sorted(p for p in directory.glob("*.yaml"))
+
+
+def _all_files(directory: Path | None) -> dict[str, Path]:
+    if directory is not None:
+        return {p.stem: p for p in spec_files(Path(directory))}
+    found: dict[str, Path] = {}
+    for d in reversed(spec_dirs()):
+        found.update({p.stem: p for p in spec_files(d)})
+    return dict(sorted(found.items()))
 
 
 @functools.cache
@@ -328,15 +347,33 @@ def _load_cached(path: str, mtime: float) -> OpDef:
     return load_file(path)
 
 
-def load(name: str, directory: Path = HERE) -> OpDef:
-    path = directory / f"{name}.yaml"
-    if not path.exists():
-        raise KeyError(f"no spec for op {name!r} in {directory}")
-    return _load_cached(str(path), path.stat().st_mtime)
+def load(name: str, directory: Path | None = None) -> OpDef:
+    for d in [Path(directory)] if directory is not None else spec_dirs():
+        path = d / f"{name}.yaml"
+        if path.exists():
+            return _load_cached(str(path), path.stat().st_mtime)
+    where = directory if directory is not None else ", ".join(map(str, spec_dirs()))
+    raise KeyError(f"no spec for op {name!r} in {where}")
 
 
-def load_all(directory: Path = HERE) -> dict[str, OpDef]:
-    return {p.stem: _load_cached(str(p), p.stat().st_mtime) for p in spec_files(directory)}
+def load_all(directory: Path | None = None) -> dict[str, OpDef]:
+    """Every spec, or SpecError at the first malformed one (lint and coverage want all or nothing)."""
+    return {name: _load_cached(str(p), p.stat().st_mtime) for name, p in _all_files(directory).items()}
+
+
+def load_each(directory: Path | None = None) -> tuple[dict[str, OpDef], dict[str, SpecError]]:
+    """Every spec that loads, and each one that does not with its problems: a malformed spec costs its
+    own op, never the run of the others."""
+    good: dict[str, OpDef] = {}
+    bad: dict[str, SpecError] = {}
+    for name, p in _all_files(directory).items():
+        try:
+            good[name] = _load_cached(str(p), p.stat().st_mtime)
+        except SpecError as e:
+            bad[name] = e
+        except (OSError, UnicodeDecodeError) as e:
+            bad[name] = SpecError([Problem(str(p), 1, "(file)", f"cannot read: {e}")])
+    return good, bad
 
 
 def lint(paths: list[Path]) -> list[Problem]:

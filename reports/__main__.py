@@ -2,7 +2,13 @@
 
 Only results files (and, for catalogues, spec YAML and seed text) are read, so every command works
 on a results file copied from another machine with no backend installed. A malformed input ends
-the command with one line naming the file (and line) and exit status 2.
+the command with one line naming the file (and line) and exit status 2; a torn last line (a run
+killed mid-write) is reported and skipped, and the report is written from the good lines.
+
+Merging: several results files (or one file appended to by several runs) become one matrix, except
+when two runs of the same backend were made with different configurations (build, seed, examples,
+tiers, options: the run headers say): their rates would mix two things. That is refused with one
+line saying which files and what differs, unless ``--merge-configurations`` asks for it.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from reports import catalogues, diff, expectations, formats, matrix, record, ren
 
 EXIT_BAD_INPUT = 2
 EXIT_REGRESSION = 1
+MERGE_HELP = "merge runs of the same backend even when their configurations (build, seed, options...) differ"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,6 +35,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
     except ValueError as e:  # record.read: "file:line: not a results record: ..."
         return _fail(str(e))
+
+
+class MixedRuns(ValueError):
+    """Runs of one backend with different configurations were about to be merged."""
+
+
+def _records(paths: Sequence[Path], merge_configurations: bool = False) -> list[record.Record]:
+    headers: list[record.RunHeader] = []
+    records = list(record.read_with_headers(paths, headers))
+    if not merge_configurations:
+        first: dict[str, record.RunHeader] = {}
+        for h in headers:
+            seen = first.setdefault(h.backend, h)
+            diffs = record.configuration_differences(seen.configuration, h.configuration)
+            if diffs:
+                where = seen.source if seen.source == h.source else f"{seen.source} and {h.source}"
+                raise MixedRuns(f"{where}: {h.backend} runs {seen.run_id} and {h.run_id} have different "
+                                f"configurations ({'; '.join(diffs[:3])}{'; ...' if len(diffs) > 3 else ''}); "
+                                "pass --merge-configurations to merge them anyway")  # fmt: skip
+    return records
 
 
 def _fail(message: str) -> int:
@@ -49,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--expectations", type=Path, action="append", default=[],
                    help="known-failures YAML applied to the records before aggregating (repeatable)")
     m.add_argument("--title", default=formats.DEFAULT_TITLE)
+    m.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     m.set_defaults(run=_matrix)
 
     d = sub.add_parser("diff", help="regressions and fixes between two results files")
@@ -66,10 +94,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("md", "json"), default="md")
     c.add_argument("--detail", action="store_true", help="also list every op of every catalogue")
     c.add_argument("-o", "--output", type=Path)
+    c.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     c.set_defaults(run=_catalogues)
 
     s = sub.add_parser("summary", help="per-backend totals for the terminal")
     s.add_argument("results", nargs="+", type=Path)
+    s.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     s.set_defaults(run=_summary)
     _add_findings_commands(sub)
     return p
@@ -94,7 +124,7 @@ def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    records = record.read(args.results)
+    records = _records(args.results, args.merge_configurations)
     if not args.expectations:
         m = matrix.build(records)
     else:
@@ -113,14 +143,14 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _catalogues(args: argparse.Namespace) -> int:
-    report = catalogues.coverage(record.read(args.results), args.specs, args.seeds)
+    report = catalogues.coverage(_records(args.results, args.merge_configurations), args.specs, args.seeds)
     text = catalogues.to_markdown(report, args.detail) if args.format == "md" else catalogues.to_json(report)
     _write(text, args.output)
     return 0
 
 
 def _summary(args: argparse.Namespace) -> int:
-    _write(render_text.to_summary(matrix.build(record.read(args.results))), None)
+    _write(render_text.to_summary(matrix.build(_records(args.results, args.merge_configurations))), None)
     return 0
 
 

@@ -43,7 +43,8 @@ def test_matrix_applies_expectations_and_warns_about_unused_entries(tmp_path: Pa
 
 def test_a_malformed_results_line_names_file_and_line(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(RESULTS.read_text().splitlines()[0] + "\n{not json\n")
+    good = RESULTS.read_text().splitlines()
+    bad.write_text(good[0] + "\n{not json\n" + good[1] + "\n")  # not the last line: not a torn write
     assert main(["summary", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert f"{bad}:2:" in err and len(err.splitlines()) == 1, f"one line naming {bad}:2 expected, got: {err}"

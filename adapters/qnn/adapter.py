@@ -58,11 +58,14 @@ class QnnAdapter:
     ``soc``/``arch``: HTP device SoC model / architecture number (default: the backend's own).
     ``timeout``: seconds one case may take before the worker is killed (verdict TIMEOUT).
     ``debug_hooks``: lets the test-only ``__debug_*__`` op names crash or hang the worker.
+    ``op_packages``: user op packages registered (backendRegisterOpPackage) when the worker starts, each
+    {"path", "interface", "target"}; a missing file or a refused package makes the adapter unavailable.
     """
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
-                 debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+                 debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
+                 op_packages: list[dict[str, str]] | None = None) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if log_level not in bindings.LOG_LEVELS:
@@ -74,6 +77,7 @@ class QnnAdapter:
             self._path = bindings.resolve_library(library)
         except bindings.LibraryNotFound as e:
             self._why_not = str(e)
+        self.op_packages = [dict(p) for p in op_packages or ()]
         wheel = _wheel_library()
         if self._path is not None and self._path == wheel:
             self.name = DEFAULT_NAME
@@ -92,8 +96,12 @@ class QnnAdapter:
                 "log_level": log_level,
                 "graph": {"precision": precision, "soc": self.options.soc, "arch": self.options.arch},
                 "debug_hooks": self.debug_hooks,
+                "op_packages": self.op_packages,
             }
             self._worker = Worker(config, timeout=self.timeout, start_timeout=start_timeout)
+        missing = [p["path"] for p in self.op_packages if not Path(p["path"]).is_file()]
+        if missing:  # said before any worker starts: the backend would only report a generic code
+            self._worker, self._why_not = None, f"op package {missing[0]} does not exist"
         self._ops: list[str] | None = None
 
     # -- protocol ----------------------------------------------------------------------------------
@@ -169,7 +177,7 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     """Build an adapter from loosely typed options (command line / config file).
 
     Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``timeout``,
-    ``log_level``. Unknown keys are an error, so a typo does not silently run the default.
+    ``log_level``, ``op_packages``. Unknown keys are an error, so a typo does not silently run the default.
     ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own.
     """
     opts = target_from_env(dict(options or {}))
@@ -185,6 +193,9 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
         kwargs["timeout"] = float(opts.pop("timeout"))
     if "log_level" in opts:
         kwargs["log_level"] = str(opts.pop("log_level"))
+    if opts.get("op_packages"):
+        kwargs["op_packages"] = list(opts.pop("op_packages"))
+    opts.pop("op_packages", None)
     if opts:
         raise ValueError(f"unknown qnn adapter options: {sorted(opts)}")
     return QnnAdapter(**kwargs)

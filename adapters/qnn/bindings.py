@@ -272,7 +272,7 @@ FUNCTION_TABLE: list[tuple[str, list | None]] = [
     ("backendSetConfig", None),
     ("backendGetApiVersion", [POINTER(ApiVersion)]),
     ("backendGetBuildId", [POINTER(c_char_p)]),
-    ("backendRegisterOpPackage", None),
+    ("backendRegisterOpPackage", [Handle, c_char_p, c_char_p, c_char_p]),
     ("backendGetSupportedOperations", [Handle, POINTER(c_uint32), POINTER(POINTER(OperationName))]),
     ("backendValidateOpConfig", [Handle, OpConfig]),
     ("backendFree", [Handle]),
@@ -493,6 +493,13 @@ class QnnLibrary:
             self.call("deviceCreate", self._log, ptrs, byref(handle))
             self._devices[key] = handle
         return self._devices[key]
+
+    def register_op_package(self, path: str, interface: str, target: str = "") -> None:
+        """Hand a user op package to the backend: its library, its interface provider function and, for
+        backends with several targets (HTP: "CPU" or "HTP"), which one; raises QnnError with the
+        backend's own message when the library or the provider is not there."""
+        self.call("backendRegisterOpPackage", self.backend, path.encode(), interface.encode(),
+                  target.encode() if target else None)  # fmt: skip
 
     def supported_operations(self) -> list[tuple[str, str]]:
         """(package, op name) pairs the backend lists; the array is backend-owned."""

@@ -74,6 +74,16 @@ def _mark(stage: str) -> None:
 
 
 PACKAGE = b"qti.aisw"
+
+
+def _package(op_name: str) -> bytes:
+    """The op's package as its spec names it (an op package's ops are not qti.aisw's)."""
+    try:
+        import opdefs
+
+        return str(opdefs.load(op_name).raw.get("package") or "qti.aisw").encode()
+    except (KeyError, ValueError):  # no spec (hand-made or debug cases): the built-in package
+        return PACKAGE
 PRECISIONS = ("auto", "float32", "float16", "none")
 
 # Which member of the scalar value union carries each QNN datatype.
@@ -327,7 +337,7 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
     op = b.OpConfig()
     op.version = b.OPCONFIG_VERSION_1
     op.v1.name = b"node0"
-    op.v1.packageName = PACKAGE
+    op.v1.packageName = bld._pin(_package(case.op))
     op.v1.typeName = bld._pin(case.op.encode())
     op.v1.numOfParams = len(params)
     op.v1.params = param_arr if params else None

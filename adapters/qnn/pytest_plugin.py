@@ -5,7 +5,7 @@ record says which one it ran on), the adapters are built in places this plugin d
 conformance module's fixture, ``python -m cases replay``), and xdist workers and the adapters' worker
 processes inherit the environment. So the options only set $QNN_HTP_SOC / $QNN_HTP_ARCH, which both
 adapters' ``make()`` read when no explicit ``soc``/``arch`` option is given.
-Loaded with ``-p adapters.qnn.pytest_plugin`` (the project's pytest ``addopts`` does that).
+Registered under the ``pytest11`` entry point (and by the repository's conftest.py when not installed).
 """
 
 from __future__ import annotations

@@ -388,6 +388,12 @@ def _child(req_fd: int, rep_fd: int) -> int:
                 lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
                                           known=cfg.get("known_core_api"))
                 lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
+                for pkg in cfg.get("op_packages") or ():  # before any case: ops of the package validate like any
+                    try:
+                        lib.register_op_package(pkg["path"], pkg["interface"], pkg.get("target") or "")
+                    except bindings.QnnError as e:
+                        raise RuntimeError(f"op package {pkg['path']} (interface {pkg['interface']}) refused: {e}") \
+                            from None
                 reply = ("ok", lib.info(), collect.take())
             elif kind == "run":
                 case = message[1]

@@ -1,0 +1,463 @@
+"""The pytest plugin of the conformance run: its options, the checks at the door, the results recorder.
+
+Why a plugin registered under the ``pytest11`` entry point and not the repository's ``conftest.py``:
+pytest must know ``--backend``, ``--results`` and the rest while it parses the command line, before it
+picks a rootdir (an option it does not know takes its value for a path); and the run must work from
+any directory once the package is installed, editable or not. Without ``--backend`` the plugin does
+nothing, so it is harmless in every other pytest run of the same environment.
+
+What it holds for ``cases/test_conformance.py``:
+- the checks at the door: an unknown or unavailable backend, ``--examples`` below 1, an ``--op`` that
+  is no regular expression or matches no op, an unknown ``--qnn-precision`` or a missing op package
+  each end the run with one line and exit code 4 (usage) before any case runs;
+- the run's identity, decided once by the controller and handed to pytest-xdist workers: run id,
+  seed (chosen and written down when not given, so the same command can resume), configuration;
+- the results file: a run header first (``reports.record.RunHeader``), then every record appended
+  as one whole line the moment its case finishes, by whichever process ran it;
+- ``--resume``: the cases a killed run already recorded are taken from the file, not run again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import random
+import re
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+from reports import record as results
+
+settings.register_profile("dev", max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+settings.register_profile("ci", max_examples=10, deadline=None, suppress_health_check=list(HealthCheck),
+                          derandomize=True, database=None)  # fmt: skip
+settings.register_profile("thorough", max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def use_profile() -> None:
+    """$HYPOTHESIS_PROFILE (default "dev"), for conformance runs and the suite's own tests only: the
+    plugin is loaded by every pytest run of the environment and must not change other projects'."""
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+PRECISIONS = ("auto", "float32", "float16", "none")
+SPECS_ENV = "QNN_CONFORMANCE_SPECS"  # read by opdefs.spec: extra spec directories, searched first
+_WIRE = "qnn_conformance_run"  # key of the run description in an xdist worker's workerinput
+
+
+@dataclass
+class Prior:
+    """What a killed run already recorded, keyed the way the conformance tests look it up."""
+
+    cases: dict[tuple[str, str, str, str], results.Record] = field(default_factory=dict)  # op, config, tier, id
+    cells: dict[tuple[str, str, str], results.Record] = field(default_factory=dict)  # op, config, tier
+    shrunk: set[tuple[str, str, str]] = field(default_factory=set)
+    negatives: dict[tuple[str, str], results.Record] = field(default_factory=dict)  # op, constraint id
+
+    @classmethod
+    def load(cls, path: Path) -> Prior:
+        prior = cls()
+        if not path.exists():
+            return prior
+        for r in results.read([path], warn=lambda m: None):  # the controller already reported a torn line
+            if r.kind == results.POSITIVE:
+                prior.cases[(r.op, r.config, r.tier, r.case_id)] = r
+            elif r.kind == results.CELL:
+                prior.cells[(r.op, r.config, r.tier)] = r
+            elif r.kind == results.SHRUNK:
+                prior.shrunk.add((r.op, r.config, r.tier))
+            elif r.kind == results.NEGATIVE and r.broken:
+                prior.negatives[(r.op, r.broken)] = r
+        return prior
+
+    def __len__(self) -> int:
+        return len(self.cases) + len(self.negatives)
+
+
+RUN = pytest.StashKey["Run | None"]()
+ADAPTER = pytest.StashKey[Any]()  # the adapter opened at the door, handed to the tests of a plain run
+
+
+@dataclass
+class Run:
+    """One conformance run as the controller decided it; workers receive it whole."""
+
+    backend: str
+    adapter_options: dict[str, Any]
+    run_id: str
+    seed: int
+    results: str | None
+    case_dir: str
+    resume: bool
+    configuration: dict[str, Any]
+
+    def wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("conformance", "QNN op conformance run (qnn-opdef-conformance)")
+    g.addoption("--backend", default=None,
+                help="adapter to run the conformance cases on: a registered name (reference, qnn-htp, qnn, "
+                     "onnxruntime, ort-qnn, or one of another package's) or package.module:factory")  # fmt: skip
+    g.addoption("--op", default=None, help="regex: only ops whose name matches")
+    g.addoption("--examples", type=int, default=None,
+                help="typical-tier cases per op x datatype configuration (every one runs and is recorded)")
+    g.addoption("--edge-examples", type=int, default=None,
+                help="edge-tier cases per op x datatype configuration (default: a quarter of --examples, at least 1)")
+    g.addoption("--tier", choices=["typical", "edge", "both"], default="both", help="which tiers to run")
+    g.addoption("--seed", type=int, default=None,
+                help="hypothesis seed: the same seed gives the same cases (default: a random one, recorded)")
+    g.addoption("--results", default=None,
+                help="JSONL file: a run header, then one results record per case as it finishes")
+    g.addoption("--resume", action="store_true",
+                help="continue the run recorded in --results: cases already recorded are not run again")
+    g.addoption("--no-shrink", action="store_true",
+                help="skip the shrinking step that saves the smallest failing case of a failing cell")
+    g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
+    g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
+    g.addoption("--qnn-precision", default="auto", help=f"HTP graph precision: {', '.join(PRECISIONS)}")
+    g.addoption("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
+                help="register a QNN op package (backendRegisterOpPackage) before the run; repeatable")
+    g.addoption("--specs", action="append", default=[], metavar="DIR",
+                help="another directory of op specs (e.g. an op package's), searched before the built-in one")
+    g.addoption("--case-dir", default=None, help="where non-PASS cases are saved for replay")
+    g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
+
+
+# ---------------------------------------------------------------------------------------------
+# The door
+# ---------------------------------------------------------------------------------------------
+def _usage(message: str) -> pytest.UsageError:
+    return pytest.UsageError(message.replace("\n", " "))
+
+
+def _check_counts(config: pytest.Config) -> None:
+    for opt in ("--examples", "--edge-examples", "--max-elements"):
+        value = config.getoption(opt)
+        if value is not None and value < 1:
+            raise _usage(f"{opt} {value}: must be a whole number of at least 1")
+
+
+def _check_precision(config: pytest.Config) -> None:
+    value = config.getoption("--qnn-precision")
+    if value not in PRECISIONS:
+        raise _usage(f"--qnn-precision {value!r}: unknown precision; choose from {', '.join(PRECISIONS)}")
+
+
+def _spec_names(config: pytest.Config) -> list[str]:
+    from opdefs import spec
+
+    return sorted({p.stem for d in spec.spec_dirs() for p in spec.spec_files(d)})
+
+
+def _check_op(config: pytest.Config) -> None:
+    pattern = config.getoption("--op")
+    if pattern is None:
+        return
+    try:
+        rx = re.compile(pattern)
+    except re.error as e:
+        raise _usage(f"--op {pattern!r}: not a valid regular expression ({e})") from None
+    names = _spec_names(config)
+    if not any(rx.search(n) for n in names):
+        bare = pattern.strip("^$")
+        close = difflib.get_close_matches(bare, names, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `ls` the opdefs/ directory for the names"
+        raise _usage(f"--op {pattern!r} matches none of the {len(names)} ops{hint}")
+
+
+def parse_op_package(text: str) -> dict[str, str]:
+    """``PATH:INTERFACE[:TARGET]`` -> {"path", "interface", "target"}; a path may not hold ':'."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ValueError(f"--qnn-op-package {text!r}: expected PATH:INTERFACE or PATH:INTERFACE:TARGET")
+    return {"path": parts[0], "interface": parts[1], "target": parts[2] if len(parts) == 3 else ""}
+
+
+def adapter_options(config: pytest.Config) -> dict[str, Any]:
+    """What ``adapters.get`` receives: only the options the user set (plus the precision every QNN-based
+    adapter takes), so an adapter that cannot use an option says so instead of ignoring it."""
+    opts: dict[str, Any] = {"precision": config.getoption("--qnn-precision")}
+    if config.getoption("--qnn-backend-lib"):
+        opts["library"] = str(Path(config.getoption("--qnn-backend-lib")).expanduser().resolve())
+    packages = []
+    for text in config.getoption("--qnn-op-package"):
+        try:
+            pkg = parse_op_package(text)
+        except ValueError as e:
+            raise _usage(str(e)) from None
+        path = Path(pkg["path"]).expanduser().resolve()
+        if not path.is_file():
+            raise _usage(f"--qnn-op-package {text!r}: no file {path}")
+        packages.append({**pkg, "path": str(path)})
+    if packages:
+        opts["op_packages"] = packages
+    return opts
+
+
+class _Quiet(logging.Handler):
+    """Keeps a backend's own log lines (sent up by the QNN workers) off the terminal at the door, where
+    the refusal is one line; pytest's log capture takes over once the session starts."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        pass
+
+
+def _open_backend(name: str, options: dict[str, Any]) -> Any:
+    import adapters
+
+    try:
+        adapter = adapters.get(name, options)
+    except adapters.UnknownBackend as e:
+        raise _usage(f"--backend {name!r}: {e}") from None
+    except (ValueError, TypeError, ImportError, AttributeError) as e:
+        raise _usage(f"--backend {name}: cannot build the adapter: {type(e).__name__}: {e}") from None
+    quiet, logger = _Quiet(), logging.getLogger("adapters")
+    logger.addHandler(quiet)
+    try:
+        ok, why = adapter.available()
+    finally:
+        logger.removeHandler(quiet)
+    if not ok:
+        adapter.close()
+        first = str(why).strip().splitlines()[0] if str(why).strip() else "no reason given"
+        raise _usage(f"--backend {name}: not available here: {first[:400]}")
+    return adapter
+
+
+def _uses_xdist(config: pytest.Config) -> bool:
+    n = getattr(config.option, "numprocesses", None)
+    return bool(n) and getattr(config.option, "dist", "no") != "no"
+
+
+def examples_per_tier(config_or_options: Any) -> tuple[int, int]:
+    get = config_or_options.getoption if hasattr(config_or_options, "getoption") else None
+    typical = (get("--examples") if get else config_or_options.get("examples")) or settings.default.max_examples
+    edge = (get("--edge-examples") if get else config_or_options.get("edge_examples")) or max(1, -(-typical // 4))
+    return typical, edge
+
+
+def _configuration(config: pytest.Config, name: str, seed: int, info: dict[str, Any],
+                   options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """What two runs of one backend must share to be merged or resumed (the op selection is not part of
+    it: runs split by --op merge)."""
+    typical, edge = examples_per_tier(config)
+    return {
+        "backend": name,
+        "build": info,
+        "seed": seed,
+        "examples": typical,
+        "edge_examples": edge,
+        "tier": config.getoption("--tier"),
+        "options": {
+            **{k: v for k, v in options.items() if k != "library"},
+            "library": options.get("library"),
+            "max_elements": config.getoption("--max-elements"),
+            "expectations": [str(Path(p).resolve()) for p in config.getoption("--expectations")],
+            "specs": [str(Path(p).resolve()) for p in config.getoption("--specs")],
+        },
+    }
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """A last line that is not JSON (cut by the kill) would be glued to the first record appended after
+    it and become a bad line in the middle: it goes (its case is not recorded, so it runs again)."""
+    data = path.read_bytes()
+    body = data.rstrip(b"\n")
+    start = body.rfind(b"\n") + 1
+    try:
+        json.loads(body[start:] or b"{}")
+    except ValueError:
+        with open(path, "r+b") as fh:
+            fh.truncate(start)
+        return
+    if data and not data.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+
+
+def _resume_header(path: Path, configuration: dict[str, Any]) -> results.RunHeader | None:
+    """The header of the run to continue; a different configuration is a usage error saying what differs."""
+    if not path.exists():
+        return None
+    headers: list[results.RunHeader] = []
+    torn: list[str] = []
+    for _ in results.read_with_headers([path], headers, warn=torn.append):
+        pass
+    for message in torn:
+        print(f"warning: {message}", file=sys.stderr)
+    if not headers:
+        raise _usage(f"--resume: {path} has no run header (not written by a conformance run); "
+                     "rerun without --resume to start it over")  # fmt: skip
+    _drop_torn_tail(path)
+    first = headers[0]
+    wanted = dict(configuration)
+    if wanted.get("seed") is None:
+        wanted["seed"] = first.configuration.get("seed")
+    diffs = results.configuration_differences(first.configuration, wanted)
+    if diffs:
+        raise _usage(f"--resume: {path} holds a run with another configuration ({'; '.join(diffs[:4])}); "
+                     "rerun without --resume to start over, or use another --results")  # fmt: skip
+    return first
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a generated conformance case run on --backend")
+    name = config.getoption("--backend")
+    specs = [str(Path(p).expanduser().resolve()) for p in config.getoption("--specs")]
+    if specs:
+        os.environ[SPECS_ENV] = os.pathsep.join(specs)
+    if not name:
+        config.stash[RUN] = None
+        return
+    use_profile()
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # `pytest --backend X` with no paths runs the conformance module, from any directory
+        config.args = [str(Path(__file__).with_name("test_conformance.py"))]
+    wire = getattr(config, "workerinput", {}).get(_WIRE)
+    if wire is not None:  # an xdist worker: the controller decided everything
+        config.stash[RUN] = Run(**wire)
+        config.stash[ADAPTER] = None
+        return
+    if config.getoption("--resume") and not config.getoption("--results"):
+        raise _usage("--resume needs --results FILE: the file of the run to continue")
+    _check_counts(config)
+    _check_precision(config)
+    _check_op(config)
+    options = adapter_options(config)
+    adapter = _open_backend(name, options)
+    info = adapter.info() if hasattr(adapter, "info") else {}
+    seed = config.getoption("--seed")
+    configuration = _configuration(config, name, seed, info, options)
+    run_id = uuid.uuid4().hex[:12]
+    results_path = config.getoption("--results")
+    resume = bool(config.getoption("--resume"))
+    if results_path:
+        path = Path(results_path).expanduser().resolve()
+        previous = _resume_header(path, configuration) if resume else None
+        if previous is not None:
+            run_id = previous.run_id
+            seed = previous.configuration.get("seed") if seed is None else seed
+        elif resume:
+            print(f"--resume: {path} does not exist yet; starting the run", file=sys.stderr)
+            resume = False
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    configuration["seed"] = seed
+    header = results.RunHeader(run_id, name, configuration, datetime.now(UTC).isoformat(timespec="seconds"),
+                               list(config.invocation_params.args), resumed=resume)  # fmt: skip
+    if results_path:
+        if resume:
+            results.append(path, [header])
+        else:
+            results.start(path, header)
+    case_dir = config.getoption("--case-dir") or (str(path.parent / "cases") if results_path else "runs/cases")
+    config.stash[RUN] = Run(name, options, run_id, int(seed), str(path) if results_path else None,
+                            str(Path(case_dir).resolve()), resume, configuration)  # fmt: skip
+    if _uses_xdist(config):
+        adapter.close()  # the workers open their own
+        config.stash[ADAPTER] = None
+    else:
+        config.stash[ADAPTER] = adapter
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker gets the controller's run (same run id, seed, results file)."""
+    run = node.config.stash.get(RUN, None)
+    if run is not None:
+        node.workerinput[_WIRE] = run.wire()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    adapter = config.stash.get(ADAPTER, None)
+    if adapter is not None:
+        adapter.close()
+        config.stash[ADAPTER] = None
+
+
+def take_adapter(config: pytest.Config) -> Any:
+    """The adapter opened at the door (plain runs), or a fresh one (xdist workers)."""
+    run = config.stash[RUN]
+    adapter = config.stash.get(ADAPTER, None)
+    if adapter is not None:
+        config.stash[ADAPTER] = None
+        return adapter
+    return _open_backend(run.backend, run.adapter_options)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --backend: --op deselects (a run over 3 ops should not print 1000 skips)."""
+    if config.stash.get(RUN, None) is None:
+        return
+    pattern = config.getoption("--op")
+    if pattern:
+        rx = re.compile(pattern)
+        drop = [i for i in items if i.get_closest_marker("conformance") and "[" in i.nodeid
+                and not rx.search(i.nodeid.split("[", 1)[1].split("-", 1)[0])]  # fmt: skip
+        if drop:
+            dropped = set(drop)
+            config.hook.pytest_deselected(items=drop)
+            items[:] = [i for i in items if i not in dropped]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    run = config.stash.get(RUN, None)
+    if run is None or hasattr(config, "workerinput"):
+        return None
+    where = run.results or "(no --results)"
+    return [f"conformance: backend {run.backend}, run {run.run_id}, seed {run.seed}, results {where}"
+            + (" (resumed)" if run.resume else "")]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def conformance_options(pytestconfig: pytest.Config) -> dict:
+    run = pytestconfig.stash.get(RUN, None)
+    if run is None:
+        return {"backend": None}
+    typical, edge = examples_per_tier(pytestconfig)
+    results_path = Path(run.results) if run.results else None
+    return {
+        "backend": run.backend,
+        "op": pytestconfig.getoption("--op"),
+        "examples": typical,
+        "edge_examples": edge,
+        "seed": run.seed,
+        "no_shrink": pytestconfig.getoption("--no-shrink"),
+        "tier": pytestconfig.getoption("--tier"),
+        "expectations": pytestconfig.getoption("--expectations"),
+        "qnn_backend_lib": run.adapter_options.get("library"),
+        "qnn_precision": run.adapter_options.get("precision"),
+        "adapter_options": run.adapter_options,
+        "results": results_path,
+        "run_id": run.run_id,
+        "case_dir": Path(run.case_dir),
+        "max_elements": pytestconfig.getoption("--max-elements"),
+        "prior": Prior.load(results_path) if run.resume and results_path else Prior(),
+        "started": time.time(),
+    }
+
+
+def examples_for(options: dict, tier: str) -> int:
+    """Cases per cell and tier: ``--examples`` typical ones (the profile's max_examples by default) and
+    ``--edge-examples`` edge ones (a quarter of that, at least 1)."""
+    typical, edge = examples_per_tier(options)
+    return typical if tier == "typical" else edge
+
+
+def hypothesis_settings(options: dict, tier: str = "typical") -> settings:
+    """Generation only: every drawn case runs and is recorded, so hypothesis' stop-at-first-failure,
+    its replay of the failing example and its shrinking never decide what a cell counts."""
+    return settings(settings.default, max_examples=examples_for(options, tier), phases=[Phase.generate],
+                    database=None)  # fmt: skip

@@ -1,0 +1,92 @@
+"""Adapters the suite's own tests plug in with ``--backend tests.fake_backends:FACTORY`` (a one-off adapter
+reference, the form users have for their own backends).
+
+- ``wrong_relu``: the reference, except that Relu's outputs are off by one, so Relu cells fail and the
+  others pass (for ``--lf``/``--sw``/``--junitxml``).
+- ``killing_qnn_htp`` / ``killing_ort_qnn``: a real worker-backed adapter whose worker process is killed
+  with SIGKILL from outside while it runs the N-th case ($KILL_AT_CASE, default 2), as an OOM killer or
+  a crashing driver would; every other case runs normally.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from adapters.base import OK, Outcome
+from cases.case import Case
+
+
+class _Wrapper:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "wrapped")
+
+    def available(self) -> tuple[bool, str]:
+        return self.inner.available()
+
+    def info(self) -> dict[str, Any]:
+        return self.inner.info()
+
+    def capabilities(self) -> dict[str, Any]:
+        return self.inner.capabilities()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _WrongRelu(_Wrapper):
+    def run(self, case: Case) -> Outcome:
+        out = self.inner.run(case)
+        if case.op == "Relu" and out.status == OK:
+            out = replace(out, outputs=[np.asarray(o) + np.asarray(1, dtype=np.asarray(o).dtype) for o in out.outputs])
+        return out
+
+
+def wrong_relu(options: dict[str, Any]) -> _WrongRelu:
+    from adapters.reference import make
+
+    return _WrongRelu(make(options))
+
+
+class _KillOnce(_Wrapper):
+    """On the N-th case the worker is sent a case that keeps it busy (the debug hang hook) and is
+    killed from here after a moment: the outcome must be CRASH for the case that was running."""
+
+    def __init__(self, inner: Any, at: int) -> None:
+        super().__init__(inner)
+        self.at, self.count = at, 0
+
+    def run(self, case: Case) -> Outcome:
+        self.count += 1
+        if self.count != self.at:
+            return self.inner.run(case)
+        self.inner.available()  # make sure a worker is up, so there is a pid to kill
+        pid = self.inner.worker_pid
+        timer = threading.Timer(1.0, os.kill, (pid, signal.SIGKILL))
+        timer.start()
+        try:
+            return self.inner.run(Case("__debug_hang__", [], {}, []))
+        finally:
+            timer.cancel()
+
+
+def _at() -> int:
+    return int(os.environ.get("KILL_AT_CASE", "2"))
+
+
+def killing_qnn_htp(options: dict[str, Any]) -> _KillOnce:
+    from adapters.qnn.adapter import QnnAdapter
+
+    return _KillOnce(QnnAdapter(precision=options.get("precision", "auto"), debug_hooks=True, timeout=60), _at())
+
+
+def killing_ort_qnn(options: dict[str, Any]) -> _KillOnce:
+    from adapters.ort_qnn import OrtQnnAdapter
+
+    return _KillOnce(OrtQnnAdapter(precision=options.get("precision", "auto"), debug_hooks=True, timeout=60), _at())

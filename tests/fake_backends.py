@@ -3,6 +3,7 @@ reference, the form users have for their own backends).
 
 - ``wrong_relu``: the reference, except that Relu's outputs are off by one, so Relu cells fail and the
   others pass (for ``--lf``/``--sw``/``--junitxml``).
+- ``rejecting``: the reference's identity, refusing every case at validation (cells nobody could judge).
 - ``killing_qnn_htp`` / ``killing_ort_qnn``: a real worker-backed adapter whose worker process is killed
   with SIGKILL from outside while it runs the N-th case ($KILL_AT_CASE, default 2), as an OOM killer or
   a crashing driver would; every other case runs normally.
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import OK, Outcome
+from adapters.base import OK, REJECTED, Outcome
 from cases.case import Case
 
 
@@ -52,6 +53,17 @@ def wrong_relu(options: dict[str, Any]) -> _WrongRelu:
     from adapters.reference import make
 
     return _WrongRelu(make(options))
+
+
+class _Rejecting(_Wrapper):
+    def run(self, case: Case) -> Outcome:
+        return Outcome(REJECTED, message="this test backend refuses every case")
+
+
+def rejecting(options: dict[str, Any]) -> _Rejecting:
+    from adapters.reference import make
+
+    return _Rejecting(make(options))
 
 
 class _KillOnce(_Wrapper):

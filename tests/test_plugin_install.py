@@ -125,8 +125,8 @@ def test_stepwise_stops_at_the_first_failing_cell_and_starts_there_next_time(tmp
     assert next(iter(_junit(tmp_path / "2.xml"))) == failed_first, "--sw did not start at the failing cell"
 
 
-def test_unchecked_cells_are_skipped_with_the_reason_in_junitxml(tmp_path):
-    proc = run("--backend", "reference", "--op", "^RandomUniformLike$", "--examples", "2", "--tier", "typical",
+def test_cells_nobody_could_judge_are_skipped_with_the_reason_in_junitxml(tmp_path):
+    proc = run("--backend", "tests.fake_backends:rejecting", "--op", "^Relu$", "--examples", "2", "--tier", "typical",
                "--no-shrink", "-k", "test_op", "--junitxml", str(tmp_path / "j.xml"))  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:]
     root = ET.parse(tmp_path / "j.xml").getroot()
@@ -135,7 +135,7 @@ def test_unchecked_cells_are_skipped_with_the_reason_in_junitxml(tmp_path):
     assert cells, "no test_op cell ran"
     for c in cells:
         skipped = c.find("skipped")
-        assert skipped is not None and "UNCHECKED" in skipped.get("message", ""), f"{c.get('name')} was not skipped"
+        assert skipped is not None and "REJECTED" in skipped.get("message", ""), f"{c.get('name')} was not skipped"
 
 
 # ---- from anywhere -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ case that breaks exactly that constraint; the backend should refuse it at valida
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -124,6 +125,9 @@ def _replay_options(options: dict) -> str:
         opts.append(f"--qnn-backend-lib {options['qnn_backend_lib']}")
     if options.get("qnn_precision") not in (None, "auto"):
         opts.append(f"--qnn-precision {options['qnn_precision']}")
+    for flag, env in (("--qnn-soc", "QNN_HTP_SOC"), ("--qnn-arch", "QNN_HTP_ARCH")):  # set by --qnn-soc/--qnn-arch
+        if os.environ.get(env, "").strip():
+            opts.append(f"{flag} {os.environ[env].strip()}")
     return " ".join(opts)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -21,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--backend", default="reference")
     rp.add_argument("--qnn-backend-lib", default=None)
     rp.add_argument("--qnn-precision", default=None)
+    rp.add_argument("--qnn-soc", default=None, help="HTP SoC model to simulate (qnn-htp, ort-qnn), e.g. 43")
+    rp.add_argument("--qnn-arch", default=None, help="HTP architecture number (qnn-htp, ort-qnn), e.g. 73")
     cp = sub.add_parser("configs", help="list an op's datatype configurations and why each exists")
     cp.add_argument("op")
     args = ap.parse_args(argv)
@@ -29,7 +32,17 @@ def main(argv: list[str] | None = None) -> int:
 
     import adapters
     import suite
+    from adapters.qnn.adapter import ENV_ARCH, ENV_SOC
     from cases.case import Case
+
+    # The same channel as pytest's --qnn-soc/--qnn-arch: the QNN adapters read it when built, the others ignore it.
+    for value, env in ((args.qnn_soc, ENV_SOC), (args.qnn_arch, ENV_ARCH)):
+        if value is not None:
+            try:
+                os.environ[env] = str(int(value, 0))
+            except ValueError:
+                print(f"error: not an integer: {value!r} (an HTP SoC model or arch number)", file=sys.stderr)
+                return 2
 
     try:
         case = Case.load(args.case_path)

@@ -21,6 +21,7 @@ back whole.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -159,6 +160,9 @@ def _replay_options(options: dict) -> str:
         opts.append(f"--qnn-precision {options['qnn_precision']}")
     for pkg in (options.get("adapter_options") or {}).get("op_packages", []):
         opts.append(f"--qnn-op-package {':'.join(x for x in (pkg['path'], pkg['interface'], pkg['target']) if x)}")
+    for flag, env in (("--qnn-soc", "QNN_HTP_SOC"), ("--qnn-arch", "QNN_HTP_ARCH")):  # set by --qnn-soc/--qnn-arch
+        if os.environ.get(env, "").strip():
+            opts.append(f"{flag} {os.environ[env].strip()}")
     return " ".join(opts)
 
 

@@ -63,6 +63,32 @@ def test_the_ort_qnn_adapter_takes_the_same_soc_variable(monkeypatch: pytest.Mon
     assert ort_qnn.provider_options("lib", "auto", ad.soc, None)["soc_model"] == "43"
 
 
+def test_the_replay_command_of_a_run_on_another_soc_names_that_soc(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cases.test_conformance import _replay_options
+
+    monkeypatch.setenv(qnn_adapter.ENV_SOC, "43")
+    monkeypatch.setenv(qnn_adapter.ENV_ARCH, "73")
+    opts = _replay_options({"qnn_precision": "auto"})
+    assert opts == "--qnn-soc 43 --qnn-arch 73", opts
+
+
+def test_the_replay_command_of_a_default_soc_run_names_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cases.test_conformance import _replay_options
+
+    monkeypatch.setenv(qnn_adapter.ENV_SOC, "")
+    monkeypatch.setenv(qnn_adapter.ENV_ARCH, "")
+    assert "--qnn-soc" not in _replay_options({}), _replay_options({})
+
+
+def test_replay_hands_its_soc_to_the_adapters_it_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import cases.__main__ as cli
+
+    monkeypatch.setenv(qnn_adapter.ENV_SOC, "")  # restored after the test, whatever replay sets
+    path = _transpose([1, 0], (3, 2)).save(tmp_path / "t")
+    assert cli.main(["replay", str(path), "--backend", "reference", "--qnn-soc", "43"]) == 0
+    assert os.environ.get(qnn_adapter.ENV_SOC) == "43", os.environ.get(qnn_adapter.ENV_SOC)
+
+
 def test_the_output_digest_depends_on_bits_shape_and_dtype() -> None:
     a = np.zeros((2, 2), np.float32)
     assert output_digest([a]) == output_digest([a.copy()])

@@ -8,8 +8,10 @@ one is rejected (``hypothesis.assume``), never used. Array contents come from a 
 seeded by a drawn integer, so hypothesis shrinks shapes, params and regimes, not 4096 floats one by one.
 
 Output shapes and output encodings need the op's meaning. The caller may pass ``infer``, a function
-returning the real-valued outputs for a case without outputs (the pytest module passes the
-reference); without it, outputs are derived from the spec alone where the spec determines them.
+returning the real-valued outputs for a case (the pytest module passes the reference): first asked
+with no outputs declared; for ops that read their output size from the declared output (Resize,
+CropAndResize...) asked again with the outputs the spec's dims give, so their grids are calibrated
+on real results too. Without it, outputs are derived from the spec alone where the spec determines them.
 """
 
 from __future__ import annotations
@@ -731,19 +733,36 @@ def _tensor_in_range(rng, ref, dtype, shape, gen: dict, env: dict) -> Tensor:
     return Tensor(ref, dtype, shape, codes.astype(d.storage), enc)
 
 
+def _infer(settings: Settings, op: OpDef, case: Case) -> tuple[bool, list[np.ndarray] | None]:
+    """(valid, real outputs): a ValueError is the reference refusing the case on purpose (a relation
+    the spec states only in prose, e.g. gamma's length = channels): not a valid case; any other error
+    means the reference cannot compute it this way (None)."""
+    if settings.infer is None:
+        return True, None
+    try:
+        return True, settings.infer(op, case)
+    except ValueError:
+        return False, None
+    except Exception:
+        return True, None
+
+
 def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
              settings) -> tuple[list[Tensor], list[np.ndarray] | None] | None:  # fmt: skip
     """The declared outputs and the reference's real-valued result (None without a reference)."""
-    real: list[np.ndarray] | None = None
-    if settings.infer is not None:
-        try:
-            real = settings.infer(op, case)
-        except ValueError:
-            # the reference refuses this case on purpose (a relation the spec states only in prose,
-            # e.g. gamma's length = channels): not a valid case, draw another
-            return None
-        except Exception:  # the reference cannot compute it: fall back to the spec alone
-            real = None
+    valid, real = _infer(settings, op, case)
+    if not valid:
+        return None
+    if real is None and settings.infer is not None:
+        provisional = _outputs(op, config, case, env, shapes, same_shape, replace(settings, infer=None))
+        if provisional is not None:  # sizes the spec takes from the declared output: ask again with them
+            probe = Case(case.op, case.inputs, case.params, [Tensor(t.name, t.dtype, t.shape) for t in provisional[0]],
+                         config=case.config)  # fmt: skip
+            valid, real = _infer(settings, op, probe)
+            if not valid:
+                return None
+            if real is not None and [tuple(np.shape(r)) for r in real] != [t.shape for t in provisional[0]]:
+                real = None  # the reference sized them otherwise: keep the spec's shapes, uncalibrated
     outs: list[Tensor] = []
     decls = op.outputs
     # without a reference: the curated number of outputs (generate.outputs_count), else one per declaration

@@ -159,6 +159,17 @@ class OpDef:
         return self.raw.get("family") or "other"
 
     @property
+    def no_reference(self) -> str | None:
+        """Why reference/ has no implementation of this op yet (``reference: {why: ...}``), or None."""
+        return (self.raw.get("reference") or {}).get("why")
+
+    @property
+    def no_onnx_lowering(self) -> dict[str, str] | None:
+        """Why the ONNX Runtime adapters cannot run this op (``onnx:`` in the spec: ``lowering`` is
+        "none" or "not written", ``why`` one line), or None when a lowering is expected to exist."""
+        return self.raw.get("onnx")
+
+    @property
     def generation(self) -> dict[str, Any]:
         """The ``generate`` block: configurations, typical-tier hints, skip and unsatisfiable reasons."""
         return self.raw.get("generate") or {}

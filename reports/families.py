@@ -1,49 +1,38 @@
-"""Op families: a coarse grouping so a 157-row matrix can be filtered to the ops one person owns.
+"""Op families: a coarse grouping so a matrix of every op can be filtered to the ops one person owns.
 
-The grouping is a reading aid, not a semantic claim, so it lives in one small table of name
-patterns (first match wins) instead of per-op metadata that would have to be kept in sync.
+The family is a fact of the op, so it lives once, as ``family:`` in the op's spec (the schema lists
+the families); reports read it from ``opdefs/<Op>.yaml`` rather than keep a second table that a new op
+would have to be added to. The spec file is read as data, not through ``opdefs`` (as the catalogues
+do): a results file from another machine only needs this checkout's specs. An op with no spec here
+(a newer SDK's op in someone else's results) is "other".
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+from pathlib import Path
 
-# (family, regular expression matched against the whole QNN op name). Order matters: "Convert"
-# must be claimed by conversion before the convolution pattern sees it.
-FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("elementwise", r"ElementWise\w*|IsInf|IsNan"),
-    ("conversion", r"Quantize|Dequantize|Cast|Convert"),
-    ("convolution", r"(Transpose|DepthWise)?Conv\dd|Correlation1D"),
-    ("pooling", r"Pool\w*|L2Pool\dd"),
-    ("reduction", r"Reduce\w*|Argmax|Argmin|TopK|CumulativeSum|Moments"),
-    ("normalization", r"\w*Norm\w*|Batchnorm|Lrn"),
-    ("resampling", r"Resize\w*|GridSample|RoiAlign|RoiPooling|CropAndResize|ExtractGlimpse|ImageProjectionTransform"),
-    ("detection", r"\w*(Nms|NonMaxSuppression|Bbox|Proposals|DetectionOutput|KeyPoint)\w*"),
-    ("activation", r"Relu\w*|Prelu|Elu|Gelu|HardSwish|Sigmoid|Tanh|Logit|\w*Softmax"),
-    ("linear algebra", r"MatMul|FullyConnected|HadamardTransform"),
-    ("recurrent", r"Lstm|Gru"),
-    ("image", r"ArgbToRgb|Nv12ToRgb|Nv21ToRgb"),
-    ("sparse", r"CreateSparse|GetSparse\w+|SparseToDense"),
-    (
-        "data movement",
-        r"BatchPermutation|BatchToSpace|Buffer|ChannelShuffle|Col2Im|Concat|ConstantOfShape|DepthToSpace|ExpandDims"
-        r"|ExtractPatches|Gather\w*|Im2Col|NonZero|OneHot|Pack|UnPack|Pad|Reshape|Scatter\w*|Shape|SpaceToBatch"
-        r"|SpaceToDepth|Split|Squeeze|StridedSlice|Tile|Transpose",
-    ),
-)
+SPECS = Path(__file__).resolve().parents[1] / "opdefs"
 OTHER = "other"
+# `family:` is a top-level scalar the schema restricts to a few words; one line says it
+_FAMILY_LINE = re.compile(r"^family:\s*['\"]?([a-z][a-z ]*[a-z])['\"]?\s*$", re.M)
 
-_COMPILED = tuple((family, re.compile(pattern)) for family, pattern in FAMILY_PATTERNS)
 
-
+@functools.cache
 def family_of(op: str) -> str:
-    """The family of a QNN op name; ``"other"`` when no pattern claims it (e.g. If, Stft)."""
-    for family, pattern in _COMPILED:
-        if pattern.fullmatch(op):
-            return family
-    return OTHER
+    """The ``family:`` of ``op``'s spec; ``"other"`` when there is no spec or it names none."""
+    path = SPECS / f"{op}.yaml"
+    try:
+        m = _FAMILY_LINE.search(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):  # no spec here, or a name no file can have
+        return OTHER
+    return m.group(1) if m else OTHER
 
 
+@functools.cache
 def families() -> list[str]:
-    """Every family name in table order, ``"other"`` last: the order filters and legends use."""
-    return [family for family, _ in FAMILY_PATTERNS] + [OTHER]
+    """Every family the spec schema allows, ``"other"`` last: the order filters and legends use."""
+    schema = json.loads((SPECS / "schema" / "opdef.schema.json").read_text(encoding="utf-8"))
+    return [*schema["properties"]["family"]["enum"], OTHER]

@@ -10,23 +10,21 @@ are written out.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
 import opdefs
 import reference
 from reference import quant
 from reference.activation import MaskedSoftmaxMode, NeuronOperation
+from tests.onnx_oracle import ORT, node_function
+from tests.reference_helpers import assert_reading_recorded
 
 RNG = np.random.default_rng(20240612)
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
@@ -35,31 +33,10 @@ SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 # ---- independent implementations ---------------------------------------------------------------
 
 
-@functools.cache
-def _session(op_type: str, n_inputs: int, attrs: tuple, opset: int, engine: str):
-    ins = [helper.make_tensor_value_info(f"x{i}", 1, None) for i in range(n_inputs)]  # 1 = FLOAT
-    out = helper.make_tensor_value_info("y", 1, None)
-    node = helper.make_node(op_type, [i.name for i in ins], ["y"], **dict(attrs))
-    model = helper.make_model(
-        helper.make_graph([node], op_type, ins, [out]), opset_imports=[helper.make_opsetid("", opset)]
-    )
-    model.ir_version = 10
-    if engine == "onnx.reference":
-        return ReferenceEvaluator(model)
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-
-
-def onnx_op(op_type: str, *, engine: str = "onnxruntime", opset: int = 21, **attrs):
-    """A function running the one-node float32 ONNX model ``op_type`` on numpy arrays."""
-
-    def run(*arrays: np.ndarray) -> np.ndarray:
-        arrays = tuple(np.asarray(a, np.float32) for a in arrays)
-        sess = _session(op_type, len(arrays), tuple(sorted(attrs.items())), opset, engine)
-        return np.asarray(sess.run(None, {f"x{i}": a for i, a in enumerate(arrays)})[0])
-
-    return run
+def onnx_op(op_type: str, *, engine: str = ORT, opset: int = 21, **attrs):
+    """A function running the one-node ONNX model ``op_type`` on float32 copies of numpy arrays."""
+    run = node_function(op_type, engine=engine, opset=opset, **attrs)
+    return lambda *arrays: run(*(np.asarray(a, np.float32) for a in arrays))
 
 
 def clip(lo: float, hi: float):
@@ -84,8 +61,6 @@ def uniform(shape, lo: float = -6.0, hi: float = 6.0) -> np.ndarray:
 SHAPES = [(9,), (3, 5), (2, 3, 4), (1, 4, 4, 3)]
 
 
-
-
 @pytest.mark.parametrize(
     ("op", "about"),
     [
@@ -98,8 +73,7 @@ SHAPES = [(9,), (3, 5), (2, 3, 4), (1, 4, 4, 3)]
     ],
 )
 def test_the_readings_this_reference_takes_are_recorded_in_the_spec(op, about):
-    decisions = opdefs.load(op).raw.get("decisions") or []
-    assert any(d["about"] == about and d.get("line") for d in decisions), f"{op}: no recorded decision on {about!r}"
+    assert_reading_recorded(op, about)
 
 
 # ---- ElementWiseNeuron and the dedicated activations ---------------------------------------------

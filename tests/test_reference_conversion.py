@@ -9,14 +9,13 @@ onnxruntime's Cast where ONNX defines the result, and by hand where the project 
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
 
 import reference
 from cases.case import Encoding
 from opdefs import dtypes
 from reference import quant
+from tests.onnx_oracle import BOOL, F32, ort_graph, tensor_type
 
 RNG = np.random.default_rng(99)
 FIXED_POINT = [
@@ -29,22 +28,9 @@ FIXED_POINT = [
     "UFIXED_POINT_32",
     "SFIXED_POINT_32",
 ]
+OPSET = 21  # the cross-checks were written against opset 21's QuantizeLinear / DequantizeLinear / Cast
 # fixed-point types onnxruntime's QuantizeLinear / DequantizeLinear (opset 21) handle on the CPU EP
 ORT_FIXED_POINT = ["UFIXED_POINT_8", "SFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_16"]
-
-
-def ort_graph(nodes: list[tuple[str, list[str], dict]], feeds: dict[str, np.ndarray], out_type: int) -> np.ndarray:
-    """A chain of ONNX nodes, each writing t<i>; the last one's output is returned."""
-    ins = [
-        helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()
-    ]
-    made = [helper.make_node(op, inputs, [f"t{i}"], **attrs) for i, (op, inputs, attrs) in enumerate(nodes)]
-    out = helper.make_tensor_value_info(f"t{len(nodes) - 1}", out_type, None)
-    model = helper.make_model(helper.make_graph(made, "g", ins, [out]), opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
 
 
 def zero_point(enc: Encoding, dtype: str) -> np.ndarray:
@@ -158,11 +144,11 @@ def test_quant_encoding_for_range_offset_fits_the_api_int32(dtype: str, lo: floa
 def test_quant_quantize_matches_onnx_quantize_linear(dtype: str) -> None:
     """The same codes as QuantizeLinear with zero_point = -offset (per tensor, and per axis 1)."""
     x = RNG.uniform(-4.0, 6.0, size=(3, 4, 5)).astype(np.float32)
-    otype = helper.np_dtype_to_tensor_dtype(dtypes.get(dtype).storage)
+    otype = tensor_type(dtypes.get(dtype).storage)
     for enc in (quant.encoding_for_range(-3.0, 5.0, dtype), per_axis_encoding(dtype, 4)):
         attrs = {"axis": 1} if enc.per_axis else {}
         feeds = {"x": x, "s": scales(enc), "z": zero_point(enc, dtype)}
-        want = ort_graph([("QuantizeLinear", ["x", "s", "z"], attrs)], feeds, otype)
+        (want,) = ort_graph([("QuantizeLinear", ["x", "s", "z"], attrs)], feeds, [otype], OPSET)
         got = quant.quantize(x.astype(np.float64), enc, dtype)
         diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
         assert diff.max() <= 1, f"{dtype} per_axis={enc.per_axis}: codes differ by {diff.max()}"
@@ -178,10 +164,9 @@ def test_quantize_op_then_output_encoding_is_quantize_linear(dtype: str) -> None
     enc = quant.encoding_for_range(-1.5, 2.5, dtype)  # narrower than x: saturation included
     (real,) = reference.run("Quantize", [x.astype(np.float64)], {})
     got = quant.quantize(real, enc, dtype)
-    otype = helper.np_dtype_to_tensor_dtype(dtypes.get(dtype).storage)
-    want = ort_graph(
-        [("QuantizeLinear", ["x", "s", "z"], {})], {"x": x, "s": scales(enc), "z": zero_point(enc, dtype)}, otype
-    )
+    otype = tensor_type(dtypes.get(dtype).storage)
+    feeds = {"x": x, "s": scales(enc), "z": zero_point(enc, dtype)}
+    (want,) = ort_graph([("QuantizeLinear", ["x", "s", "z"], {})], feeds, [otype], OPSET)
     assert np.abs(got.astype(np.int64) - want.astype(np.int64)).max() <= 1, f"{dtype}: Quantize codes"
 
 
@@ -190,11 +175,8 @@ def test_dequantize_op_on_dequantized_codes_is_dequantize_linear(dtype: str) -> 
     enc = quant.encoding_for_range(-2.0, 7.0, dtype)
     codes = all_codes(dtype, 512).reshape(-1, 8)
     (got,) = reference.run("Dequantize", [quant.dequantize(codes, enc)], {})
-    want = ort_graph(
-        [("DequantizeLinear", ["q", "s", "z"], {})],
-        {"q": codes, "s": scales(enc), "z": zero_point(enc, dtype)},
-        TensorProto.FLOAT,
-    )
+    feeds = {"q": codes, "s": scales(enc), "z": zero_point(enc, dtype)}
+    (want,) = ort_graph([("DequantizeLinear", ["q", "s", "z"], {})], feeds, [F32], OPSET)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7 * enc.scales[0], err_msg=f"{dtype}: Dequantize")
 
 
@@ -213,7 +195,7 @@ def test_convert_requantizes_like_dequantize_then_quantize_linear(src: str, dst:
         "z_out": zero_point(enc_out, dst),
     }
     nodes = [("DequantizeLinear", ["q", "s_in", "z_in"], {}), ("QuantizeLinear", ["t0", "s_out", "z_out"], {})]
-    want = ort_graph(nodes, feeds, helper.np_dtype_to_tensor_dtype(dtypes.get(dst).storage))
+    (want,) = ort_graph(nodes, feeds, [tensor_type(dtypes.get(dst).storage)], OPSET)
     assert np.abs(got.astype(np.int64) - want.astype(np.int64)).max() <= 1, f"Convert {src} -> {dst}"
 
 
@@ -238,8 +220,8 @@ def test_cast_float_to_integer_truncates_like_onnx(target) -> None:
     x[0, :6] = [0.5, -0.5, 1.99, -1.99, 0.0, 2.5]
     x = np.clip(x, lo, hi)
     (got,) = reference.run("Cast", [x.astype(np.float64)], {}, out_dtypes=[target])
-    to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
-    want = ort_graph([("Cast", ["x"], {"to": to})], {"x": x}, to)
+    to = tensor_type(target)
+    (want,) = ort_graph([("Cast", ["x"], {"to": to})], {"x": x}, [to], OPSET)
     assert got.dtype == target, got.dtype
     np.testing.assert_array_equal(got, want, err_msg=f"Cast float -> {np.dtype(target)}")
 
@@ -249,7 +231,7 @@ def test_cast_integer_to_float_matches_onnx(src) -> None:
     info = np.iinfo(src)
     x = RNG.integers(info.min, info.max, size=(3, 7), endpoint=True).astype(src)
     (got,) = reference.run("Cast", [x], {}, out_dtypes=[np.float64])
-    want = ort_graph([("Cast", ["x"], {"to": TensorProto.FLOAT})], {"x": x}, TensorProto.FLOAT)
+    (want,) = ort_graph([("Cast", ["x"], {"to": F32})], {"x": x}, [F32], OPSET)
     np.testing.assert_array_equal(got, x.astype(np.float64), err_msg="the exact value, unrounded")
     np.testing.assert_array_equal(got.astype(np.float32), want, err_msg=f"Cast {np.dtype(src)} -> FLOAT_32")
 
@@ -257,7 +239,7 @@ def test_cast_integer_to_float_matches_onnx(src) -> None:
 def test_cast_to_bool_is_nonzero_like_onnx() -> None:
     x = np.array([0.0, -0.0, 1e-30, -2.0, 7.5], np.float32)
     (got,) = reference.run("Cast", [x.astype(np.float64)], {}, out_dtypes=[np.bool_])
-    want = ort_graph([("Cast", ["x"], {"to": TensorProto.BOOL})], {"x": x}, TensorProto.BOOL)
+    (want,) = ort_graph([("Cast", ["x"], {"to": BOOL})], {"x": x}, [BOOL], OPSET)
     assert got.dtype == np.bool_, got.dtype
     np.testing.assert_array_equal(got, want, err_msg="Cast -> bool")
 
@@ -290,5 +272,3 @@ def test_cast_to_float_leaves_rounding_to_the_comparator() -> None:
     """A FLOAT_16 / FLOAT_32 output is real-valued (float64): narrowing is the comparator's cast."""
     (got,) = reference.run("Cast", [np.array([0.1, 1e-8])], {}, out_dtypes=[np.float64])
     np.testing.assert_array_equal(got, [0.1, 1e-8], err_msg="no float32 rounding inside the reference")
-
-

@@ -13,18 +13,10 @@ import pytest
 
 import reference
 from reference import quant
-from tests.onnx_oracle import ort_node
+from tests.onnx_oracle import nchw, nhwc, ort_node
 
 RNG_SEED = 20240612
 N_RANDOM = 12
-
-
-def to_nchw(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, -1, 1)
-
-
-def to_nhwc(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, 1, -1)
 
 
 def filt_to_onnx(w: np.ndarray) -> np.ndarray:
@@ -121,9 +113,9 @@ def test_conv_matches_onnxruntime_conv(op: str, n: int, i: int) -> None:
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n))  # fmt: skip
-    (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["group"],
+    (want,) = ort_node("Conv", [nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["group"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
 
 
 @pytest.mark.parametrize("op,n,i", [(op, n, i) for op, n in (("DepthWiseConv1d", 1), ("DepthWiseConv2d", 2))
@@ -138,9 +130,9 @@ def test_depthwise_conv_matches_onnxruntime_conv_with_group_channel_in(op: str, 
     b = rng.uniform(-1, 1, c["cout"]).astype(np.float32) if c["bias"] else None
     (got,) = reference.run(op, f64s(x, w, b),
                            qnn_params(c, n, with_group=False))  # fmt: skip
-    (want,) = ort_node("Conv", [to_nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["cin"],
+    (want,) = ort_node("Conv", [nchw(x).copy(), filt_to_onnx(w).copy(), b], group=c["cin"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]))  # fmt: skip
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
 
 
 TRANSPOSE_CASES = [(op, n, i) for op, n in (("TransposeConv1d", 1), ("TransposeConv2d", 2), ("TransposeConv3d", 3))
@@ -161,10 +153,10 @@ def test_transpose_conv_matches_onnxruntime_conv_transpose(op: str, n: int, i: i
     params["output_padding"] = u32(c["opad"][0] if n == 1 else c["opad"])
     (got,) = reference.run(op, f64s(x, w, b),
                            params)  # fmt: skip
-    (want,) = ort_node("ConvTranspose", [to_nchw(x).copy(), filt_t_to_onnx(w).copy(), b], group=c["group"],
+    (want,) = ort_node("ConvTranspose", [nchw(x).copy(), filt_t_to_onnx(w).copy(), b], group=c["group"],
                        strides=list(c["s"]), dilations=list(c["d"]), pads=onnx_pads(c["pads"]),
                        output_padding=list(c["opad"]))  # fmt: skip
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-4, atol=1e-4, err_msg=f"{op} {c}")
 
 
 def test_conv2d_quantized_per_axis_filter_matches_onnxruntime() -> None:
@@ -181,9 +173,9 @@ def test_conv2d_quantized_per_axis_filter_matches_onnxruntime() -> None:
     assert not np.allclose(w_real, w), "the filter quantization must actually change the values"
     params = {"stride": u32([1, 2]), "pad_amount": u32([[1, 0], [1, 1]]), "group": 2, "dilation": u32([1, 1])}
     (got,) = reference.run("Conv2d", [x_real, w_real], params)
-    (want,) = ort_node("Conv", [to_nchw(x_real).astype(np.float32), filt_to_onnx(w_real).astype(np.float32)],
+    (want,) = ort_node("Conv", [nchw(x_real).astype(np.float32), filt_to_onnx(w_real).astype(np.float32)],
                        group=2, strides=[1, 2], pads=[1, 1, 0, 1])  # fmt: skip
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-5, atol=1e-5, err_msg="quantized Conv2d")
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-5, atol=1e-5, err_msg="quantized Conv2d")
 
 
 def test_conv1d_hand_case_stride_dilation_padding() -> None:
@@ -283,7 +275,7 @@ def test_im2col_times_filter_matches_onnxruntime_conv(shape, k, s, pads, d) -> N
     wt = rng.uniform(-1, 1, (3, shape[-1], *k)).astype(np.float32)
     p = {"kernel_size": u32(k), "stride": u32(s), "pad_amount": u32(pads), "dilation": u32(d)}
     (cols,) = reference.run("Im2Col", [x.astype(np.float64)], p)
-    (want,) = ort_node("Conv", [to_nchw(x).copy(), wt], strides=s, dilations=d, pads=onnx_pads(np.array(pads)))
+    (want,) = ort_node("Conv", [nchw(x).copy(), wt], strides=s, dilations=d, pads=onnx_pads(np.array(pads)))
     got = np.einsum("ok,bkl->bol", wt.reshape(3, -1).astype(np.float64), cols).reshape(want.shape)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"Im2Col {shape} k={k} s={s} p={pads} d={d}")
 
@@ -302,7 +294,7 @@ def test_col2im_matches_onnxruntime_col2im(shape, k, s, pads, d, quantized: bool
     (got,) = reference.run("Col2Im", [cols.astype(np.float64)], p, out_shapes=[shape])
     (want,) = ort_node("Col2Im", [cols, np.array([h, w], np.int64), np.array(k, np.int64)], opset=18,
                        strides=s, dilations=d, pads=onnx_pads(np.array(pads)))  # fmt: skip
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-5, atol=1e-5, err_msg=f"Col2Im {shape} k={k}")
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-5, atol=1e-5, err_msg=f"Col2Im {shape} k={k}")
 
 
 def test_col2im_is_the_adjoint_of_im2col() -> None:

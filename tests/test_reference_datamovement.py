@@ -9,15 +9,14 @@ expected numbers are written out (TensorFlow's documented examples where they ex
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-import onnxruntime as ort
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
 
-import reference
 from reference import quant
 from reference.datamovement import (
     DEPTH_MODE_CRD,
@@ -29,50 +28,16 @@ from reference.datamovement import (
     PADDING_SAME,
     PADDING_VALID,
 )
+from tests.onnx_oracle import onnx_reference_node, ort_node
+from tests.reference_helpers import f32, ref, same
 
 NHWC_TO_NCHW = (0, 3, 1, 2)
 NCHW_TO_NHWC = (0, 2, 3, 1)
 
 
-def ref(op, inputs, params=None, out_shapes=None, out_dtypes=None):
-    return reference.run(op, inputs, params or {}, out_shapes, out_dtypes)
-
-
-def _model(op_type, inputs, n_out, attrs, opset):
-    names = [f"x{i}" if a is not None else "" for i, a in enumerate(inputs)]
-    node = helper.make_node(op_type, names, [f"y{i}" for i in range(n_out)], **attrs)
-    ins = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-        for n, a in zip(names, inputs, strict=True)
-        if a is not None
-    ]
-    outs = [helper.make_empty_tensor_value_info(f"y{i}") for i in range(n_out)]
-    graph = helper.make_graph([node], "g", ins, outs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    feeds = {n: a for n, a in zip(names, inputs, strict=True) if a is not None}
-    return model, feeds
-
-
-def onnx_ref(op_type, inputs, attrs=None, n_out=1, opset=21):
-    model, feeds = _model(op_type, inputs, n_out, attrs or {}, opset)
-    return ReferenceEvaluator(model).run(None, feeds)
-
-
-def onnx_ort(op_type, inputs, attrs=None, n_out=1, opset=21):
-    model, feeds = _model(op_type, inputs, n_out, attrs or {}, opset)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
-
-
-def same(actual, expected, what):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, expected {expected.shape}"
-    np.testing.assert_array_equal(actual, expected, err_msg=what)
-
-
-def f32(rng, shape):
-    return rng.standard_normal(shape).astype(np.float32)
+# the cross-checks were written against opset 21; outputs are typed by the node
+onnx_ref = partial(onnx_reference_node, opset=21)
+onnx_ort = partial(ort_node, opset=21)
 
 
 SEEDS = range(6)
@@ -89,7 +54,7 @@ def test_transpose_matches_onnx_transpose(seed):
     x = f32(rng, tuple(rng.integers(1, 5, rank)))
     perm = rng.permutation(rank)
     (got,) = ref("Transpose", [x.astype(np.float64)], {"perm": perm})
-    same(got, onnx_ref("Transpose", [x], {"perm": perm.tolist()})[0], f"Transpose perm={perm.tolist()}")
+    same(got, onnx_ref("Transpose", [x], perm=perm.tolist())[0], f"Transpose perm={perm.tolist()}")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -114,7 +79,7 @@ def test_concat_matches_onnx_concat_on_every_axis(seed):
             shape[axis] = int(rng.integers(0, 4))  # empty inputs along the axis are legal
             xs.append(f32(rng, tuple(shape)))
         (got,) = ref("Concat", [x.astype(np.float64) for x in xs], {"axis": axis})
-        same(got, onnx_ref("Concat", xs, {"axis": axis})[0], f"Concat axis={axis}")
+        same(got, onnx_ref("Concat", xs, axis=axis)[0], f"Concat axis={axis}")
 
 
 def test_concat_axis_defaults_to_last():
@@ -157,7 +122,7 @@ def test_split_matches_onnx_split(seed):
     idx = np.sort(rng.choice(np.arange(1, dim), size=int(rng.integers(1, dim)), replace=False))
     got = ref("Split", [x.astype(np.float64)], {"axis": axis, "split_index": idx})
     sizes = np.diff(np.concatenate([[0], idx, [dim]])).astype(np.int64)
-    expected = onnx_ref("Split", [x, sizes], {"axis": axis}, n_out=len(sizes))
+    expected = onnx_ref("Split", [x, sizes], n_outputs=len(sizes), axis=axis)
     assert len(got) == len(expected), f"Split index={idx.tolist()}: {len(got)} outputs, expected {len(expected)}"
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         same(g, e, f"Split axis={axis} split_index={idx.tolist()} out[{i}]")
@@ -233,7 +198,7 @@ def test_shape_matches_onnx_shape_with_start_and_end(start, end):
     params = {"start": start} | ({} if end is None else {"end": end})
     (got,) = ref("Shape", [x.astype(np.float64)], params)
     attrs = {"start": start} | ({} if end is None else {"end": end})
-    (expected,) = onnx_ref("Shape", [x], attrs)
+    (expected,) = onnx_ref("Shape", [x], **attrs)
     same(got, expected, f"Shape start={start} end={end}")
     assert got.dtype == np.uint32, f"Shape output is UINT_32, got {got.dtype}"
 
@@ -243,9 +208,7 @@ def test_constant_of_shape_matches_onnx(dims):
     value = np.float32(1.25)
     (got,) = ref("ConstantOfShape", [np.array(dims, np.uint32)], {"value": value})
     (expected,) = onnx_ref(
-        "ConstantOfShape",
-        [np.array(dims, np.int64)],
-        {"value": helper.make_tensor("v", TensorProto.FLOAT, [1], [value])},
+        "ConstantOfShape", [np.array(dims, np.int64)], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [value])
     )
     same(got, expected, f"ConstantOfShape {dims}")
 
@@ -264,7 +227,7 @@ def test_depth_to_space_matches_onnx_after_nchw_translation(mode, onnx_mode, see
         (int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4)), b * b * int(rng.integers(1, 4))),
     )
     (got,) = ref("DepthToSpace", [x.astype(np.float64)], {"block_size": np.array([b, b]), "mode": mode})
-    (y,) = onnx_ref("DepthToSpace", [x.transpose(NHWC_TO_NCHW)], {"blocksize": b, "mode": onnx_mode})
+    (y,) = onnx_ref("DepthToSpace", [x.transpose(NHWC_TO_NCHW)], blocksize=b, mode=onnx_mode)
     same(got, y.transpose(NCHW_TO_NHWC), f"DepthToSpace {onnx_mode} block={b} shape={x.shape}")
 
 
@@ -277,7 +240,7 @@ def test_space_to_depth_dcr_matches_onnx_space_to_depth(seed):
         (int(rng.integers(1, 3)), b * int(rng.integers(1, 3)), b * int(rng.integers(1, 3)), int(rng.integers(1, 4))),
     )
     (got,) = ref("SpaceToDepth", [x.astype(np.float64)], {"block_size": np.array([b, b]), "mode": DEPTH_MODE_DCR})
-    (y,) = onnx_ref("SpaceToDepth", [x.transpose(NHWC_TO_NCHW)], {"blocksize": b})
+    (y,) = onnx_ref("SpaceToDepth", [x.transpose(NHWC_TO_NCHW)], blocksize=b)
     same(got, y.transpose(NCHW_TO_NHWC), f"SpaceToDepth DCR block={b} shape={x.shape}")
 
 
@@ -287,9 +250,7 @@ def test_space_to_depth_crd_is_undone_by_onnx_depth_to_space_crd(seed):
     b = int(rng.integers(2, 4))
     x = f32(rng, (1, b * int(rng.integers(1, 3)), b * int(rng.integers(1, 3)), int(rng.integers(2, 4))))
     (got,) = ref("SpaceToDepth", [x.astype(np.float64)], {"block_size": np.array([b, b]), "mode": DEPTH_MODE_CRD})
-    (back,) = onnx_ref(
-        "DepthToSpace", [got.astype(np.float32).transpose(NHWC_TO_NCHW)], {"blocksize": b, "mode": "CRD"}
-    )
+    (back,) = onnx_ref("DepthToSpace", [got.astype(np.float32).transpose(NHWC_TO_NCHW)], blocksize=b, mode="CRD")
     same(back.transpose(NCHW_TO_NHWC), x, f"ONNX DepthToSpace CRD inverts SpaceToDepth CRD, block={b}")
 
 
@@ -488,7 +449,7 @@ def test_pad_matches_onnx_pad(scheme, onnx_mode, seed):
     (got,) = ref("Pad", [x.astype(np.float64)], {"scheme": scheme, "pad_amount": amounts, "pad_constant_value": value})
     pads = np.concatenate([amounts[:, 0], amounts[:, 1]]).astype(np.int64)
     inputs = [x, pads] + ([np.array(value, np.float32)] if scheme == PAD_CONSTANT else [])
-    (expected,) = onnx_ref("Pad", inputs, {"mode": onnx_mode})
+    (expected,) = onnx_ref("Pad", inputs, mode=onnx_mode)
     same(got, expected, f"Pad {onnx_mode} amounts={amounts.tolist()}")
 
 
@@ -528,7 +489,7 @@ def test_pad_constant_quantized_matches_onnxruntime_within_one_step():
     value = 0.37
     (got,) = ref("Pad", [xr], {"scheme": PAD_CONSTANT, "pad_amount": amounts, "pad_constant_value": value})
     pads = np.concatenate([amounts[:, 0], amounts[:, 1]]).astype(np.int64)
-    (expected,) = onnx_ort("Pad", [xr.astype(np.float32), pads, np.array(value, np.float32)], {"mode": "constant"})
+    (expected,) = onnx_ort("Pad", [xr.astype(np.float32), pads, np.array(value, np.float32)], mode="constant")
     q_got = quant.quantize(got, enc, "UFIXED_POINT_8").astype(int)
     q_exp = quant.quantize(expected, enc, "UFIXED_POINT_8").astype(int)
     assert q_got.shape == q_exp.shape, f"shape {q_got.shape} vs {q_exp.shape}"

@@ -9,22 +9,19 @@ Mod's and Fmod's signs), a hand-written case says so.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-import onnxruntime as ort
 import pytest
 import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
 import opdefs
 import reference
 from reference import quant
 from reference.elementwise import BinaryOperation, UnaryOperation
+from tests.onnx_oracle import ENGINES, ORT, node_function
+from tests.reference_helpers import assert_reading_recorded
 
 RNG = np.random.default_rng(20240611)
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
@@ -33,36 +30,9 @@ SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 # ---- independent implementations ---------------------------------------------------------------
 
 
-@functools.cache
-def _session(op_type: str, in_types: tuple[int, ...], out_type: int, attrs: tuple, opset: int, engine: str):
-    ins = [helper.make_tensor_value_info(f"x{i}", t, None) for i, t in enumerate(in_types)]
-    out = helper.make_tensor_value_info("y", out_type, None)
-    node = helper.make_node(op_type, [i.name for i in ins], ["y"], **dict(attrs))
-    graph = helper.make_graph([node], op_type, ins, [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    if engine == "onnx.reference":
-        return ReferenceEvaluator(model)
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-
-
-def onnx_op(op_type: str, *, out: type | None = None, engine: str = "onnxruntime", opset: int = 21, **attrs):
+def onnx_op(op_type: str, *, out: type | None = None, engine: str = ORT, opset: int = 21, **attrs):
     """A function running the one-node ONNX model ``op_type`` on numpy arrays."""
-
-    def run(*arrays: np.ndarray) -> np.ndarray:
-        in_types = tuple(helper.np_dtype_to_tensor_dtype(a.dtype) for a in arrays)
-        out_type = helper.np_dtype_to_tensor_dtype(np.dtype(out)) if out else in_types[0]
-        sess = _session(op_type, in_types, out_type, tuple(sorted(attrs.items())), opset, engine)
-        feeds = {f"x{i}": a for i, a in enumerate(arrays)}
-        return np.asarray(sess.run(None, feeds)[0])
-
-    run.__name__ = f"{engine}:{op_type}"
-    return run
-
-
-ENGINES = ["onnxruntime", "onnx.reference"]
+    return node_function(op_type, engine=engine, out=out, opset=opset, **attrs)
 
 
 def qnn(op: str, inputs: list[np.ndarray], params: dict | None = None, out_dtypes=None) -> np.ndarray:
@@ -105,8 +75,6 @@ def halves(shape) -> np.ndarray:
 # ---- bookkeeping ---------------------------------------------------------------------------------
 
 
-
-
 @pytest.mark.parametrize(
     ("op", "about"),
     [
@@ -120,8 +88,7 @@ def halves(shape) -> np.ndarray:
     ],
 )
 def test_the_readings_this_reference_takes_are_recorded_in_the_spec(op, about):
-    decisions = opdefs.load(op).raw.get("decisions") or []
-    assert any(d["about"] == about and d.get("line") for d in decisions), f"{op}: no recorded decision on {about!r}"
+    assert_reading_recorded(op, about)
 
 
 # ---- the spec's enum values ----------------------------------------------------------------------
@@ -173,14 +140,16 @@ DEDICATED_UNARY = {
 SHAPES = [(7,), (3, 5), (2, 3, 4), (1, 2, 3, 4), (2, 1, 3, 1, 2)]
 
 
-def _unary_invocations():
-    for op, name in DEDICATED_UNARY.items():
-        yield pytest.param(op, {}, name, id=op)
-    for name in UNARY_CHECKS:
-        yield pytest.param("ElementWiseUnary", {"operation": UnaryOperation[name].value}, name, id=f"Unary-{name}")
+def _invocations(dedicated: dict[str, str], checks, generic: str, operation) -> list:
+    """Each checked operation twice: as its dedicated op and as the generic op with ``operation`` set."""
+    out = [pytest.param(op, {}, name, id=op) for op, name in dedicated.items()]
+    kind = generic.removeprefix("ElementWise")
+    return out + [pytest.param(generic, {"operation": operation[n].value}, n, id=f"{kind}-{n}") for n in checks]
 
 
-@pytest.mark.parametrize(("op", "params", "name"), list(_unary_invocations()))
+@pytest.mark.parametrize(
+    ("op", "params", "name"), _invocations(DEDICATED_UNARY, UNARY_CHECKS, "ElementWiseUnary", UnaryOperation)
+)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_numerical_unary_matches_onnx(op, params, name, shape):
     independent, gen = UNARY_CHECKS[name]
@@ -356,14 +325,9 @@ DEDICATED_BINARY = {
 broadcastable_pairs = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4)
 
 
-def _binary_invocations():
-    for op, name in DEDICATED_BINARY.items():
-        yield pytest.param(op, {}, name, id=op)
-    for name in BINARY_CHECKS:
-        yield pytest.param("ElementWiseBinary", {"operation": BinaryOperation[name].value}, name, id=f"Binary-{name}")
-
-
-@pytest.mark.parametrize(("op", "params", "name"), list(_binary_invocations()))
+@pytest.mark.parametrize(
+    ("op", "params", "name"), _invocations(DEDICATED_BINARY, BINARY_CHECKS, "ElementWiseBinary", BinaryOperation)
+)
 @SETTINGS
 @given(shapes=broadcastable_pairs)
 def test_binary_matches_independent_implementation_under_broadcasting(op, params, name, shapes):

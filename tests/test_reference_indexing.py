@@ -8,56 +8,23 @@ decision they check (the ``decisions:`` lists of opdefs/<Op>.yaml).
 
 from __future__ import annotations
 
-import numpy as np
-import onnxruntime as ort
-import pytest
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
+from functools import partial
 
-import reference
+import numpy as np
+import pytest
+
 from reference import quant
 from reference.indexing import SCATTER_ADD, SCATTER_MAX, SCATTER_MUL, SCATTER_NONE
+from tests.onnx_oracle import onnx_reference_node, ort_node
+from tests.reference_helpers import f32, ref, same
 
 ONNX_REDUCTION = {SCATTER_NONE: "none", SCATTER_ADD: "add", SCATTER_MUL: "mul", SCATTER_MAX: "max"}
 SEEDS = range(6)
 
 
-def ref(op, inputs, params=None, out_shapes=None, out_dtypes=None):
-    return reference.run(op, inputs, params or {}, out_shapes, out_dtypes)
-
-
-def onnx_model(op_type, inputs, attrs=None, opset=21):
-    names = [f"x{i}" for i in range(len(inputs))]
-    node = helper.make_node(op_type, names, ["y"], **(attrs or {}))
-    ins = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-        for n, a in zip(names, inputs, strict=True)
-    ]
-    graph = helper.make_graph([node], "g", ins, [helper.make_empty_tensor_value_info("y")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model, dict(zip(names, inputs, strict=True))
-
-
-def onnx_ref(op_type, inputs, attrs=None):
-    model, feeds = onnx_model(op_type, inputs, attrs)
-    return ReferenceEvaluator(model).run(None, feeds)[0]
-
-
-def onnx_ort(op_type, inputs, attrs=None):
-    model, feeds = onnx_model(op_type, inputs, attrs)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)[0]
-
-
-def same(actual, expected, what):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, expected {expected.shape}"
-    np.testing.assert_array_equal(actual, expected, err_msg=what)
-
-
-def f32(rng, shape):
-    return rng.standard_normal(shape).astype(np.float32)
+# the cross-checks were written against opset 21; outputs are typed by the node
+onnx_ref = partial(onnx_reference_node, opset=21)
+onnx_ort = partial(ort_node, opset=21)
 
 
 def shape_of(rng, rank, lo=1, hi=4):
@@ -75,7 +42,7 @@ def test_gather_matches_onnx_gather_on_every_axis(seed):
     for axis in range(x.ndim):
         idx = rng.integers(0, x.shape[axis], shape_of(rng, int(rng.integers(1, 3)))).astype(np.int32)
         (got,) = ref("Gather", [x.astype(np.float64), idx], {"axis": axis})
-        same(got, onnx_ref("Gather", [x, idx], {"axis": axis}), f"Gather axis={axis} idx={idx.tolist()}")
+        same(got, onnx_ref("Gather", [x, idx], axis=axis)[0], f"Gather axis={axis} idx={idx.tolist()}")
 
 
 def test_gather_skips_minus_one_with_zeros():
@@ -106,7 +73,7 @@ def test_gather_elements_matches_onnx(seed):
         idx = rng.integers(0, x.shape[axis], shape).astype(np.int32)
         (got,) = ref("GatherElements", [x.astype(np.float64), idx], {"axis": axis})
         # onnxruntime: onnx.reference refuses in[1] smaller than in[0] off the axis, which ONNX allows.
-        same(got, onnx_ort("GatherElements", [x, idx], {"axis": axis}), f"GatherElements axis={axis}")
+        same(got, onnx_ort("GatherElements", [x, idx], axis=axis)[0], f"GatherElements axis={axis}")
 
 
 def test_gather_elements_skips_minus_one_with_zeros():
@@ -126,7 +93,7 @@ def test_gather_nd_matches_onnx_gathernd(batch_dims, seed):
     idx = np.stack([rng.integers(0, x.shape[batch_dims + j], x.shape[:batch_dims] + tuples) for j in range(k)], -1)
     idx = idx.astype(np.int32)
     (got,) = ref("GatherNd", [x.astype(np.float64), idx], {"batch_dims": batch_dims})
-    (expected,) = [onnx_ref("GatherND", [x, idx.astype(np.int64)], {"batch_dims": batch_dims})]
+    (expected,) = onnx_ref("GatherND", [x, idx.astype(np.int64)], batch_dims=batch_dims)
     same(got, expected, f"GatherNd batch_dims={batch_dims} x{x.shape} idx{idx.shape}")
 
 
@@ -166,7 +133,7 @@ def test_scatter_elements_matches_onnx(reduction, seed):
         params = {"axis": axis, "reduction": reduction}
         (got,) = ref("ScatterElements", [x.astype(np.float64), idx, upd.astype(np.float64)], params)
         attrs = {"axis": axis, "reduction": ONNX_REDUCTION[reduction]}
-        (expected,) = [onnx_ref("ScatterElements", [x.astype(np.float64), idx, upd.astype(np.float64)], attrs)]
+        (expected,) = onnx_ref("ScatterElements", [x.astype(np.float64), idx, upd.astype(np.float64)], **attrs)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, err_msg=f"ScatterElements {attrs}")
 
 
@@ -197,9 +164,7 @@ def test_scatter_elements_add_quantized_matches_onnx_within_one_step():
     xr, ur = (quant.dequantize(quant.quantize(a, enc_in, dtype), enc_in) for a in (x, upd))
     idx = rng.integers(0, 4, (6, 6)).astype(np.int32)
     (got,) = ref("ScatterElements", [xr, idx, ur], {"axis": 0, "reduction": SCATTER_ADD})
-    (expected,) = [
-        onnx_ref("ScatterElements", [xr.astype(np.float32), idx, ur.astype(np.float32)], {"reduction": "add"})
-    ]
+    (expected,) = onnx_ref("ScatterElements", [xr.astype(np.float32), idx, ur.astype(np.float32)], reduction="add")
     enc_out = quant.encoding_for_range(-6, 6, dtype)
     q_got, q_exp = (quant.quantize(a, enc_out, dtype).astype(int) for a in (got, expected))
     worst = int(np.max(np.abs(q_got - q_exp)))
@@ -225,7 +190,7 @@ def test_scatter_nd_matches_onnx(reduction, seed):
     upd = f32(rng, lead + x.shape[k:]).astype(np.float64)
     (got,) = ref("ScatterNd", [x.astype(np.float64), idx, upd], {"reduction": reduction})
     attrs = {"reduction": ONNX_REDUCTION[reduction]}
-    (expected,) = [onnx_ref("ScatterND", [x.astype(np.float64), idx.astype(np.int64), upd], attrs)]
+    (expected,) = onnx_ref("ScatterND", [x.astype(np.float64), idx.astype(np.int64), upd], **attrs)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, err_msg=f"ScatterNd {attrs} idx{idx.shape}")
 
 
@@ -251,7 +216,7 @@ def test_nonzero_rows_are_onnx_nonzero_transposed_then_minus_one(seed):
     shape = shape_of(rng, int(rng.integers(1, 4)))
     x = np.where(rng.random(shape) < 0.4, rng.uniform(-2, 2, shape), 0).astype(np.float32)
     (got,) = ref("NonZero", [x.astype(np.float64)], out_dtypes=[np.int32])
-    coords = onnx_ref("NonZero", [x]).T  # ONNX: [N, nnz], row-major element order
+    coords = onnx_ref("NonZero", [x])[0].T  # ONNX: [N, nnz], row-major element order
     assert got.shape == (x.size, x.ndim), f"NonZero shape {got.shape}, expected [M, N] = {(x.size, x.ndim)}"
     same(got[: len(coords)], coords, "NonZero leading rows")
     same(got[len(coords) :], np.full((x.size - len(coords), x.ndim), -1), "NonZero fill rows are -1 (line 9288)")
@@ -277,7 +242,7 @@ def test_one_hot_matches_onnx_for_every_axis(seed):
         params = {"depth": depth, "axis": axis, "on_value": on, "off_value": off}
         (got,) = ref("OneHot", [idx], params)
         values = np.array([off, on], np.float32)
-        (expected,) = [onnx_ref("OneHot", [idx.astype(np.int64), np.array(depth, np.int64), values], {"axis": axis})]
+        (expected,) = onnx_ref("OneHot", [idx.astype(np.int64), np.array(depth, np.int64), values], axis=axis)
         same(got, expected, f"OneHot depth={depth} axis={axis}")
 
 

@@ -8,31 +8,16 @@ HadamardTransform is scipy.linalg.hadamard(n) / sqrt(n) applied along the last a
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 import scipy.linalg
-from onnx import TensorProto, helper
 
 import reference
 from reference import quant
+from tests.onnx_oracle import ort_graph
 
 RNG = np.random.default_rng(31)
-F32 = TensorProto.FLOAT
+OPSET = 18  # the cross-checks were written against opset 18's MatMul / Gemm
 TOL = {"rtol": 1e-5, "atol": 1e-5}
-
-
-def ort_graph(nodes: list[tuple[str, list[str], dict]], feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """A chain of ONNX nodes, each writing t<i>; the last one's output is returned."""
-    ins = [
-        helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()
-    ]
-    made = [helper.make_node(op, inputs, [f"t{i}"], **attrs) for i, (op, inputs, attrs) in enumerate(nodes)]
-    out = helper.make_tensor_value_info(f"t{len(nodes) - 1}", F32, None)
-    model = helper.make_model(helper.make_graph(made, "g", ins, [out]), opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
 
 
 def data(*shape: int) -> np.ndarray:
@@ -75,7 +60,7 @@ def test_matmul_matches_onnxruntime(a_shape, b_shape, t0, t1, with_bias) -> None
         nodes.append(("Add", ["t0", "bias"], {}))
         inputs.append(feeds["bias"].astype(np.float64))
     (got,) = reference.run("MatMul", inputs, {"transpose_in0": t0, "transpose_in1": t1})
-    want = ort_graph(nodes, feeds)
+    (want,) = ort_graph(nodes, feeds, opset=OPSET)
     assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
     np.testing.assert_allclose(got, want, **TOL, err_msg=f"A{a_shape} B{b_shape} t0={t0} t1={t1} bias={with_bias}")
 
@@ -102,7 +87,9 @@ def test_matmul_quantized_within_one_step() -> None:
     ra = quant.dequantize(quant.quantize(a, enc_a, "UFIXED_POINT_8"), enc_a)
     rb = quant.dequantize(quant.quantize(b, enc_b, "SFIXED_POINT_8"), enc_b)
     (got,) = reference.run("MatMul", [ra, rb], {})
-    want = ort_graph([("MatMul", ["a", "b"], {})], {"a": ra.astype(np.float32), "b": rb.astype(np.float32)})
+    (want,) = ort_graph(
+        [("MatMul", ["a", "b"], {})], {"a": ra.astype(np.float32), "b": rb.astype(np.float32)}, opset=OPSET
+    )
     enc_out = quant.encoding_for_range(-40.0, 40.0, "UFIXED_POINT_16")
     q_got = quant.quantize(got, enc_out, "UFIXED_POINT_16").astype(int)
     q_want = quant.quantize(want, enc_out, "UFIXED_POINT_16").astype(int)
@@ -121,7 +108,9 @@ def test_fully_connected_is_gemm_with_transposed_weights(x_shape, m, with_bias) 
     inputs = f64(x, w, b) if with_bias else f64(x, w)
     (got,) = reference.run("FullyConnected", inputs, {})
     bias = b if with_bias else np.zeros(m, np.float32)
-    want = ort_graph([("Gemm", ["x", "w", "b"], {"transB": 1})], {"x": x.reshape(-1, n), "w": w, "b": bias})
+    (want,) = ort_graph(
+        [("Gemm", ["x", "w", "b"], {"transB": 1})], {"x": x.reshape(-1, n), "w": w, "b": bias}, opset=OPSET
+    )
     np.testing.assert_allclose(got, want, **TOL, err_msg=f"FullyConnected x{x_shape} w[{m},{n}] bias={with_bias}")
 
 
@@ -129,7 +118,7 @@ def test_fully_connected_flattens_any_shape_reshapable_to_batch_by_n() -> None:
     """in[0] [2, 3, 4] with n = 6: 24 elements are 4 batches of 6 (seed 5985-5988)."""
     x, w = data(2, 3, 4), data(5, 6)
     (got,) = reference.run("FullyConnected", f64(x, w), {})
-    want = ort_graph([("Gemm", ["x", "w"], {"transB": 1})], {"x": x.reshape(4, 6), "w": w})
+    (want,) = ort_graph([("Gemm", ["x", "w"], {"transB": 1})], {"x": x.reshape(4, 6), "w": w}, opset=OPSET)
     np.testing.assert_allclose(got, want, **TOL, err_msg="[2,3,4] viewed as [4,6]")
 
 
@@ -175,5 +164,3 @@ def test_hadamard_transform_worked_example() -> None:
 def test_hadamard_transform_refuses_a_non_power_of_two_dim() -> None:
     with pytest.raises(ValueError, match="power of two"):
         reference.run("HadamardTransform", [np.zeros((2, 6))], {})
-
-

@@ -8,10 +8,8 @@ test translates layout and parameters (LRN's alpha is divided by the window size
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 import scipy.ndimage
-from onnx import TensorProto, helper
 
 import reference
 from reference import quant
@@ -24,39 +22,14 @@ from reference.normalization import (
     LRN_REGION_ACROSS_CHANNEL,
     LRN_REGION_WITHIN_CHANNEL,
 )
+from tests.onnx_oracle import nchw, nhwc, ort_node
 
 RNG = np.random.default_rng(7)
-F32 = TensorProto.FLOAT
 TOL = {"rtol": 2e-5, "atol": 2e-5}  # float32 onnxruntime against float64 reference
-
-
-def ort_run(op: str, feeds: list[np.ndarray], opset: int = 22, **attrs) -> np.ndarray:
-    """One-node ONNX model with one float output, on the onnxruntime CPU execution provider."""
-    ins = [
-        helper.make_tensor_value_info(f"x{i}", helper.np_dtype_to_tensor_dtype(f.dtype), f.shape)
-        for i, f in enumerate(feeds)
-    ]
-    out = helper.make_tensor_value_info("y", F32, None)
-    node = helper.make_node(op, [i.name for i in ins], ["y"], **attrs)
-    model = helper.make_model(helper.make_graph([node], op, ins, [out]), opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, {i.name: f for i, f in zip(ins, feeds, strict=True)})[0]
 
 
 def data(*shape: int, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
     return RNG.uniform(lo, hi, size=shape).astype(np.float32)
-
-
-def to_nchw(x: np.ndarray) -> np.ndarray:
-    """[N, spatial..., C] -> [N, C, spatial...]."""
-    return np.moveaxis(x, -1, 1)
-
-
-def to_nhwc(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, 1, -1)
 
 
 def f64(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -76,10 +49,10 @@ def test_batchnorm_is_onnx_batchnorm_with_unit_statistics(shape: tuple[int, ...]
     c = shape[-1]
     x, w, b = data(*shape), data(c), data(c)
     (got,) = reference.run("Batchnorm", f64(x, w, b), {})
-    want = ort_run(
-        "BatchNormalization", [to_nchw(x), w, b, np.zeros(c, np.float32), np.ones(c, np.float32)], 15, epsilon=0.0
-    )
-    np.testing.assert_allclose(got, to_nhwc(want), **TOL, err_msg=f"Batchnorm{shape}")
+    want = ort_node(
+        "BatchNormalization", [nchw(x), w, b, np.zeros(c, np.float32), np.ones(c, np.float32)], opset=15, epsilon=0.0
+    )[0]
+    np.testing.assert_allclose(got, nhwc(want), **TOL, err_msg=f"Batchnorm{shape}")
 
 
 def test_batchnorm_bias_defaults_to_zero() -> None:
@@ -96,8 +69,8 @@ def test_group_norm_matches_onnx_group_normalization(shape: tuple[int, ...], gro
     c = shape[-1]
     x, gamma, beta = data(*shape), data(c), data(c)
     (got,) = reference.run("GroupNorm", f64(x, gamma, beta), {"group": group, "epsilon": 1e-5})
-    want = ort_run("GroupNormalization", [to_nchw(x), gamma, beta], 21, num_groups=group, epsilon=1e-5)
-    np.testing.assert_allclose(got, to_nhwc(want), **TOL, err_msg=f"GroupNorm{shape} group={group}")
+    want = ort_node("GroupNormalization", [nchw(x), gamma, beta], opset=21, num_groups=group, epsilon=1e-5)[0]
+    np.testing.assert_allclose(got, nhwc(want), **TOL, err_msg=f"GroupNorm{shape} group={group}")
 
 
 def test_group_norm_groups_are_contiguous_channels() -> None:
@@ -120,23 +93,23 @@ def test_instance_norm_mu_sigma_spatial_is_onnx_instance_normalization(shape: tu
     x, gamma, beta = data(*shape), data(c), data(c)
     params = instance_params(INSTANCE_NORM_MODE_MU_SIGMA, INSTANCE_NORM_REGION_ACROSS_SPATIAL)
     (got,) = reference.run("InstanceNorm", f64(x, gamma, beta), params)
-    want = ort_run("InstanceNormalization", [to_nchw(x), gamma, beta], epsilon=1e-5)
-    np.testing.assert_allclose(got, to_nhwc(want), **TOL, err_msg=f"InstanceNorm MU_SIGMA/SPATIAL {shape}")
+    want = ort_node("InstanceNormalization", [nchw(x), gamma, beta], epsilon=1e-5)[0]
+    np.testing.assert_allclose(got, nhwc(want), **TOL, err_msg=f"InstanceNorm MU_SIGMA/SPATIAL {shape}")
 
 
 def test_instance_norm_mu_sigma_all_is_one_group_group_normalization() -> None:
     x, gamma, beta = data(2, 3, 4, 5), data(5), data(5)
     params = instance_params(INSTANCE_NORM_MODE_MU_SIGMA, INSTANCE_NORM_REGION_ACROSS_ALL)
     (got,) = reference.run("InstanceNorm", f64(x, gamma, beta), params)
-    want = ort_run("GroupNormalization", [to_nchw(x), gamma, beta], 21, num_groups=1, epsilon=1e-5)
-    np.testing.assert_allclose(got, to_nhwc(want), **TOL, err_msg="MU_SIGMA/ACROSS_ALL")
+    want = ort_node("GroupNormalization", [nchw(x), gamma, beta], opset=21, num_groups=1, epsilon=1e-5)[0]
+    np.testing.assert_allclose(got, nhwc(want), **TOL, err_msg="MU_SIGMA/ACROSS_ALL")
 
 
 def test_instance_norm_mu_sigma_channel_is_layer_normalization_over_channels() -> None:
     x, gamma, beta = data(2, 3, 4, 5), data(5), data(5)
     params = instance_params(INSTANCE_NORM_MODE_MU_SIGMA, INSTANCE_NORM_REGION_ACROSS_CHANNEL)
     (got,) = reference.run("InstanceNorm", f64(x, gamma, beta), params)
-    want = ort_run("LayerNormalization", [x, gamma, beta], 17, axis=-1, epsilon=1e-5)
+    want = ort_node("LayerNormalization", [x, gamma, beta], opset=17, axis=-1, epsilon=1e-5)[0]
     np.testing.assert_allclose(got, want, **TOL, err_msg="MU_SIGMA/ACROSS_CHANNEL")
 
 
@@ -152,7 +125,7 @@ def test_instance_norm_rms_sums_squares_without_dividing_by_count(region: int, o
     params = instance_params(INSTANCE_NORM_MODE_RMS, region, eps=1e-3)
     (got,) = reference.run("InstanceNorm", f64(x, gamma, beta), params)
     scaled = (gamma / np.sqrt(n)).astype(np.float32)
-    want = ort_run("RMSNormalization", [x, scaled], 23, axis=onnx_axes[0], epsilon=1e-3 / n) + beta
+    want = ort_node("RMSNormalization", [x, scaled], opset=23, axis=onnx_axes[0], epsilon=1e-3 / n)[0] + beta
     np.testing.assert_allclose(got, want, **TOL, err_msg=f"RMS region={region}")
 
 
@@ -162,8 +135,8 @@ def test_instance_norm_rms_spatial_normalizes_each_channel_over_h_w() -> None:
     n = 3 * 4
     params = instance_params(INSTANCE_NORM_MODE_RMS, INSTANCE_NORM_REGION_ACROSS_SPATIAL, eps=1e-3)
     (got,) = reference.run("InstanceNorm", f64(x, gamma, beta), params)
-    normed = ort_run("RMSNormalization", [to_nchw(x), np.ones((3, 4), np.float32)], 23, axis=2, epsilon=1e-3 / n)
-    want = to_nhwc(normed) * gamma / np.sqrt(n) + beta
+    normed = ort_node("RMSNormalization", [nchw(x), np.ones((3, 4), np.float32)], opset=23, axis=2, epsilon=1e-3 / n)[0]
+    want = nhwc(normed) * gamma / np.sqrt(n) + beta
     np.testing.assert_allclose(got, want, **TOL, err_msg="RMS/ACROSS_SPATIAL")
 
 
@@ -186,8 +159,8 @@ def test_instance_norm_without_variance_normalization_only_subtracts_the_mean() 
 def test_instance_norm_defaults_are_mu_sigma_spatial() -> None:
     x, gamma = data(1, 3, 3, 2), data(2)
     (got,) = reference.run("InstanceNorm", f64(x, gamma), {})
-    want = ort_run("InstanceNormalization", [to_nchw(x), gamma, np.zeros(2, np.float32)], epsilon=1e-12)
-    np.testing.assert_allclose(got, to_nhwc(want), rtol=1e-4, atol=1e-4, err_msg="spec defaults")
+    want = ort_node("InstanceNormalization", [nchw(x), gamma, np.zeros(2, np.float32)], epsilon=1e-12)[0]
+    np.testing.assert_allclose(got, nhwc(want), rtol=1e-4, atol=1e-4, err_msg="spec defaults")
 
 
 # ---- L2Norm -------------------------------------------------------------------------------------
@@ -197,7 +170,7 @@ def test_instance_norm_defaults_are_mu_sigma_spatial() -> None:
 def test_l2_norm_matches_onnx_lp_normalization(shape: tuple[int, ...], axis: int) -> None:
     x = data(*shape)
     (got,) = reference.run("L2Norm", f64(x), {"axis": axis})
-    want = ort_run("LpNormalization", [x], axis=axis, p=2)
+    want = ort_node("LpNormalization", [x], axis=axis, p=2)[0]
     np.testing.assert_allclose(got, want, **TOL, err_msg=f"L2Norm{shape} axis={axis}")
 
 
@@ -247,7 +220,9 @@ NORM_AXES_CASES = [
 def onnx_over_axes(op: str, x: np.ndarray, axes: list[int], feeds: list[np.ndarray], **attrs) -> np.ndarray:
     others = [a for a in range(x.ndim) if a not in axes]
     perm = others + list(axes)
-    y = ort_run(op, [np.transpose(x, perm), *feeds], 23 if op == "RMSNormalization" else 17, axis=len(others), **attrs)
+    y = ort_node(
+        op, [np.transpose(x, perm), *feeds], opset=23 if op == "RMSNormalization" else 17, axis=len(others), **attrs
+    )[0]
     return np.transpose(y, np.argsort(perm))
 
 
@@ -264,7 +239,7 @@ def test_layer_norm_lower_rank_gamma_aligns_with_the_last_axes() -> None:
     """gamma [C] with axes [1, 2, 3]: broadcast like ONNX's unidirectional scale (the op's YAML decisions)."""
     x, gamma, beta = data(2, 3, 4, 5), data(5), data(5)
     (got,) = reference.run("LayerNorm", f64(x, gamma, beta), {"axes": np.array([1, 2, 3], np.uint32)})
-    want = ort_run("LayerNormalization", [x, gamma, beta], 17, axis=1, epsilon=1e-3)
+    want = ort_node("LayerNormalization", [x, gamma, beta], opset=17, axis=1, epsilon=1e-3)[0]
     np.testing.assert_allclose(got, want, **TOL, err_msg="gamma [5] against axes [1, 2, 3]")
 
 
@@ -275,7 +250,9 @@ def test_layer_norm_quantized_within_one_step() -> None:
     real = quant.dequantize(quant.quantize(x, enc_in, "SFIXED_POINT_8"), enc_in)
     gamma, beta = np.full(8, 0.5), np.full(8, 0.25)
     (got,) = reference.run("LayerNorm", [real, gamma, beta], {"axes": np.array([2], np.uint32)})
-    want = ort_run("LayerNormalization", [real.astype(np.float32), *f32(gamma, beta)], 17, axis=2, epsilon=1e-3)
+    want = ort_node("LayerNormalization", [real.astype(np.float32), *f32(gamma, beta)], opset=17, axis=2, epsilon=1e-3)[
+        0
+    ]
     enc_out = quant.encoding_for_range(-1.5, 1.5, "UFIXED_POINT_8")
     q_got = quant.quantize(got, enc_out, "UFIXED_POINT_8").astype(int)
     q_want = quant.quantize(want, enc_out, "UFIXED_POINT_8").astype(int)
@@ -311,8 +288,8 @@ def test_lrn_across_channel_matches_onnxruntime(shape, radius, alpha, beta, bias
     params = {"radius": radius, "alpha": alpha, "beta": beta, "bias": bias, "region": LRN_REGION_ACROSS_CHANNEL}
     (got,) = reference.run("Lrn", f64(x), params)
     size = 2 * radius + 1
-    want = ort_run("LRN", [to_nchw(x)], 13, size=size, alpha=alpha * size, beta=beta, bias=bias)
-    np.testing.assert_allclose(got, to_nhwc(want), **TOL, err_msg=f"Lrn{shape} {params}")
+    want = ort_node("LRN", [nchw(x)], opset=13, size=size, alpha=alpha * size, beta=beta, bias=bias)[0]
+    np.testing.assert_allclose(got, nhwc(want), **TOL, err_msg=f"Lrn{shape} {params}")
 
 
 @pytest.mark.parametrize("radius", [0, 1, 2])
@@ -330,5 +307,3 @@ def test_lrn_window_is_clipped_at_both_ends() -> None:
     params = {"radius": 1, "alpha": 1.0, "beta": 1.0, "bias": 0.0}
     (got,) = reference.run("Lrn", [np.array([1.0, 2.0, 3.0])], params)
     np.testing.assert_allclose(got, [1 / 5, 2 / 14, 3 / 13], rtol=1e-15, err_msg="clipped 3-wide window")
-
-

@@ -7,38 +7,20 @@ rank of a full reduction, TopK's tie order, CumulativeSum's example) have hand-w
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
 
 import reference
 from reference import quant
+from tests.onnx_oracle import F32, I64, ort_node
 
 RNG = np.random.default_rng(20240611)
-
-
-def ort_run(op: str, feeds: list[np.ndarray], out_types: list[int], opset: int = 18, **attrs) -> list[np.ndarray]:
-    """One-node ONNX model on the onnxruntime CPU execution provider."""
-    ins = [
-        helper.make_tensor_value_info(f"x{i}", helper.np_dtype_to_tensor_dtype(f.dtype), f.shape)
-        for i, f in enumerate(feeds)
-    ]
-    outs = [helper.make_tensor_value_info(f"y{i}", t, None) for i, t in enumerate(out_types)]
-    node = helper.make_node(op, [i.name for i in ins], [o.name for o in outs], **attrs)
-    model = helper.make_model(helper.make_graph([node], op, ins, outs), opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, {i.name: f for i, f in zip(ins, feeds, strict=True)})
 
 
 def data(shape: tuple[int, ...], lo: float = -3.0, hi: float = 3.0) -> np.ndarray:
     return RNG.uniform(lo, hi, size=shape).astype(np.float32)
 
 
-F32 = TensorProto.FLOAT
-I64 = TensorProto.INT64
+OPSET = 18  # the cross-checks were written against opset 18's Reduce* (axes as an input)
 
 # ---- Reduce* ------------------------------------------------------------------------------------
 
@@ -68,7 +50,7 @@ REDUCE_CASES = [
 def test_reduce_matches_onnxruntime(op: str, shape: tuple[int, ...], axes: list[int], keep: bool) -> None:
     x = data(shape, 0.5, 1.5) if op == "ReduceProd" else data(shape)
     (got,) = reference.run(op, [x.astype(np.float64)], {"axes": np.array(axes, np.uint32), "keep_dims": keep})
-    (want,) = ort_run(REDUCE_ONNX[op], [x, np.array(axes, np.int64)], [F32], keepdims=int(keep))
+    (want,) = ort_node(REDUCE_ONNX[op], [x, np.array(axes, np.int64)], [F32], opset=OPSET, keepdims=int(keep))
     np.testing.assert_allclose(
         got.reshape(want.shape), want, rtol=2e-6, atol=2e-6, err_msg=f"{op}{shape} axes={axes} keep_dims={keep}"
     )
@@ -105,7 +87,9 @@ def test_reduce_mean_quantized_within_one_step() -> None:
     real_in = quant.dequantize(quant.quantize(x, enc_in, "UFIXED_POINT_8"), enc_in)
     enc_out = quant.encoding_for_range(-0.5, 1.5, "UFIXED_POINT_8")
     (got,) = reference.run("ReduceMean", [real_in], {"axes": np.array([1, 2], np.uint32), "keep_dims": True})
-    (want,) = ort_run("ReduceMean", [real_in.astype(np.float32), np.array([1, 2], np.int64)], [F32], keepdims=1)
+    (want,) = ort_node(
+        "ReduceMean", [real_in.astype(np.float32), np.array([1, 2], np.int64)], [F32], opset=OPSET, keepdims=1
+    )
     q_got = quant.quantize(got, enc_out, "UFIXED_POINT_8").astype(int)
     q_want = quant.quantize(want, enc_out, "UFIXED_POINT_8").astype(int)
     assert np.max(np.abs(q_got - q_want)) <= 1, f"codes differ by more than one step: {q_got - q_want}"
@@ -127,7 +111,7 @@ def test_moments_match_numpy_population_statistics(shape: tuple[int, ...], axes:
 def test_moments_mean_matches_onnxruntime_reduce_mean() -> None:
     x = data((2, 3, 4, 5))
     mean, _ = reference.run("Moments", [x.astype(np.float64)], {"axes": np.array([1, 2], np.int32), "keep_dims": True})
-    (want,) = ort_run("ReduceMean", [x, np.array([1, 2], np.int64)], [F32], keepdims=1)
+    (want,) = ort_node("ReduceMean", [x, np.array([1, 2], np.int64)], [F32], opset=OPSET, keepdims=1)
     np.testing.assert_allclose(mean, want, rtol=1e-5, atol=1e-6, err_msg="Moments mean vs ReduceMean")
 
 
@@ -151,7 +135,7 @@ ARG_ONNX = {"Argmax": "ArgMax", "Argmin": "ArgMin"}
 def test_arg_reduce_matches_onnxruntime(op: str, shape: tuple[int, ...], axis: int, keep: bool) -> None:
     x = data(shape)
     (got,) = reference.run(op, [x.astype(np.float64)], {"axis": axis, "keep_dims": keep}, out_dtypes=[np.int32])
-    (want,) = ort_run(ARG_ONNX[op], [x], [I64], opset=13, axis=axis, keepdims=int(keep))
+    (want,) = ort_node(ARG_ONNX[op], [x], [I64], opset=13, axis=axis, keepdims=int(keep))
     assert got.dtype == np.int32, got.dtype
     np.testing.assert_array_equal(got, want, err_msg=f"{op}{shape} axis={axis} keep_dims={keep}")
 
@@ -190,7 +174,7 @@ def test_cumulative_sum_matches_onnxruntime(shape, axis, exclusive, reverse) -> 
     x = data(shape)
     params = {"axis": axis, "exclusive": exclusive, "reverse": reverse}
     (got,) = reference.run("CumulativeSum", [x.astype(np.float64)], params)
-    (want,) = ort_run(
+    (want,) = ort_node(
         "CumSum", [x, np.array(axis, np.int64)], [F32], opset=14, exclusive=int(exclusive), reverse=int(reverse)
     )
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{shape} {params}")
@@ -205,7 +189,7 @@ def test_top_k_matches_onnxruntime_without_ties(shape: tuple[int, ...], k: int, 
     """Distinct values, so ONNX's opposite tie order cannot matter."""
     x = RNG.permutation(np.prod(shape)).reshape(shape).astype(np.float32) / 4
     values, idx = reference.run("TopK", [x.astype(np.float64)], {"k": k, "largest": largest})
-    want_v, want_i = ort_run("TopK", [x, np.array([k], np.int64)], [F32, I64], opset=11, largest=int(largest))
+    want_v, want_i = ort_node("TopK", [x, np.array([k], np.int64)], [F32, I64], opset=11, largest=int(largest))
     np.testing.assert_array_equal(values, want_v, err_msg=f"values {shape} k={k} largest={largest}")
     np.testing.assert_array_equal(idx, want_i, err_msg=f"indices {shape} k={k} largest={largest}")
 
@@ -220,5 +204,3 @@ def test_top_k_ties_put_the_larger_index_first(largest: bool, want_values, want_
     values, idx = reference.run("TopK", [x], {"k": 4, "largest": largest}, out_dtypes=[np.float64, np.int32])
     np.testing.assert_array_equal(values[0], want_values, err_msg="values")
     np.testing.assert_array_equal(idx[0], want_idx, err_msg="indices: ties must list the larger index first")
-
-

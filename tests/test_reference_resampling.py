@@ -15,18 +15,10 @@ import pytest
 import reference
 from reference import quant
 from reference.resampling import OutputShapeRequired
-from tests.onnx_oracle import onnx_reference_node, ort_node
+from tests.onnx_oracle import nchw, nhwc, onnx_reference_node, ort_node
 
 RNG = np.random.default_rng(20240612)
 Q8 = "UFIXED_POINT_8"
-
-
-def nchw(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, -1, 1)
-
-
-def nhwc(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, 1, -1)
 
 
 def image(shape: tuple[int, ...], lo: float = -3.0, hi: float = 3.0) -> np.ndarray:

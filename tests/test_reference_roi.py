@@ -14,18 +14,10 @@ import pytest
 import reference
 from reference import quant
 from reference.resampling import OutputShapeRequired
-from tests.onnx_oracle import ort_node
+from tests.onnx_oracle import nchw, nhwc, ort_node
 
 RNG = np.random.default_rng(20240613)
 Q8 = "UFIXED_POINT_8"
-
-
-def nchw(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, -1, 1)
-
-
-def nhwc(x: np.ndarray) -> np.ndarray:
-    return np.moveaxis(x, 1, -1)
 
 
 def feature_map(shape: tuple[int, ...]) -> np.ndarray:

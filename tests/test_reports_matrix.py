@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import opdefs
+from opdefs import spec
 from reports import matrix, record
-from reports.families import family_of
+from reports.families import families, family_of
 from reports.record import Record
 
 DATA = Path(__file__).parent / "data" / "reports"
@@ -173,19 +175,17 @@ def test_the_build_of_a_backend_is_reported(fixture_matrix: matrix.Matrix) -> No
     assert builds == ["build_id=v2.31.0.250130 library=libQnnHtp.so qnn_api=2.20.0"]
 
 
-@pytest.mark.parametrize(
-    ("op", "family"),
-    [
-        ("ElementWiseAdd", "elementwise"), ("Conv2d", "convolution"), ("TransposeConv3d", "convolution"),
-        ("DepthWiseConv1d", "convolution"), ("Convert", "conversion"), ("PoolMax2d", "pooling"),
-        ("ReduceSumSquare", "reduction"), ("TopK", "reduction"), ("LayerNorm", "normalization"),
-        ("Batchnorm", "normalization"), ("Lrn", "normalization"), ("ResizeBilinear", "resampling"),
-        ("RoiAlign", "resampling"), ("BoxWithNmsLimit", "detection"), ("GenerateProposals", "detection"),
-        ("DetectionOutput", "detection"), ("Reshape", "data movement"), ("If", "other"),
-    ],
-)
-def test_op_family_comes_from_the_name(op: str, family: str) -> None:
-    assert family_of(op) == family
+@pytest.mark.parametrize("op", sorted(opdefs.load_all()))
+def test_op_family_comes_from_its_spec(op: str) -> None:
+    assert family_of(op) == opdefs.load(op).family, f"{op}: the report's family differs from family: in its spec"
+
+
+def test_op_without_a_spec_here_is_other() -> None:
+    assert family_of("SomeNewerSdkOp") == "other"
+
+
+def test_family_order_is_the_schemas_with_other_last() -> None:
+    assert families() == [*spec.schema()["properties"]["family"]["enum"], "other"]
 
 
 def test_fail_text_shows_the_worst_error_among_failing_cases() -> None:

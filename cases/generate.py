@@ -242,6 +242,18 @@ def encoding_covering(values: np.ndarray, dtype: str) -> Encoding:
     return encoding_for_range(lo, hi, dtype)
 
 
+def _share_encoding(inputs: list[Tensor | None]) -> None:
+    """Typical data movement with several value inputs (Concat, Pack, ScatterElements' data and
+    updates): one grid for all of them, as converters align the encodings around such ops. Whether a
+    backend requantizes inputs of different grids is a reading the spec never settles."""
+    first = inputs[0] if inputs else None
+    if first is None or first.encoding is None or first.encoding.per_axis:
+        return
+    for t in inputs[1:]:
+        if t is not None and t.dtype == first.dtype and t.encoding is not None and not t.encoding.per_axis:
+            t.encoding = first.encoding
+
+
 def _output_encoding(case: Case, real: np.ndarray | None, dtype: str) -> Encoding:
     """Calibrate the output grid on the expected values (as QDQ flows do), except for ops that only
     move values: when every expected value is one of in[0]'s values and in[0] has the same type, the
@@ -252,7 +264,8 @@ def _output_encoding(case: Case, real: np.ndarray | None, dtype: str) -> Encodin
     first = case.inputs[0] if case.inputs else None
     if first is not None and first.dtype == dtype and first.encoding is not None and not first.encoding.per_axis:
         scale, offset = first.encoding.scales[0], first.encoding.offsets[0]
-        source = np.unique(scale * (first.data.astype(np.float64) + offset))
+        same_grid = [t for t in case.inputs if t is not None and t.data is not None and t.encoding == first.encoding]
+        source = np.unique(np.concatenate([scale * (t.data.astype(np.float64).ravel() + offset) for t in same_grid]))
         values = np.asarray(real, dtype=np.float64).ravel()
         if values.size and np.all(np.isin(values, source)):
             return first.encoding
@@ -405,6 +418,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                                       _axis_of(decl, config), _encoding_source(decl, inputs, typical))  # fmt: skip
                 t.static = static
                 inputs.append(t)
+        if typical and op.family == "data movement":
+            _share_encoding(inputs)
         # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
         # new_height) or an output's capacity (a detection op's max boxes) -----------------------
         for dname in domains:

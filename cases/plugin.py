@@ -28,6 +28,7 @@ import re
 import sys
 import time
 import uuid
+import zlib
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,6 +133,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--specs", action="append", default=[], metavar="DIR",
                 help="another directory of op specs (e.g. an op package's), searched before the built-in one")
     g.addoption("--case-dir", default=None, help="where non-PASS cases are saved for replay")
+    g.addoption("--shard", default=None, metavar="K/N",
+                help="run slice K of N (1-based): cells split deterministically, every machine giving the same --seed")
     g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
 
 
@@ -333,6 +336,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--resume") and not config.getoption("--results"):
         raise _usage("--resume needs --results FILE: the file of the run to continue")
     _check_counts(config)
+    parse_shard(config.getoption("--shard"))
     _check_precision(config)
     _check_op(config)
     options = adapter_options(config)
@@ -397,10 +401,37 @@ def take_adapter(config: pytest.Config) -> Any:
     return _open_backend(run.backend, run.adapter_options)
 
 
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``K/N`` -> (K, N) with 1 <= K <= N; None when not sharding."""
+    if not text:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise _usage(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shard_of(nodeid: str, n: int) -> int:
+    """The 1-based shard of a conformance test: both tiers of a cell (and the op's negative cases)
+    land on the same machine, by a hash that is the same on every machine and Python."""
+    param = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else nodeid
+    for tier in ("-typical", "-edge"):
+        param = param.removesuffix(tier)
+    return zlib.crc32(param.encode()) % n + 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With --backend: --op deselects (a run over 3 ops should not print 1000 skips)."""
+    """With --backend: --op and --shard deselect (a run over 3 ops should not print 1000 skips)."""
     if config.stash.get(RUN, None) is None:
         return
+    shard = parse_shard(config.getoption("--shard"))
+    if shard:
+        k, n = shard
+        drop = [i for i in items if i.get_closest_marker("conformance") and shard_of(i.nodeid, n) != k]
+        if drop:
+            dropped = set(drop)
+            config.hook.pytest_deselected(items=drop)
+            items[:] = [i for i in items if i not in dropped]
     pattern = config.getoption("--op")
     if pattern:
         rx = re.compile(pattern)

@@ -84,12 +84,14 @@ def judge_output(expected: np.ndarray, actual: np.ndarray, out: Tensor, budget: 
         allowed = budget.steps + budget.rtol * np.abs(np.where(checkable, exp_f, 0.0)) / scale
         if budget.range_rtol:
             lo, hi = real_range(out.encoding, out.dtype)
-            full = np.maximum(np.abs(lo), np.abs(hi))
+            full = np.maximum(np.abs(np.atleast_1d(lo)), np.abs(np.atleast_1d(hi)))
             if out.encoding.per_axis:
                 view = [1] * exp.ndim
                 view[out.encoding.axis] = -1
-                full = full.reshape(view)
-            allowed = allowed + budget.range_rtol * np.broadcast_to(full, exp.shape) / scale
+                full = np.broadcast_to(full.reshape(view), exp.shape)
+            else:
+                full = float(full[0])  # a rank-0 output too
+            allowed = allowed + budget.range_rtol * full / scale
         bad = checkable & (steps > allowed + 1e-9)
         got_real = dequantize(actual, out.encoding)
         real_err = np.where(checkable, np.abs(got_real - np.where(checkable, exp_f, 0.0)), 0.0)

@@ -130,3 +130,8 @@ def test_a_value_outside_low_high_fails() -> None:
     sample[0] = 4.5
     j = judge(_random_case(50), [np.full(50, np.nan)], [sample], RANDOM_TOL)
     assert not j.passed and "outside" in j.message, j.message
+
+
+def test_a_rank_0_16_bit_output_is_judged_like_any_other() -> None:
+    j = judge_output(np.array(0.0), np.array(32768 + 30, np.uint16), out("UFIXED_POINT_16", (), U16))
+    assert j.passed and j.checked == 1, j

@@ -21,6 +21,7 @@ from cases.case import Case
 from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected
+from reports.families import family_of
 from reports.record import Record
 
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
@@ -43,6 +44,11 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):
         return None
     return k if k > 0 else None
+
+
+def family(op: opdefs.OpDef) -> str:
+    """The op's family for the reports' row groups: the spec's ``family:`` when it has one, else the name table's."""
+    return str(op.raw.get("family") or family_of(op.name))
 
 
 def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
@@ -103,6 +109,7 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
         case_id=case.case_id(), tier=case.tier,
     )  # fmt: skip
+    rec.extra["family"] = family(op)
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))

@@ -617,3 +617,18 @@ def readable_message(message: str) -> str:
     """A record's message for people: numpy scalar reprs ("np.float64(-4.678)") read as plain numbers,
     so an older results file shows expected and got values the way current ones write them."""
     return _NUMPY_SCALAR.sub(r"\1", message)
+
+
+# One colour per grid status, shared by the HTML page and the summary chart so they read alike.
+STATUS_COLOURS: dict[str, str] = {
+    PASS: "#66bb6a", PARTIAL: "#c5e1a5", XFAIL: "#dcedc8", FAIL: "#e57373", XPASS: "#fff176",
+    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", UNCHECKED: "#90caf9",
+    SKIP: "#eeeeee",
+}  # fmt: skip
+STATUS_WORDS: dict[str, str] = {
+    PASS: "every typical case passes", PARTIAL: "passes where accepted; other configurations refused",
+    XFAIL: "known failures only", FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
+    ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
+    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
+    SKIP: "no typical case ran",
+}  # fmt: skip

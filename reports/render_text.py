@@ -12,6 +12,7 @@ import html
 import io
 import json
 import math
+import textwrap
 from typing import Any
 
 from tabulate import tabulate
@@ -401,21 +402,32 @@ def _finite(x: Any) -> Any:
     return x
 
 
-def to_summary(m: Matrix) -> str:
-    """The terminal summary: per backend the op totals, the cases per verdict and the negative outcomes."""
+SUMMARY_WIDTH = 100
+
+
+def to_summary(m: Matrix, builds: bool = True) -> str:
+    """The terminal summary in at most ``SUMMARY_WIDTH`` columns: per backend the ops, the typical cases
+    per verdict, the edge cases that were not PASS and the negative cases refused cleanly; the builds
+    below the table (they are long: library paths), wrapped."""
     if not m.backends():
         return "no results records\n"
     totals = m.totals()
-    op_rows = [[t.backend, len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_with_rejected),
-                len(t.ops_with_error), len(t.ops_with_crash), "; ".join(t.builds)] for t in totals.values()]
-    op_headers = ["backend", "ops", "with PASS", "fully passing", "with REJ", "with ERR", "with CRASH", "build"]
-    case_rows = [[t.backend, sum(t.cases.values()), *[t.cases[v] for v in STATUS_PRECEDENCE]] for t in totals.values()]
-    case_headers = ["backend", "cases", *[ABBREVIATIONS.get(v, v) for v in STATUS_PRECEDENCE]]
-    out = [tabulate(op_rows, headers=op_headers, tablefmt="simple", disable_numparse=True), "",
-           tabulate(case_rows, headers=case_headers, tablefmt="simple", disable_numparse=True)]
-    if m.negative:
-        neg_rows = [[t.backend, sum(t.negative_cases.values()), *[t.negative_cases[c] for c in NEGATIVE_PRECEDENCE]]
-                    for t in totals.values()]
-        neg_headers = ["negative cases", "cases", *[c.lower() for c in NEGATIVE_PRECEDENCE]]
-        out += ["", tabulate(neg_rows, headers=neg_headers, tablefmt="simple", disable_numparse=True)]
+    verdicts = [v for v in STATUS_PRECEDENCE if any(t.cases[v] for t in totals.values())] or ["PASS"]
+    headers = ["backend", "ops", "all pass", "cases", *[ABBREVIATIONS.get(v, v) for v in verdicts], "edge !PASS",
+               "neg rej"]  # fmt: skip
+    rows = []
+    for t in totals.values():
+        edge_total = sum(t.edge_cases.values())
+        neg_total = sum(t.negative_cases.values())
+        rows.append([t.backend, len(t.ops), len(t.ops_fully_passing), sum(t.cases.values()),
+                     *[t.cases[v] for v in verdicts], f"{edge_total - t.edge_cases[PASS]}/{edge_total}",
+                     f"{t.negative_cases['REJECTED']}/{neg_total}"])  # fmt: skip
+    out = [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
+    if builds:
+        lines = [f"{t.backend}: {b}" for t in totals.values() for b in t.builds]
+        if lines:
+            out += ["", "builds:"]
+            for line in lines:
+                out += textwrap.wrap(line, SUMMARY_WIDTH, initial_indent="  ", subsequent_indent="      ",
+                                     break_long_words=True, break_on_hyphens=False)  # fmt: skip
     return "\n".join(out) + "\n"

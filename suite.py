@@ -499,8 +499,6 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
 
 def _closing_summary(runs_done: list[_BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:
     """At most SUMMARY_WIDTH columns: one row per backend, build details below the table."""
-    from tabulate import tabulate
-
     from reports import matrix, record, render_text
 
     rows = []
@@ -509,7 +507,7 @@ def _closing_summary(runs_done: list[_BackendRun], plan: _Plan, results: list[Pa
         rows.append([r.name, state, f"{r.seconds:.0f} s", str(r.log)])
     for name, why in plan.unavailable.items():
         rows.append([name, "not available", "", why[:50]])
-    out = ["", tabulate(rows, headers=["backend", "run", "time", "log / reason"], tablefmt="simple")]
+    out = ["", render_text.aligned(["backend", "run", "time", "log / reason"], rows)]
     if results:
         out += ["", render_text.to_summary(matrix.build(record.read(results))).rstrip("\n")]
     out.append(f"wall time {seconds:.0f} s; {len(plan.ops)} op(s) selected")

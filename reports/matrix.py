@@ -526,13 +526,14 @@ class FamilyCell:
         """The edge notes of its configurations ("UFIXED_POINT_8: edge FAIL 2/5"), empty when all is well."""
         return [f"{c.config}: {c.edge_note()}" for c in self.cells if c.edge_note()]
 
-    def rate(self) -> str:
+    def rate(self, percent_sign: bool = True) -> str:
         """Whole per cent of typical cases that passed; 100% only when every one did."""
         total = self.total
-        return f"{100 * self.passed // total}%" if total else ""
+        return f"{100 * self.passed // total}{'%' if percent_sign else ''}" if total else ""
 
-    def text(self) -> str:
-        """At most six characters, so 24 columns fit a 200-column markdown line: "100%", "50%~", "40%!*", "REJ".
+    def text(self, percent_sign: bool = True) -> str:
+        """At most six characters (five without the per cent sign, as in the 200-column markdown grid):
+        "100%", "50%~", "40%!*", "REJ".
         ``~`` the other cases were refused, ``!`` some errored/crashed/timed out, ``*`` edge-tier news."""
         status = self.status
         if status == SKIP:
@@ -544,9 +545,9 @@ class FamilyCell:
         elif status == XFAIL and not self.passed:
             core = "XF"
         else:
-            core = self.rate()
+            core = self.rate(percent_sign)
         counts = self.counts
-        partly_refused = counts[REJECTED] and core.endswith("%")
+        partly_refused = counts[REJECTED] and core[:1].isdigit()
         marks = (PARTIAL_MARK if partly_refused else "") + (
             TROUBLE_MARK if any(counts[v] for v in BACKEND_TROUBLE) else "") + (
             EDGE_MARK if self.edge_news() else "")  # fmt: skip

@@ -40,7 +40,7 @@ from reports.matrix import (
     grid,
     readable_message,
 )
-from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, VERDICTS, XFAIL, XPASS
+from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, UNCHECKED, VERDICTS, XFAIL, XPASS
 
 NO_CASES = "-"
 # Positive verdicts listed under "Cases to look at"; REJECTED/XFAIL/UNCHECKED/SKIP are summarised, not listed.
@@ -65,9 +65,9 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
         + f", {n_cases} typical case(s).",
         "",
         "A cell is one backend and datatype family (" + ", ".join(
-            f"`{SHORT_DTYPE_FAMILY[f]}` {f}" for f in DTYPE_FAMILIES) + "): the share of its **typical** cases "
-        f"that pass. `{PARTIAL_MARK}` the other cases were refused (partly supported); `{TROUBLE_MARK}` the "
-        f"backend also errored, crashed or timed out; `{EDGE_MARK}` the **edge** "
+            f"`{SHORT_DTYPE_FAMILY[f]}` {f}" for f in DTYPE_FAMILIES) + "): the per cent of its **typical** cases "
+        f"that pass (100 only when all do). `{PARTIAL_MARK}` the other cases were refused (partly supported); "
+        f"`{TROUBLE_MARK}` the backend also errored, crashed or timed out; `{EDGE_MARK}` the **edge** "
         "tier (corner cases) found something; `REJ` every case was refused (unsupported); `UNC` nothing could be "
         "checked; `-` no typical case ran; `n/g` the op is not generated (reason below the grid). The HTML page "
         "colours each cell and lists its cases.",
@@ -114,7 +114,7 @@ def _grid_markdown(g: Grid) -> str:
                 line.append("n/g")
                 continue
             cell = row.cells.get((backend, fam))
-            line.append(cell.text() if cell else "")
+            line.append(cell.text(percent_sign=False) if cell else "")
         rows.append(line)
     return compact_table(headers, rows)
 
@@ -351,10 +351,23 @@ def to_json(m: Matrix) -> str:
         "negative_precedence": list(NEGATIVE_PRECEDENCE),
         "backends": m.backends(),
         "totals": {b: totals_json(t) for b, t in m.totals().items()},
+        "grid": grid_json(grid(m)),
+        "not_generated": [{"op": op, "backend": b, "reason": why} for (op, b), why in sorted(m.not_generated.items())],
         "cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind != NEGATIVE],
         "negative_cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind == NEGATIVE],
     }
     return json.dumps(_finite(doc), indent=1, sort_keys=False) + "\n"
+
+
+def grid_json(g: Grid) -> dict[str, Any]:
+    """The readable grid for other programs: columns, and per op its family cells (status, rate, marks)."""
+    rows = []
+    for row in g.rows:
+        cells = [{"backend": b, "dtype_family": f, "status": c.status, "text": c.text(), "passed": c.passed,
+                  "total": c.total, "configs": [x.config for x in c.cells], "edge_news": c.edge_news()}
+                 for (b, f), c in row.cells.items()]  # fmt: skip
+        rows.append({"op": row.op, "family": row.family, "cells": cells, "not_generated": row.not_generated})
+    return {"columns": [{"backend": b, "dtype_family": f} for b, f in g.columns], "rows": rows}
 
 
 def totals_json(t: BackendTotals) -> dict[str, Any]:
@@ -405,24 +418,34 @@ def _finite(x: Any) -> Any:
 SUMMARY_WIDTH = 100
 
 
+def aligned(headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain terminal table, two spaces between columns and no more (tabulate pads headers wider)."""
+    cells = [[str(h) for h in headers]] + [[str(x) for x in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
 def to_summary(m: Matrix, builds: bool = True) -> str:
-    """The terminal summary in at most ``SUMMARY_WIDTH`` columns: per backend the ops, the typical cases
-    per verdict, the edge cases that were not PASS and the negative cases refused cleanly; the builds
-    below the table (they are long: library paths), wrapped."""
+    """The terminal summary in at most ``SUMMARY_WIDTH`` columns: per backend the ops whose typical cases
+    all pass (of the ops run), the typical cases per verdict, the edge cases that were not PASS and the
+    negative cases refused cleanly; the builds below the table (they are long: library paths), wrapped."""
     if not m.backends():
         return "no results records\n"
     totals = m.totals()
-    verdicts = [v for v in STATUS_PRECEDENCE if any(t.cases[v] for t in totals.values())] or ["PASS"]
-    headers = ["backend", "ops", "all pass", "cases", *[ABBREVIATIONS.get(v, v) for v in verdicts], "edge !PASS",
+    shown = (PASS, FAIL, ERROR, CRASH, REJECTED, UNCHECKED)
+    headers = ["backend", "ops ok", "cases", *[ABBREVIATIONS.get(v, v) for v in shown], "other", "edge !ok",
                "neg rej"]  # fmt: skip
     rows = []
     for t in totals.values():
         edge_total = sum(t.edge_cases.values())
         neg_total = sum(t.negative_cases.values())
-        rows.append([t.backend, len(t.ops), len(t.ops_fully_passing), sum(t.cases.values()),
-                     *[t.cases[v] for v in verdicts], f"{edge_total - t.edge_cases[PASS]}/{edge_total}",
+        other = sum(n for v, n in t.cases.items() if v not in shown)
+        rows.append([t.backend, f"{len(t.ops_fully_passing)}/{len(t.ops)}", sum(t.cases.values()),
+                     *[t.cases[v] for v in shown], other, f"{edge_total - t.edge_cases[PASS]}/{edge_total}",
                      f"{t.negative_cases['REJECTED']}/{neg_total}"])  # fmt: skip
-    out = [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
+    out = [aligned(headers, rows)]
     if builds:
         lines = [f"{t.backend}: {b}" for t in totals.values() for b in t.builds]
         if lines:

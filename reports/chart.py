@@ -76,9 +76,12 @@ def figure(g: Grid):  # -> matplotlib.figure.Figure (imported lazily: only chart
 
 def render(g: Grid, fmt: str = "png") -> bytes:
     """The chart as PNG or SVG bytes (SVG without a date, so a re-render of the same results is identical)."""
+    import matplotlib
+
     buf = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    figure(g).savefig(buf, format=fmt, metadata=metadata)
+    with matplotlib.rc_context({"svg.hashsalt": "qnn-opdef-conformance"}):  # SVG ids otherwise differ per run
+        figure(g).savefig(buf, format=fmt, metadata=metadata)
     return buf.getvalue()
 
 

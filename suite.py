@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     failed job), 1 when one did not (unavailable by default, or its pytest ended abnormally), 4 for a
     usage error (unknown or unavailable requested backend, --examples < 1, a bad --op), before any case runs."""
     import sys
+    import textwrap
 
     from rich.console import Console
 
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [r.results for r in runs_done if r.results.exists() and r.results.stat().st_size]
     reports_line = _write_reports(results, out, console) if results else "no results: no reports written"
     print(_closing_summary(runs_done, plan, results, time.time() - t_start))
-    print(reports_line)
+    print("\n".join(textwrap.wrap(reports_line, SUMMARY_WIDTH, break_on_hyphens=False, subsequent_indent="  ")))
     everything_ran = not plan.unavailable and all(r.ran for r in runs_done)
     return EXIT_OK if everything_ran else EXIT_NOT_ALL_RAN
 
@@ -399,7 +400,9 @@ class _ProgressEvents:
             if report.outcome == "failed":
                 lines = [ln.strip() for ln in (getattr(report, "longreprtext", "") or "").splitlines()]
                 lines = [ln for ln in lines if ln and not ln.startswith("[gw")]  # xdist's "[gw0] linux -- Python"
-                self.summaries[report.nodeid] = lines[0][:160] if lines else f"failed in {report.when}"
+                errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]  # a traceback's own message
+                first = (errors or lines or [f"failed in {report.when}"])[0]
+                self.summaries[report.nodeid] = first[:160]
         if report.when == "teardown":
             outcome = self.worst.pop(report.nodeid, before)
             event: dict[str, Any] = {"done": report.nodeid, "outcome": outcome}

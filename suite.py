@@ -442,7 +442,7 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
             last_plain = t0
             with open(run.log, "w", encoding="utf-8") as log:
                 proc = subprocess.Popen(_pytest_command(args, name, run, runs), cwd=repo, stdout=log,
-                                        stderr=subprocess.STDOUT)  # fmt: skip
+                                        stderr=subprocess.STDOUT, env=_child_env())  # fmt: skip
                 while True:
                     finished = proc.poll() is not None
                     for line in run.poll():
@@ -468,6 +468,14 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
                                        f"(full output: {run.log})", markup=False)  # fmt: skip
             done.append(run)
     return done
+
+
+def _child_env() -> dict[str, str]:
+    """This environment without pytest-xdist's worker variables: started from inside a test worker, the
+    backend's pytest would otherwise take itself for a worker and write part files nobody merges."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
 
 
 def _last_line(path: Path) -> str:

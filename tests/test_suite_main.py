@@ -104,7 +104,8 @@ def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[
     events = tmp_path / "events.jsonl"
     code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
     subprocess.run([sys.executable, "-c", code, str(events), "-q", "-p", "no:cacheprovider", *workers,
-                    str(tmp_path / "test_sample.py")], cwd=REPO, capture_output=True, timeout=120)  # fmt: skip
+                    str(tmp_path / "test_sample.py")], cwd=REPO, capture_output=True, timeout=120,
+                   env=suite._child_env())  # fmt: skip
     lines = [json.loads(x) for x in events.read_text().splitlines()]
     collected = [e["collected"] for e in lines if "collected" in e]
     done = {e["done"].rsplit("::", 1)[1]: e for e in lines if "done" in e}

@@ -315,15 +315,26 @@ class _BackendRun:
         return out
 
     def tally_text(self) -> str:
-        words = {"PASS": "pass", "FAIL": "fail", "ERROR": "err", "CRASH": "crash", "TIMEOUT": "timeout",
-                 "REJECTED": "rej", "UNCHECKED": "unchk", "XFAIL": "xfail", "XPASS": "xpass", "SKIP": "skip"}
-        parts = [f"{self.tally[v]} {w}" for v, w in words.items() if self.tally.get(v)]
+        """Short enough for a 100-column line: "✓861 ✗28 E20 R259 U12 neg 88/89" (TALLY_LEGEND says what)."""
+        parts = [f"{mark}{self.tally[v]}" for v, mark in TALLY_MARKS.items() if self.tally.get(v)]
         if self.negative:
-            parts.append(f"neg {self.negative_ok}/{self.negative} rej")
+            parts.append(f"neg {self.negative_ok}/{self.negative}")
         return " ".join(parts)
 
     def cases_text(self) -> str:
-        return f"{self.cases}/{self.planned_cases or '?'} cases"
+        return f"{self.cases}/{self.planned_cases or '?'}"
+
+    def status_line(self, seconds: float, state: str = "") -> str:
+        """The plain form of the live line, for a console that is not a terminal."""
+        tests = f"{self.tests_done}/{self.total_tests or '?'} tests"
+        doing = state or self.current or "starting"
+        return f"{self.name}: {doing}, {tests}, {self.cases_text()} cases, {self.tally_text()}, {seconds:.0f} s"
+
+
+TALLY_MARKS = {"PASS": "✓", "FAIL": "✗", "ERROR": "E", "CRASH": "C", "TIMEOUT": "T", "REJECTED": "R",
+               "UNCHECKED": "U", "XFAIL": "xf", "XPASS": "xp", "SKIP": "s"}  # fmt: skip
+TALLY_LEGEND = ("columns: backend, op running, tests done/total, cases done/planned, tallies, elapsed < left\n"
+                "tallies: ✓ pass ✗ fail E error C crash T timeout R refused U unchecked, neg: negatives refused/run")
 
 
 def _op_of(nodeid: str) -> str:
@@ -424,12 +435,14 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
     )
 
     repo = Path(__file__).resolve().parent
+    live = console.is_terminal
     progress = Progress(
-        TextColumn("{task.fields[backend]:<11.11}"), TextColumn("{task.fields[op]:<18.18}", style="cyan"),
-        BarColumn(bar_width=12), MofNCompleteColumn(), TextColumn("{task.fields[cases]}"),
+        TextColumn("{task.fields[backend]:<9.9}"), TextColumn("{task.fields[op]:<16.16}", style="cyan"),
+        BarColumn(bar_width=10), MofNCompleteColumn(), TextColumn("{task.fields[cases]}"),
         TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), TextColumn("<"), TimeRemainingColumn(),
-        console=console, refresh_per_second=4,
+        console=console, refresh_per_second=4, disable=not live,
     )  # fmt: skip
+    console.print(TALLY_LEGEND, markup=False)
     done: list[_BackendRun] = []
     tasks = {name: progress.add_task("", total=None, start=False, backend=name, op="waiting", cases="", tally="")
              for name in backends}  # fmt: skip
@@ -450,10 +463,9 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
                             progress.console.print(line, overflow="ellipsis", no_wrap=True, markup=False)
                     progress.update(task, total=run.total_tests, completed=run.tests_done, op=run.current,
                                     cases=run.cases_text(), tally=run.tally_text())  # fmt: skip
-                    if not console.is_terminal and time.time() - last_plain > QUIET_SECONDS:
+                    if not live and time.time() - last_plain > QUIET_SECONDS:
                         last_plain = time.time()
-                        console.print(f"{name}: {run.tests_done}/{run.total_tests or '?'} tests, {run.cases_text()}, "
-                                      f"{run.tally_text()}, {last_plain - t0:.0f} s")  # fmt: skip
+                        console.print(run.status_line(last_plain - t0), markup=False)
                     if finished:
                         break
                     time.sleep(0.25)
@@ -462,6 +474,8 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
             state = "done" if run.ran else f"pytest exit {run.rc}"
             progress.update(task, op=state, completed=run.tests_done, total=run.total_tests or run.tests_done or 1)
             progress.stop_task(task)
+            if not live:
+                console.print(run.status_line(run.seconds, state), markup=False)
             if not run.ran:
                 why = PYTEST_CODES.get(run.rc or 0, "ended abnormally")
                 progress.console.print(f"{name}: pytest {why} (exit {run.rc}): {_last_line(run.log)} "

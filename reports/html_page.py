@@ -72,7 +72,10 @@ div.top > div:last-child { flex: 1 1 480px; }
   border-left: 2px solid #888; padding: 0.5em 1em; box-shadow: -4px 0 8px rgba(0,0,0,0.15); }
 #panel table { margin: 0.3em 0 0.8em; }
 #panel td { white-space: normal; vertical-align: top; }
-#panel pre, #panel code { white-space: pre-wrap; word-break: break-all; margin: 0; }
+#panel pre, #panel code { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
+#panel table.cases { width: 100%; table-layout: fixed; }
+#panel table.cases th:nth-child(1) { width: 6.5em; } #panel table.cases th:nth-child(2) { width: 34%; }
+#panel table.cases th:nth-child(3), #panel table.cases th:nth-child(4) { width: 12%; }
 #panel h3 { margin: 0.2em 0; } #panel h4 { margin: 0.8em 0 0.2em; }
 table.totals td { text-align: right; } table.totals th { text-align: left; }
 """
@@ -340,7 +343,8 @@ class _Page:
             f"<h3>{e(fc.op)} &middot; {e(fc.backend)} &middot; {e(fc.dtype_family)}</h3>",
             f"<p><b>{e(fc.status)}</b> ({e(STATUS_WORDS[fc.status])}): {e(fc.summary())}</p>",
         ]
-        for cell in fc.cells:
+        rank = {v: i for i, v in enumerate(GRID_STATUSES)}
+        for cell in sorted(fc.cells, key=lambda c: rank.get(c.status, len(rank))):  # the news first
             parts += _config_section(cell)
         parts.append("</div>")
         return "".join(parts)
@@ -439,6 +443,11 @@ def _cases_table(cell: Cell, what: str) -> list[str]:
     details = cell.sorted_details()
     if not details:
         return [f"<p>All {cell.total} {e(what)} had the good outcome.</p>"] if cell.total else []
+    if cell.kind != NEGATIVE and all(d.verdict == "REJECTED" for d in details):
+        # refusals repeat one message: say it once rather than a table of identical rows
+        first = details[0]
+        return [f"<p>All {len(details)} {e(what)} refused at validation: <code>{e(readable_message(first.message))}"
+                f"</code><br>replay one: <code>{e(first.replay or first.case_path or '')}</code></p>"]  # fmt: skip
     out = [f"<p>{e(what.capitalize())} to look at ({len(details)} of {cell.total}):</p>"]
     out += _rows_table(details[:CASES_PER_CELL], cell.kind)
     if len(details) > CASES_PER_CELL:
@@ -448,7 +457,7 @@ def _cases_table(cell: Cell, what: str) -> list[str]:
 
 def _rows_table(details: list[CaseDetail], kind: str) -> list[str]:
     head = "<tr><th>verdict</th><th>expected / got</th><th>tolerance</th><th>error measured</th><th>replay</th></tr>"
-    return ["<table><thead>" + head + "</thead><tbody>" + "".join(_detail_row(d, kind) for d in details)
+    return ['<table class="cases"><thead>' + head + "</thead><tbody>" + "".join(_detail_row(d, kind) for d in details)
             + "</tbody></table>"]  # fmt: skip
 
 
@@ -463,10 +472,10 @@ def _detail_row(d: CaseDetail, kind: str) -> str:
     case = [f"case {d.case_id}" if d.case_id else "", f"seed {d.seed}" if d.seed is not None else "", d.test_id]
     return (
         f'<tr><td style="background:{colour}">{e(verdict)}</td>'
-        f"<td><pre>{e(message)}</pre></td>"
+        f'<td class="msg"><pre>{e(message)}</pre></td>'
         f"<td>{e(tolerance)}" + (f"<br><small>{e(source)}</small>" if source else "") + "</td>"
         f"<td>{e(measured_text(d.metrics))}</td>"
-        f"<td><code>{e(d.replay or d.case_path or '(not saved)')}</code><br><small>"
+        f'<td class="replay"><code>{e(d.replay or d.case_path or "(not saved)")}</code><br><small>'
         + e(" · ".join(x for x in case if x))
         + "</small></td></tr>"
     )

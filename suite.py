@@ -21,6 +21,7 @@ from cases.case import Case
 from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected
+from reports.families import family_of
 from reports.record import Record
 
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
@@ -43,6 +44,11 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):
         return None
     return k if k > 0 else None
+
+
+def family(op: opdefs.OpDef) -> str:
+    """The op's family for the reports' row groups: the spec's ``family:`` when it has one, else the name table's."""
+    return str(op.raw.get("family") or family_of(op.name))
 
 
 def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
@@ -103,6 +109,7 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
         case_id=case.case_id(), tier=case.tier,
     )  # fmt: skip
+    rec.extra["family"] = family(op)
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
@@ -113,66 +120,435 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
 # ---------------------------------------------------------------------------------------------
 # The main job: python -m suite
 # ---------------------------------------------------------------------------------------------
-DEFAULT_BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
+DEFAULT_BACKENDS = ("qnn-htp", "onnxruntime", "ort-qnn", "reference")
+EXIT_OK, EXIT_NOT_ALL_RAN, EXIT_USAGE = 0, 1, 4
+PYTEST_OK = (0, 1)  # all passed / some cases failed: either way the backend ran; failures are results
+PYTEST_CODES = {2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests collected"}
+SUMMARY_WIDTH = 100
+QUIET_SECONDS = 30.0  # without a terminal (CI, a pipe) the live lines become one status line this often
+
+
+class _UsageError(Exception):
+    """A bad option of the main job: one line and exit 4, before any case runs."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the conformance cases on every available default backend and write the reports."""
-    import argparse
-    import subprocess
+    """Run the conformance cases on each backend, one live progress line per backend, the full pytest
+    output in runs/<backend>.log, then the reports (matrix md/html/json/csv, chart) and a summary.
+
+    Exit status: 0 when every requested backend ran to the end (failing cases are results, not a
+    failed job), 1 when one did not (unavailable by default, or its pytest ended abnormally), 4 for a
+    usage error (unknown or unavailable requested backend, --examples < 1, a bad --op), before any case runs."""
     import sys
+    import textwrap
 
-    import adapters
+    from rich.console import Console
 
-    ap = argparse.ArgumentParser(prog="python -m suite", description=main.__doc__)
-    ap.add_argument("--backends", default=",".join(DEFAULT_BACKENDS))
-    ap.add_argument("--examples", type=int, default=5)
-    ap.add_argument("--op", default=None, help="regex of ops to run")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json) is written")
-    ap.add_argument("--runs", default="runs", help="where results files and failing cases go")
-    ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
-    args = ap.parse_args(argv)
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        args, plan = _main_options(argv)
+    except _UsageError as exc:
+        print(f"python -m suite: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     out, runs = Path(args.out), Path(args.runs)
     out.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
-    results = []
     t_start = time.time()
-    for name in args.backends.split(","):
+    for name, why in plan.unavailable.items():
+        console.print(f"{name}: not available here ({why}); skipped")
+    runs_done = _run_backends(args, plan.backends, runs, console)
+    results = [r.results for r in runs_done if r.results.exists() and r.results.stat().st_size]
+    reports_line = _write_reports(results, out, console) if results else "no results: no reports written"
+    print(_closing_summary(runs_done, plan, results, time.time() - t_start))
+    print("\n".join(textwrap.wrap(reports_line, SUMMARY_WIDTH, break_on_hyphens=False, subsequent_indent="  ")))
+    everything_ran = not plan.unavailable and all(r.ran for r in runs_done)
+    return EXIT_OK if everything_ran else EXIT_NOT_ALL_RAN
+
+
+class _Plan:
+    def __init__(self, backends: list[str], unavailable: dict[str, str], ops: list[str]) -> None:
+        self.backends, self.unavailable, self.ops = backends, unavailable, ops
+
+
+def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
+    import argparse
+    import re
+
+    import adapters
+
+    ap = argparse.ArgumentParser(prog="python -m suite", description=(main.__doc__ or "").split("\n")[0])
+    ap.add_argument("--backends", default=None,
+                    help=f"comma-separated; default: {','.join(DEFAULT_BACKENDS)} (those available here)")
+    ap.add_argument("--examples", type=int, default=5, help="typical cases per op x datatype configuration")
+    ap.add_argument("--edge-examples", type=int, default=None, help="edge cases per cell (default: a quarter)")
+    ap.add_argument("--op", default=None, help="regex of ops to run")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json, csv) and chart go")
+    ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
+    ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no line per failing cell, only the progress")
+    args = ap.parse_args(argv)
+    for opt in ("examples", "edge_examples"):
+        value = getattr(args, opt)
+        if value is not None and value < 1:
+            raise _UsageError(f"--{opt.replace('_', '-')} must be at least 1 (got {value})")
+    specs = sorted(opdefs.load_all())
+    ops = specs
+    if args.op:
+        try:
+            rx = re.compile(args.op)
+        except re.error as exc:
+            raise _UsageError(f"--op {args.op!r} is not a valid regular expression: {exc}") from None
+        ops = [op for op in specs if rx.search(op)]
+        if not ops:
+            examples = ", ".join(specs[:3])
+            raise _UsageError(f"--op {args.op!r} matches none of the {len(specs)} spec ops (e.g. {examples})")
+    explicit = args.backends is not None
+    requested = [b.strip() for b in (args.backends or ",".join(DEFAULT_BACKENDS)).split(",") if b.strip()]
+    if not requested:
+        raise _UsageError("--backends names no backend")
+    backends, unavailable = [], {}
+    for name in requested:
         try:
             ok, why = adapters.get(name).available()
-        except (KeyError, ImportError) as e:
-            ok, why = False, str(e)
-        if not ok:
-            print(f"== {name}: not available here ({why}); skipped")
-            continue
-        path = runs / f"{name}.jsonl"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--backend", name,
-               "--examples", str(args.examples), "--seed", str(args.seed), "--no-shrink",
-               "--results", str(path), "--case-dir", str(runs / "cases"), "-n", args.workers]  # fmt: skip
-        if args.op:
-            cmd += ["--op", args.op]
-        print(f"== {name}: {' '.join(cmd[1:])}", flush=True)
-        t0 = time.time()
-        subprocess.run(cmd, cwd=Path(__file__).resolve().parent)  # failures are results, not a stop
-        print(f"== {name}: {time.time() - t0:.0f} s", flush=True)
-        results.append(path)
-    if not results:
-        print("no backend available: nothing to report", file=sys.stderr)
-        return 1
+        except KeyError:
+            raise _UsageError(f"unknown backend {name!r}; choose from {', '.join(adapters.names())}") from None
+        except ImportError as exc:
+            ok, why = False, str(exc)
+        if ok:
+            backends.append(name)
+        elif explicit:
+            raise _UsageError(f"backend {name!r} is not available here: {why}")
+        else:
+            unavailable[name] = why
+    return args, _Plan(backends, unavailable, ops)
+
+
+class _BackendRun:
+    """One backend's pytest process as the main job watches it: progress events and results records."""
+
+    def __init__(self, name: str, runs: Path, examples: int, edge_examples: int | None) -> None:
+        self.name = name
+        self.results = runs / f"{name}.jsonl"
+        self.log = runs / f"{name}.log"
+        self.events = runs / f"{name}.events.jsonl"
+        self.examples = examples
+        self.edge_examples = edge_examples or max(1, -(-examples // 4))
+        self.total_tests: int | None = None
+        self.planned_cases = 0
+        self.tests_done = 0
+        self.current = ""
+        self.cases = 0
+        self.tally: dict[str, int] = {}
+        self.negative_ok = self.negative = 0
+        self.problems: list[str] = []
+        self.rc: int | None = None
+        self.seconds = 0.0
+        self._offsets: dict[Path, int] = {}
+        self._saw_parts = False
+
+    @property
+    def ran(self) -> bool:
+        return self.rc in PYTEST_OK
+
+    def poll(self) -> list[str]:
+        """Read what appeared since the last poll; returns new one-line problems (failing cells)."""
+        new: list[str] = []
+        for event in self._new_lines(self.events):
+            if "collected" in event:
+                ids = event["collected"]
+                self.total_tests = len(ids)
+                self.planned_cases = sum(self._planned(i) for i in ids)
+            elif "start" in event:
+                self.current = _op_of(event["start"])
+            elif "done" in event:
+                self.tests_done += 1
+                if event.get("outcome") == "failed":
+                    line = f"{self.name}: {_short_id(event['done'])}: {event.get('summary', '')}"
+                    self.problems.append(line)
+                    new.append(line)
+        parts = sorted(self.results.parent.glob(self.results.name + ".gw*.part"))
+        self._saw_parts = self._saw_parts or bool(parts)
+        # under xdist the workers write part files that the controller merges into the results file at the
+        # end: read the parts, never the merged file, or every case would count twice
+        for path in parts if self._saw_parts else [self.results]:
+            for rec in self._new_lines(path):
+                kind = rec.get("kind")
+                if kind == "positive":
+                    self.cases += 1
+                    self.tally[rec.get("verdict", "?")] = self.tally.get(rec.get("verdict", "?"), 0) + 1
+                elif kind == "negative":
+                    self.cases += 1
+                    self.negative += 1
+                    self.negative_ok += rec.get("verdict") in ("REJECTED", "XFAIL")
+        return new
+
+    def _planned(self, nodeid: str) -> int:
+        if "::test_rejects[" in nodeid:
+            return 1
+        if nodeid.endswith("-typical]"):
+            return self.examples
+        if nodeid.endswith("-edge]"):
+            return self.edge_examples
+        return 0
+
+    def _new_lines(self, path: Path) -> list[dict[str, Any]]:
+        """Complete JSON lines past the last offset (a line still being written waits for the next poll)."""
+        import json
+
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(self._offsets.get(path, 0))
+                chunk = fh.read()
+        except OSError:
+            return []
+        end = chunk.rfind(b"\n") + 1
+        self._offsets[path] = self._offsets.get(path, 0) + end
+        out = []
+        for line in chunk[:end].splitlines():
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue  # a torn line is the results reader's business, not the progress line's
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out
+
+    def tally_text(self) -> str:
+        """Short enough for a 100-column line: "✓861 ✗28 E20 R259 U12 neg 88/89" (TALLY_LEGEND says what)."""
+        parts = [f"{mark}{self.tally[v]}" for v, mark in TALLY_MARKS.items() if self.tally.get(v)]
+        if self.negative:
+            parts.append(f"neg {self.negative_ok}/{self.negative}")
+        return " ".join(parts)
+
+    def cases_text(self) -> str:
+        return f"{self.cases}/{self.planned_cases or '?'}"
+
+    def status_line(self, seconds: float, state: str = "") -> str:
+        """The plain form of the live line, for a console that is not a terminal."""
+        tests = f"{self.tests_done}/{self.total_tests or '?'} tests"
+        doing = state or self.current or "starting"
+        return f"{self.name}: {doing}, {tests}, {self.cases_text()} cases, {self.tally_text()}, {seconds:.0f} s"
+
+
+TALLY_MARKS = {"PASS": "✓", "FAIL": "✗", "ERROR": "E", "CRASH": "C", "TIMEOUT": "T", "REJECTED": "R",
+               "UNCHECKED": "U", "XFAIL": "xf", "XPASS": "xp", "SKIP": "s"}  # fmt: skip
+TALLY_LEGEND = ("columns: backend, op running, tests done/total, cases done/planned, tallies, elapsed < left\n"
+                "tallies: ✓ pass ✗ fail E error C crash T timeout R refused U unchecked, neg: negatives refused/run")
+
+
+def _op_of(nodeid: str) -> str:
+    return nodeid.split("[", 1)[1].split("-", 1)[0] if "[" in nodeid else nodeid.rsplit("::", 1)[-1]
+
+
+def _short_id(nodeid: str) -> str:
+    return nodeid.split("::", 1)[-1]
+
+
+def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[str]:
+    """``key=value`` forms only: a path given as a separate word is taken by pytest for a test path
+    (and may move its rootdir) before the conformance options are known."""
+    import sys
+
+    opts = ["-p", "no:randomly", "-o", "console_output_style=classic", f"--backend={name}",
+            f"--examples={args.examples}", f"--seed={args.seed}", "--no-shrink",
+            f"--results={run.results.resolve()}", f"--case-dir={(runs / 'cases').resolve()}"]  # fmt: skip
+    if args.edge_examples:
+        opts.append(f"--edge-examples={args.edge_examples}")
+    findings = Path(__file__).resolve().parent / "findings" / f"{name}.yaml"
+    if findings.exists():  # recorded deviations show as XFAIL with their reason, fixed ones as XPASS
+        opts.append(f"--expectations={findings}")
+    if args.op:
+        opts.append(f"--op={args.op}")
+    if args.workers not in ("0", "", None):
+        opts += ["-n", str(args.workers)]
+    code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    return [sys.executable, "-c", code, str(run.events.resolve()), *opts]
+
+
+def pytest_with_events(events: str, pytest_args: list[str]) -> int:
+    """pytest with a small plugin that writes progress events (collected ids, test started, test done
+    with its outcome) as JSON lines to ``events``: what the main job's progress line reads."""
+    import pytest
+
+    return int(pytest.main(pytest_args, plugins=[_ProgressEvents(Path(events))]))
+
+
+class _ProgressEvents:
+    """Lives in the controller process only: under xdist the workers' reports arrive here."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.write_text("")
+        self.collected = False
+        self.worst: dict[str, str] = {}
+        self.summaries: dict[str, str] = {}
+
+    def _emit(self, **event: Any) -> None:
+        import json
+
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(event) + "\n")
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        if session.items and not self.collected:
+            self.collected = True
+            self._emit(collected=[i.nodeid for i in session.items])
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.collected:
+            self.collected = True
+            self._emit(collected=list(ids))
+
+    # an xdist hook: optional, so a run without xdist does not reject this plugin
+    pytest_xdist_node_collection_finished.optionalhook = True  # type: ignore[attr-defined]
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._emit(start=nodeid)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        rank = {"passed": 0, "skipped": 1, "failed": 2}
+        before = self.worst.get(report.nodeid, "passed")
+        if rank.get(report.outcome, 0) > rank[before]:
+            self.worst[report.nodeid] = report.outcome
+            if report.outcome == "failed":
+                lines = [ln.strip() for ln in (getattr(report, "longreprtext", "") or "").splitlines()]
+                lines = [ln for ln in lines if ln and not ln.startswith("[gw")]  # xdist's "[gw0] linux -- Python"
+                errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]  # a traceback's own message
+                first = (errors or lines or [f"failed in {report.when}"])[0]
+                self.summaries[report.nodeid] = first[:160]
+        if report.when == "teardown":
+            outcome = self.worst.pop(report.nodeid, before)
+            event: dict[str, Any] = {"done": report.nodeid, "outcome": outcome}
+            if outcome == "failed":
+                event["summary"] = self.summaries.pop(report.nodeid, "")
+            self._emit(**event)
+
+
+def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> list[_BackendRun]:
+    import subprocess
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    repo = Path(__file__).resolve().parent
+    live = console.is_terminal
+    progress = Progress(
+        TextColumn("{task.fields[backend]:<9.9}"), TextColumn("{task.fields[op]:<16.16}", style="cyan"),
+        BarColumn(bar_width=10), MofNCompleteColumn(), TextColumn("{task.fields[cases]}"),
+        TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), TextColumn("<"), TimeRemainingColumn(),
+        console=console, refresh_per_second=4, disable=not live,
+    )  # fmt: skip
+    console.print(TALLY_LEGEND, markup=False)
+    done: list[_BackendRun] = []
+    tasks = {name: progress.add_task("", total=None, start=False, backend=name, op="waiting", cases="", tally="")
+             for name in backends}  # fmt: skip
+    with progress:
+        for name in backends:
+            run = _BackendRun(name, runs, args.examples, args.edge_examples)
+            task = tasks[name]
+            progress.start_task(task)
+            t0 = time.time()
+            last_plain = t0
+            with open(run.log, "w", encoding="utf-8") as log:
+                proc = subprocess.Popen(_pytest_command(args, name, run, runs), cwd=repo, stdout=log,
+                                        stderr=subprocess.STDOUT, env=_child_env())  # fmt: skip
+                while True:
+                    finished = proc.poll() is not None
+                    for line in run.poll():
+                        if not args.quiet:
+                            progress.console.print(line, overflow="ellipsis", no_wrap=True, markup=False)
+                    progress.update(task, total=run.total_tests, completed=run.tests_done, op=run.current,
+                                    cases=run.cases_text(), tally=run.tally_text())  # fmt: skip
+                    if not live and time.time() - last_plain > QUIET_SECONDS:
+                        last_plain = time.time()
+                        console.print(run.status_line(last_plain - t0), markup=False)
+                    if finished:
+                        break
+                    time.sleep(0.25)
+            run.rc = proc.returncode
+            run.seconds = time.time() - t0
+            state = "done" if run.ran else f"pytest exit {run.rc}"
+            progress.update(task, op=state, completed=run.tests_done, total=run.total_tests or run.tests_done or 1)
+            progress.stop_task(task)
+            if not live:
+                console.print(run.status_line(run.seconds, state), markup=False)
+            if not run.ran:
+                why = PYTEST_CODES.get(run.rc or 0, "ended abnormally")
+                progress.console.print(f"{name}: pytest {why} (exit {run.rc}): {_last_line(run.log)} "
+                                       f"(full output: {run.log})", markup=False)  # fmt: skip
+            done.append(run)
+    return done
+
+
+def _child_env() -> dict[str, str]:
+    """This environment without pytest-xdist's worker variables: started from inside a test worker, the
+    backend's pytest would otherwise take itself for a worker and write part files nobody merges."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip()[:160] if lines else ""
+
+
+def _write_reports(results: list[Path], out: Path, console: Any) -> str:
+    """Matrix in every format, the chart and the catalogue coverage, straight from the results files."""
+    from reports import catalogues, chart, formats, matrix, record
+
+    m = matrix.build(record.read(results))
+    written = []
     for fmt, ext in (("md", "md"), ("html", "html"), ("json", "json"), ("csv", "csv")):
-        subprocess.run([sys.executable, "-m", "reports", "matrix", *map(str, results), "--format", fmt,
-                        "-o", str(out / f"matrix.{ext}")], check=True)  # fmt: skip
-    subprocess.run([sys.executable, "-m", "reports", "catalogues", *map(str, results), "-o",
-                    str(out / "catalogues.md")], check=False)  # fmt: skip
-    subprocess.run([sys.executable, "-m", "reports", "summary", *map(str, results)], check=True)
-    routes = [runs / "qnn-htp.jsonl", runs / "ort-qnn.jsonl"]  # two routes to one libQnnHtp.so, case by case
-    if all(p in results for p in routes):
-        subprocess.run([sys.executable, "-m", "reports", "agree", *map(str, routes), "-o", str(out / "agree.md")],
-                       check=False)  # fmt: skip
-    print(f"reports written to {out}/ (matrix.md, matrix.html, matrix.json, matrix.csv); "
-          f"results in {runs}/; wall time {time.time() - t_start:.0f} s")  # fmt: skip
-    return 0
+        (out / f"matrix.{ext}").write_text(formats.render(m, fmt), encoding="utf-8")
+        written.append(f"matrix.{ext}")
+    g = matrix.grid(m)
+    for ext in ("png", "svg"):
+        chart.write(g, out / f"chart.{ext}")
+        written.append(f"chart.{ext}")
+    routes = [p for name in ("qnn-htp", "ort-qnn") for p in results if p.name == f"{name}.jsonl"]
+    if len(routes) == 2:  # two routes to one libQnnHtp.so, compared case by case
+        from reports import agree
+
+        explain = agree.load_explanations(agree.DEFAULT_EXPLANATIONS) if agree.DEFAULT_EXPLANATIONS.is_file() else []
+        result = agree.compare(record.read([routes[0]]), record.read([routes[1]]), explain)
+        (out / "agree.md").write_text(agree.to_markdown(result), encoding="utf-8")
+        written.append("agree.md")
+        console.print(agree.summary_line(result), markup=False)
+    try:
+        report = catalogues.coverage(record.read(results), catalogues.DEFAULT_SPECS, catalogues.DEFAULT_SEEDS)
+        (out / "catalogues.md").write_text(catalogues.to_markdown(report, False), encoding="utf-8")
+        written.append("catalogues.md")
+    except (OSError, ValueError) as exc:  # the seed catalogues live beside the repo, not in it
+        console.print(f"catalogue coverage not written: {exc}", markup=False)
+    return f"reports in {out}/: {', '.join(written)}"
+
+
+def _closing_summary(runs_done: list[_BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:
+    """At most SUMMARY_WIDTH columns: one row per backend, build details below the table."""
+    from reports import matrix, record, render_text
+
+    rows = []
+    for r in runs_done:
+        state = "ran" if r.ran else f"exit {r.rc}"
+        rows.append([r.name, state, f"{r.seconds:.0f} s", str(r.log)])
+    for name, why in plan.unavailable.items():
+        rows.append([name, "not available", "", why[:50]])
+    out = ["", render_text.aligned(["backend", "run", "time", "log / reason"], rows)]
+    if results:
+        out += ["", render_text.to_summary(matrix.build(record.read(results))).rstrip("\n")]
+    out.append(f"wall time {seconds:.0f} s; {len(plan.ops)} op(s) selected")
+    return "\n".join(line[:SUMMARY_WIDTH] for block in out for line in block.split("\n"))
 
 
 if __name__ == "__main__":

@@ -36,3 +36,47 @@ def families() -> list[str]:
     """Every family the spec schema allows, ``"other"`` last: the order filters and legends use."""
     schema = json.loads((SPECS / "schema" / "opdef.schema.json").read_text(encoding="utf-8"))
     return [*schema["properties"]["family"]["enum"], OTHER]
+
+
+# ---------------------------------------------------------------------------------------------
+# Datatype families: the matrix columns, so a backend is six columns instead of forty combinations
+# ---------------------------------------------------------------------------------------------
+FLOAT32, FLOAT16, BITS8, BITS16, MIXED, INTEGER = "float32", "float16", "8-bit", "16-bit", "mixed", "integer"
+DTYPE_FAMILIES: tuple[str, ...] = (FLOAT32, FLOAT16, BITS8, BITS16, MIXED, INTEGER)
+SHORT_DTYPE_FAMILY = {FLOAT32: "f32", FLOAT16: "f16", BITS8: "8b", BITS16: "16b", MIXED: "mix", INTEGER: "int"}
+
+# The precision class of one QNN datatype; None for the index, mask and bias types (INT_32, UINT_32,
+# BOOL_8, 32-bit fixed point) that ride along with a data type without deciding what a user calls it.
+_DATA_CLASS = {
+    "FLOAT_32": FLOAT32, "FLOAT_16": FLOAT16,
+    "UFIXED_POINT_8": BITS8, "SFIXED_POINT_8": BITS8, "UFIXED_POINT_16": BITS16, "SFIXED_POINT_16": BITS16,
+    "UFIXED_POINT_4": "4-bit", "SFIXED_POINT_4": "4-bit",
+}  # fmt: skip
+
+
+def dtype_family(config: str) -> str:
+    """The datatype family of a configuration label ("UFIXED_POINT_8+SFIXED_POINT_8/axis+SFIXED_POINT_32").
+
+    Index, mask and bias types beside a data type do not change its family (Gather's FLOAT_32+INT_32
+    is float32, a quantized Conv2d with 32-bit bias is 8-bit); two data precisions in one configuration
+    (16-bit activations with 8-bit weights, Quantize from FLOAT_32) make it mixed; only integer and
+    bool types make it integer."""
+    types = [t.split("/", 1)[0] for t in config.split("+") if t]
+    classes = {_DATA_CLASS[t] for t in types if t in _DATA_CLASS}
+    if any(t.endswith("FIXED_POINT_32") for t in types) and not classes & {BITS8, BITS16, "4-bit"}:
+        classes.add("32-bit")  # no narrower fixed-point type beside it: the 32-bit one is data, not a bias
+    if not classes:
+        return INTEGER
+    if len(classes) > 1 or (types and types[0] not in _DATA_CLASS and not types[0].endswith("FIXED_POINT_32")):
+        return MIXED  # two precisions, or integer data converted to or from a data type (Cast INT_32 -> FLOAT_32)
+    family = classes.pop()
+    return family if family in DTYPE_FAMILIES else MIXED  # 4-bit or 32-bit data on its own
+
+
+def family_sort_key(family: str) -> tuple[int, str]:
+    """The table's order for the known op families, then any other name (from a spec's ``family:``),
+    ``"other"`` last."""
+    order = [f for f in families() if f != OTHER]
+    if family in order:
+        return (0, f"{order.index(family):03d}")
+    return (2, family) if family == OTHER else (1, family)

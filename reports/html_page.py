@@ -1,5 +1,10 @@
 """The matrix as one self-contained HTML page: opens from disk, no network, no external assets.
 
+One grid: rows are ops grouped by family, columns are backends (HTP first, reference last) split
+into datatype families. A cell is coloured by its typical tier and reads as its pass rate; clicking
+it (or Enter) opens its cases: what was expected and produced, the tolerance, the error measured
+and the replay command. Build details sit in a collapsible header; the summary chart is inlined.
+
 Every piece of text that came from a results record goes through ``html.escape``: messages are
 written by backends and may contain anything. Case details are rendered server-side into hidden
 blocks (not built by JavaScript from JSON), so escaping happens in exactly one place, here.
@@ -11,48 +16,68 @@ import html
 import re
 from collections.abc import Iterable
 
-from reports.families import families, family_of
+from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY, family_sort_key
 from reports.matrix import (
-    ERROR_METRICS,
+    EDGE_MARK,
+    GRID_STATUSES,
     NEGATIVE,
-    NEGATIVE_PRECEDENCE,
-    POSITIVE,
-    STATUS_PRECEDENCE,
+    PARTIAL_MARK,
+    STATUS_COLOURS,
+    STATUS_WORDS,
+    TROUBLE_MARK,
     CaseDetail,
     Cell,
+    FamilyCell,
+    Grid,
+    GridRow,
     Matrix,
-    format_number,
+    grid,
     negative_class,
+    readable_message,
 )
-from reports.render_text import metrics_text
+from reports.render_text import measured_text
 
-DETAILS_PER_CELL = 50
-NO_CASES = "-"
+CASES_PER_CELL = 20  # per configuration and tier; the rest are counted, and the results file has them all
+NOT_GENERATED = "NOT_GENERATED"
+EDGE_TOKEN = "EDGE"
 
 _CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1em 2em; color: #222; }
-h1 { font-size: 1.5em; } h2 { margin-top: 1.5em; }
-table { border-collapse: collapse; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; white-space: nowrap; }
-thead th { background: #f0f0f0; position: sticky; top: 0; }
-td[data-detail] { cursor: pointer; }
-td[data-detail]:hover, td[data-detail]:focus { outline: 2px solid #333; }
-td.dim { opacity: 0.2; }
-.p-PASS { background: #c8e6c9; } .p-XFAIL { background: #e6f2d5; } .p-FAIL { background: #ef9a9a; }
-.p-ERROR { background: #ffcc80; } .p-CRASH { background: #b71c1c; color: #fff; }
-.p-TIMEOUT { background: #ce93d8; } .p-REJECTED { background: #e0e0e0; } .p-XPASS { background: #fff59d; }
-.p-UNCHECKED { background: #bbdefb; } .p-SKIP { background: #f5f5f5; color: #777; }
-.n-REJECTED { background: #c8e6c9; } .n-ACCEPTED { background: #ef9a9a; } .n-ERRORED { background: #ffcc80; }
-.n-CRASHED { background: #b71c1c; color: #fff; } .n-XFAIL { background: #e6f2d5; } .n-XPASS { background: #fff59d; }
-.n-NOT_RUN { background: #f5f5f5; color: #777; }
-.none { color: #aaa; }
-form fieldset { display: inline-block; vertical-align: top; margin: 0 1em 0.5em 0; }
-form label { display: inline-block; margin-right: 0.6em; }
-#panel { position: fixed; right: 0; top: 0; bottom: 0; width: 45%; overflow: auto; background: #fff;
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0.5em 1.5em; color: #222; }
+h1 { font-size: 1.4em; margin: 0.3em 0; } h2 { font-size: 1.15em; margin: 1em 0 0.3em; }
+details.builds { margin: 0.3em 0; } details.builds summary { cursor: pointer; font-weight: 600; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #ddd; padding: 1px 5px; text-align: left; white-space: nowrap; }
+table.grid { font-size: 13px; }
+table.grid thead th { background: #f4f4f4; position: sticky; z-index: 2; text-align: center; }
+table.grid thead tr.backends th { top: 0; height: 1.5em; }
+table.grid thead tr.dfams th { top: 1.6em; font-weight: normal; }
+table.grid th.op { position: sticky; left: 0; background: #fff; z-index: 1; cursor: pointer; text-align: left; }
+table.grid thead th.op { z-index: 3; background: #f4f4f4; cursor: default; }
+table.grid tr.group th { background: #e8eaf6; text-align: left; position: sticky; left: 0; }
+table.grid td.cell { text-align: center; min-width: 3.2em; cursor: pointer; }
+table.grid td.cell:hover, table.grid td.cell:focus, th.op:focus { outline: 2px solid #333; }
+table.grid td.gap { background: #fafafa; }
+table.grid td.notgen { color: #555; font-style: italic; background: repeating-linear-gradient(45deg, #f7f7f7,
+  #f7f7f7 6px, #efefef 6px, #efefef 12px); white-space: normal; }
+table.grid .bstart { border-left: 3px solid #888; }
+.mark { font-weight: 700; }
+#filters fieldset { display: inline-block; vertical-align: top; margin: 0 0.6em 0.4em 0; padding: 2px 6px; }
+#filters label { display: inline-block; margin-right: 0.5em; }
+#filters button { font-size: 11px; }
+.legend span { display: inline-block; padding: 0 6px; margin: 1px; border: 1px solid #ccc; font-size: 12px; }
+img.chart { max-width: 560px; width: 100%; border: 1px solid #eee; }
+div.top { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+div.top > div:last-child { flex: 1 1 480px; }
+#panel { position: fixed; right: 0; top: 0; bottom: 0; width: 48%; overflow: auto; background: #fff; z-index: 5;
   border-left: 2px solid #888; padding: 0.5em 1em; box-shadow: -4px 0 8px rgba(0,0,0,0.15); }
-#panel pre { white-space: pre-wrap; margin: 0; }
+#panel table { margin: 0.3em 0 0.8em; }
 #panel td { white-space: normal; vertical-align: top; }
-.legend span { display: inline-block; padding: 0 6px; margin: 2px; border: 1px solid #ccc; }
+#panel pre, #panel code { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
+#panel table.cases { width: 100%; table-layout: fixed; }
+#panel table.cases th:nth-child(1) { width: 6.5em; } #panel table.cases th:nth-child(2) { width: 34%; }
+#panel table.cases th:nth-child(3), #panel table.cases th:nth-child(4) { width: 12%; }
+#panel h3 { margin: 0.2em 0; } #panel h4 { margin: 0.8em 0 0.2em; }
+table.totals td { text-align: right; } table.totals th { text-align: left; }
 """
 
 _JS = """
@@ -69,19 +94,34 @@ _JS = """
     return set;
   }
   function applyFilters() {
-    var fam = checked("family"), back = checked("backend"), verd = checked("verdict");
-    document.querySelectorAll("[data-backend]").forEach(function (el) {
-      el.hidden = !back[el.getAttribute("data-backend")];
+    var fam = checked("family"), back = checked("backend"), dfam = checked("dfam"), stat = checked("status");
+    var text = document.getElementById("op-search").value.trim().toLowerCase();
+    var columnOn = function (el) {
+      return !!back[el.getAttribute("data-backend")] && !!dfam[el.getAttribute("data-dfam")];
+    };
+    document.querySelectorAll("table.grid [data-dfam]").forEach(function (el) { el.hidden = !columnOn(el); });
+    document.querySelectorAll("table.grid [data-span-backend]").forEach(function (el) {
+      var b = el.getAttribute("data-span-backend");
+      var n = document.querySelectorAll("table.grid thead tr.dfams th[data-backend='" + b + "']:not([hidden])").length;
+      el.hidden = n === 0;
+      if (n > 0) { el.colSpan = n; }
     });
-    document.querySelectorAll("table.matrix tbody tr").forEach(function (tr) {
+    var shown = 0;
+    document.querySelectorAll("table.grid tbody tr.op").forEach(function (tr) {
       var any = false;
-      tr.querySelectorAll("td[data-verdicts]").forEach(function (td) {
-        var on = td.getAttribute("data-verdicts").split(" ").some(function (v) { return verd[v]; });
-        td.classList.toggle("dim", !on);
-        any = any || on;
+      tr.querySelectorAll("td[data-status]").forEach(function (td) {
+        if (td.hidden) { return; }
+        if (td.getAttribute("data-status").split(" ").some(function (s) { return stat[s]; })) { any = true; }
       });
-      tr.hidden = !fam[tr.getAttribute("data-family")] || !any;
+      var name = tr.getAttribute("data-op").toLowerCase();
+      tr.hidden = !fam[tr.getAttribute("data-family")] || !any || (text !== "" && name.indexOf(text) < 0);
+      if (!tr.hidden) { shown += 1; }
     });
+    document.querySelectorAll("table.grid tbody tr.group").forEach(function (tr) {
+      var f = tr.getAttribute("data-family");
+      tr.hidden = !document.querySelector("table.grid tbody tr.op[data-family='" + f + "']:not([hidden])");
+    });
+    document.getElementById("shown").textContent = shown;
   }
   function setAll(name, value) {
     form.querySelectorAll("input[name='" + name + "']").forEach(function (box) { box.checked = value; });
@@ -90,25 +130,28 @@ _JS = """
   function showDetail(id) {
     var source = document.getElementById(id);
     if (!source) { return; }
-    panelBody.replaceChildren(source.cloneNode(true));
-    panelBody.firstChild.hidden = false;
-    panelBody.firstChild.removeAttribute("id");
+    var copy = source.cloneNode(true);
+    copy.hidden = false;
+    copy.removeAttribute("id");
+    panelBody.replaceChildren(copy);
     panel.hidden = false;
+    panel.scrollTop = 0;
   }
   form.addEventListener("change", applyFilters);
+  document.getElementById("op-search").addEventListener("input", applyFilters);
   form.querySelectorAll("button[data-all]").forEach(function (button) {
     button.addEventListener("click", function () {
       setAll(button.getAttribute("data-all"), button.getAttribute("data-value") === "on");
     });
   });
   document.addEventListener("click", function (ev) {
-    var td = ev.target.closest("td[data-detail]");
-    if (td) { showDetail(td.getAttribute("data-detail")); }
+    var target = ev.target.closest("[data-detail]");
+    if (target) { showDetail(target.getAttribute("data-detail")); }
   });
   document.addEventListener("keydown", function (ev) {
     if (ev.key === "Escape") { panel.hidden = true; return; }
-    var td = ev.target.closest && ev.target.closest("td[data-detail]");
-    if (td && ev.key === "Enter") { showDetail(td.getAttribute("data-detail")); }
+    var target = ev.target.closest && ev.target.closest("[data-detail]");
+    if (target && ev.key === "Enter") { showDetail(target.getAttribute("data-detail")); }
   });
   document.getElementById("panel-close").addEventListener("click", function () { panel.hidden = true; });
   applyFilters();
@@ -128,8 +171,18 @@ def token(word: str) -> str:
 
 def to_html(m: Matrix, title: str = "QNN op support matrix") -> str:
     """The full page. Cells are colour-coded by status; click (or Enter) on a cell opens its cases."""
-    page = _Page(m)
-    return page.render(title)
+    return _Page(m).render(title)
+
+
+def _chart_img(g: Grid) -> str:
+    try:
+        from reports import chart
+
+        uri = chart.data_uri(g)
+    except ImportError as exc:  # the page stays complete without it; the reason is on the page
+        return f"<p>(summary chart not drawn: {e(exc)}; install matplotlib)</p>"
+    alt = "Ops per backend and datatype family: passing, partly supported, failing, refused"
+    return f'<img class="chart" alt="{e(alt)}" src="{uri}">'
 
 
 class _Page:
@@ -137,22 +190,36 @@ class _Page:
 
     def __init__(self, m: Matrix) -> None:
         self.m = m
+        self.g = grid(m)
         self.details: list[str] = []
 
+    def _detail(self, block: str) -> str:
+        detail_id = f"d{len(self.details)}"
+        self.details.append(block.replace("{ID}", detail_id, 1))
+        return detail_id
+
     def render(self, title: str) -> str:
-        m = self.m
-        backends = m.backends()
-        body: list[str] = [f"<h1>{e(title)}</h1>"]
+        m, g = self.m, self.g
         n_cases = sum(c.total for c in m.all_cells())
+        n_not_generated = len({op for op, _ in m.not_generated})
+        body: list[str] = [f"<h1>{e(title)}</h1>"]
         body.append(
-            f"<p>{len(backends)} backend(s), {len(m.ops())} op(s), {n_cases} case(s). A cell shows the most severe "
-            "verdict among its cases and how many cases have it (of how many). Click a cell for its cases.</p>"
+            f"<p>{len(g.backends())} backend(s), {len(g.rows)} op(s)"
+            + (f" ({n_not_generated} not generated)" if n_not_generated else "")
+            + f", {n_cases} typical case(s). A cell is one backend and datatype family: the share of its "
+            "<b>typical</b> cases that pass, coloured by the most severe verdict among them. "
+            f"<span class='mark'>{PARTIAL_MARK}</span> the other configurations were refused, "
+            f"<span class='mark'>{TROUBLE_MARK}</span> errors, crashes or timeouts, "
+            f"<span class='mark'>{EDGE_MARK}</span> the edge tier (corner cases) found something. "
+            "Click a cell for its cases, an op name for all of the op's results.</p>"
         )
-        body.append(self._legend())
-        body.append(self._filters(backends))
-        body.append(self._totals(backends))
-        for backend in backends:
-            body.append(self._backend_section(backend))
+        if not g.backends():
+            body.append("<p>No results records.</p>")
+        body.append(self._builds())
+        body.append('<div class="top"><div>' + _chart_img(g) + "</div><div>" + self._legend() + self._filters()
+                    + "</div></div>")  # fmt: skip
+        body.append(self._grid())
+        body.append(self._totals())
         body.append('<div id="details" hidden="hidden">' + "".join(self.details) + "</div>")
         body.append(
             '<aside id="panel" hidden="hidden"><button type="button" id="panel-close">close (Esc)</button>'
@@ -166,100 +233,177 @@ class _Page:
             + f"\n<script>{_JS}</script>\n</body>\n</html>\n"
         )
 
-    def _legend(self) -> str:
-        positive = "".join(f'<span class="p-{token(s)}">{e(s)}</span>' for s in STATUS_PRECEDENCE)
-        negative = "".join(f'<span class="n-{token(s)}">{e(s)}</span>' for s in NEGATIVE_PRECEDENCE)
+    def _builds(self) -> str:
+        totals = self.m.totals()
+        runs: dict[str, set[str]] = {}
+        for c in self.m.all_cells():
+            for d in c.details:
+                if d.run_id:
+                    runs.setdefault(c.backend, set()).add(d.run_id)
+        rows = "".join(
+            f"<tr><th>{e(b)}</th><td>{'<br>'.join(f'<code>{e(x)}</code>' for x in totals[b].builds) or '-'}</td>"
+            f"<td>{e(', '.join(sorted(runs.get(b, ()))))}</td></tr>"
+            for b in self.g.backends()
+            if b in totals
+        )
         return (
-            f'<p class="legend">Severity, most severe first: {positive}<br>'
-            f"Negative cases (the good outcome is a clean rejection): {negative}</p>"
+            '<details class="builds"><summary>Build details</summary>'
+            "<table><thead><tr><th>backend</th><th>build</th><th>runs with cases to look at</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></details>"
         )
 
-    def _filters(self, backends: list[str]) -> str:
-        present_families = {family_of(op) for op in self.m.ops()}
-        fams = [f for f in families() if f in present_families]
-        verdicts: list[str] = []
-        for cell in self.m.all_cells():
-            verdicts += [t for t in _cell_tokens(cell) if t not in verdicts]
-        order = [token(s) for s in STATUS_PRECEDENCE]
-        verdicts.sort(key=order.index)
+    def _legend(self) -> str:
+        spans = "".join(
+            f'<span style="background:{STATUS_COLOURS[s]}" title="{e(STATUS_WORDS[s])}">{e(s)}</span>'
+            for s in GRID_STATUSES
+        )
+        return f'<p class="legend">Colours, most severe first: {spans}</p>'
+
+    def _filters(self) -> str:
+        g = self.g
+        fams = sorted({row.family for row in g.rows}, key=family_sort_key)
+        dfams = [f for f in DTYPE_FAMILIES if any(f == c for _, c in g.columns)]
+        statuses: list[str] = []
+        for row in g.rows:
+            for cell in row.cells.values():
+                statuses += [t for t in _cell_tokens(cell) if t not in statuses]
+            if row.not_generated and NOT_GENERATED not in statuses:
+                statuses.append(NOT_GENERATED)
+        order = [token(s) for s in GRID_STATUSES] + [EDGE_TOKEN, NOT_GENERATED]
+        statuses.sort(key=order.index)
+        search = ('<fieldset><legend>Op name</legend><input type="search" id="op-search" placeholder="contains..."> '
+                  '<span id="shown"></span> shown</fieldset>')  # fmt: skip
         return (
             '<form id="filters">'
+            + search
             + _fieldset("Op family", "family", fams)
-            + _fieldset("Backend", "backend", backends)
-            + _fieldset("Verdict", "verdict", verdicts)
+            + _fieldset("Backend", "backend", g.backends())
+            + _fieldset("Datatype family", "dfam", dfams)
+            + _fieldset("Show ops with", "status", statuses)
             + "</form>"
         )
 
-    def _totals(self, backends: list[str]) -> str:
-        totals = self.m.totals()
-        head = ["backend", "build", "ops", "ops with a PASS", "ops fully passing", "ops with REJECTED",
-                "ops with ERROR", "ops with CRASH", *STATUS_PRECEDENCE, "negative: rejected cleanly",
-                "negative: accepted", "negative: crashed"]
+    def _grid(self) -> str:
+        g = self.g
+        head1 = ['<th class="op" rowspan="2">op</th>']
+        head2 = []
+        for backend in g.backends():
+            fams = g.families_of(backend)
+            head1.append(f'<th colspan="{len(fams)}" data-span-backend="{e(backend)}" class="bstart">{e(backend)}</th>')
+            for i, fam in enumerate(fams):
+                css = ' class="bstart"' if i == 0 else ""
+                head2.append(f'<th{css} data-backend="{e(backend)}" data-dfam="{e(fam)}" title="{e(fam)}">'
+                             f"{e(SHORT_DTYPE_FAMILY[fam])}</th>")  # fmt: skip
         rows = []
-        for b in backends:
-            t = totals[b]
-            numbers = [len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_with_rejected),
-                       len(t.ops_with_error), len(t.ops_with_crash), *[t.cases[v] for v in STATUS_PRECEDENCE],
-                       t.negative_cases["REJECTED"], t.negative_cases["ACCEPTED"], t.negative_cases["CRASHED"]]
-            rows.append(
-                f'<tr data-backend="{e(b)}"><th scope="row">{e(b)}</th><td>{"<br>".join(e(x) for x in t.builds)}</td>'
-                + "".join(f"<td>{n}</td>" for n in numbers)
-                + "</tr>"
-            )
+        family = None
+        width = 1 + len(g.columns)
+        for row in g.rows:
+            if row.family != family:
+                family = row.family
+                rows.append(f'<tr class="group" data-family="{e(family)}"><th colspan="{width}">{e(family)}</th></tr>')
+            rows.append(self._row(row))
         return (
-            '<h2>Totals</h2>\n<table class="totals"><thead><tr>'
+            '<table class="grid"><thead>'
+            f'<tr class="backends">{"".join(head1)}</tr><tr class="dfams">{"".join(head2)}</tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+
+    def _row(self, row: GridRow) -> str:
+        g = self.g
+        op_detail = self._detail(self._op_block(row))
+        parts = [f'<tr class="op" data-op="{e(row.op)}" data-family="{e(row.family)}">'
+                 f'<th class="op" scope="row" data-detail="{op_detail}" tabindex="0">{e(row.op)}</th>']  # fmt: skip
+        for backend in g.backends():
+            fams = g.families_of(backend)
+            if backend in row.not_generated:
+                parts.append(
+                    f'<td class="notgen bstart" colspan="{len(fams)}" data-span-backend="{e(backend)}" '
+                    f'data-status="{NOT_GENERATED}">not generated: {e(row.not_generated[backend])}</td>'
+                )
+                continue
+            for i, fam in enumerate(fams):
+                cell = row.cells.get((backend, fam))
+                start = " bstart" if i == 0 else ""
+                attrs = f'data-backend="{e(backend)}" data-dfam="{e(fam)}"'
+                if cell is None:
+                    parts.append(f'<td class="gap{start}" {attrs} data-status="" title="no configuration"></td>')
+                    continue
+                detail = self._detail(self._cell_block(cell))
+                parts.append(
+                    f'<td class="cell{start}" {attrs} style="background:{STATUS_COLOURS[cell.status]}" '
+                    f'data-status="{e(" ".join(_cell_tokens(cell)))}" data-detail="{detail}" tabindex="0" '
+                    f'title="{e(cell.status + ": " + cell.summary())}">{e(cell.text())}</td>'
+                )
+        parts.append("</tr>")
+        return "".join(parts)
+
+    def _cell_block(self, fc: FamilyCell) -> str:
+        parts = [
+            '<div class="detail" id="{ID}" hidden="hidden">',
+            f"<h3>{e(fc.op)} &middot; {e(fc.backend)} &middot; {e(fc.dtype_family)}</h3>",
+            f"<p><b>{e(fc.status)}</b> ({e(STATUS_WORDS[fc.status])}): {e(fc.summary())}</p>",
+        ]
+        rank = {v: i for i, v in enumerate(GRID_STATUSES)}
+        for cell in sorted(fc.cells, key=lambda c: rank.get(c.status, len(rank))):  # the news first
+            parts += _config_section(cell)
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _op_block(self, row: GridRow) -> str:
+        m = self.m
+        parts = ['<div class="detail" id="{ID}" hidden="hidden">', f"<h3>{e(row.op)}</h3>",
+                 f"<p>Family: {e(row.family)}</p>"]  # fmt: skip
+        for backend in self.g.backends():
+            parts.append(f"<h4>{e(backend)}</h4>")
+            if backend in row.not_generated:
+                parts.append(f"<p>Not generated: {e(row.not_generated[backend])}</p>")
+                continue
+            cells = [c for (b, _), fc in sorted(row.cells.items()) if b == backend for c in fc.cells]
+            items = "".join(f"<li><code>{e(c.config)}</code>: {e(c.text())}</li>" for c in cells)
+            parts.append(f"<ul>{items}</ul>" if items else "<p>No typical cases.</p>")
+            negatives = [c for key, c in sorted(m.negative.items()) if key[0] == row.op and key[2] == backend]
+            if negatives:
+                parts.append("<p>Negative cases (each breaks one constraint; the good outcome is a clean "
+                             "rejection):</p>")  # fmt: skip
+                for c in negatives:
+                    parts.append(f"<p><code>{e(c.config)}</code>: {e(c.text())}</p>")
+                    parts += _cases_table(c, "negative cases")
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _totals(self) -> str:
+        totals = self.m.totals()
+        head = ["backend", "ops", "ops fully passing", "typical cases", "PASS", "FAIL", "ERROR", "CRASH",
+                "REJECTED", "UNCHECKED", "edge cases", "edge not PASS", "negative: rejected cleanly",
+                "negative: accepted"]  # fmt: skip
+        rows = []
+        for b in self.g.backends():
+            t = totals.get(b)
+            if t is None:
+                continue
+            edge_total = sum(t.edge_cases.values())
+            numbers = [len(t.ops), len(t.ops_fully_passing), sum(t.cases.values()), t.cases["PASS"], t.cases["FAIL"],
+                       t.cases["ERROR"], t.cases["CRASH"], t.cases["REJECTED"], t.cases["UNCHECKED"], edge_total,
+                       edge_total - t.edge_cases["PASS"], t.negative_cases["REJECTED"],
+                       t.negative_cases["ACCEPTED"]]  # fmt: skip
+            rows.append(f"<tr><th>{e(b)}</th>" + "".join(f"<td>{n}</td>" for n in numbers) + "</tr>")
+        return (
+            '<h2>Totals</h2><table class="totals"><thead><tr>'
             + "".join(f"<th>{e(h)}</th>" for h in head)
             + "</tr></thead><tbody>"
             + "".join(rows)
             + "</tbody></table>"
         )
 
-    def _backend_section(self, backend: str) -> str:
-        m = self.m
-        parts = [f'<section class="backend" data-backend="{e(backend)}">', f"<h2>{e(backend)}</h2>"]
-        builds = m.totals()[backend].builds
-        if builds:
-            parts.append("<p>Build: " + "; ".join(f"<code>{e(b)}</code>" for b in builds) + "</p>")
-        for kind, heading in ((POSITIVE, ""), (NEGATIVE, f"Negative cases on {backend}")):
-            ops = m.ops(backend, kind=kind)
-            if not ops:
-                continue
-            configs = m.configs(backend, kind=kind)
-            if heading:
-                parts.append(f"<h3>{e(heading)}</h3>")
-            parts.append(
-                f'<table class="matrix {kind}"><thead><tr><th>op</th><th>family</th>'
-                + "".join(f"<th>{e(c)}</th>" for c in configs)
-                + "</tr></thead><tbody>"
-            )
-            for op in ops:
-                cells = [m.cell(op, config, backend, kind) for config in configs]
-                parts.append(
-                    f'<tr data-family="{e(family_of(op))}"><th scope="row">{e(op)}</th><td>{e(family_of(op))}</td>'
-                    + "".join(self._cell(c) for c in cells)
-                    + "</tr>"
-                )
-            parts.append("</tbody></table>")
-        parts.append("</section>")
-        return "\n".join(parts)
 
-    def _cell(self, cell: Cell | None) -> str:
-        if cell is None:
-            return f'<td class="none">{NO_CASES}</td>'
-        prefix = "n" if cell.kind == NEGATIVE else "p"
-        detail_id = f"d{len(self.details)}"
-        self.details.append(_detail_block(detail_id, cell))
-        title = ", ".join(f"{v} {n}" for v, n in sorted(cell.counts.items()) if n)
-        return (
-            f'<td class="{prefix}-{token(cell.status)}" data-verdicts="{e(" ".join(_cell_tokens(cell)))}" '
-            f'data-detail="{detail_id}" tabindex="0" title="{e(title)}">{e(cell.text())}</td>'
-        )
-
-
-def _cell_tokens(cell: Cell) -> list[str]:
-    """What the verdict filter matches a cell on: the verdicts of its cases, for negative cells too
-    (filtering on CRASH should find every crash; the colour already tells a negative cell's class)."""
-    return [token(v) for v in STATUS_PRECEDENCE if cell.counts[v]]
+def _cell_tokens(cell: FamilyCell) -> list[str]:
+    """What the status filter matches a grid cell on: its colour, the verdicts of its typical cases
+    (filtering on CRASH finds every crash, even one hidden under a FAIL colour) and edge news."""
+    tokens = [token(cell.status)]
+    tokens += [token(v) for v in GRID_STATUSES if cell.counts[v] and token(v) not in tokens]
+    if cell.edge_news():
+        tokens.append(EDGE_TOKEN)
+    return tokens
 
 
 def _fieldset(legend: str, name: str, values: Iterable[str]) -> str:
@@ -274,67 +418,72 @@ def _fieldset(legend: str, name: str, values: Iterable[str]) -> str:
     return f"<fieldset><legend>{e(legend)}</legend>{boxes}{buttons}</fieldset>"
 
 
-def _detail_block(detail_id: str, cell: Cell) -> str:
-    counts = ", ".join(f"{v}: {n}" for v, n in sorted(cell.counts.items()) if n)
-    worst = " ".join(f"{k}={format_number(cell.worst[k])}" for k in ERROR_METRICS if k in cell.worst)
-    parts = [
-        f'<div class="detail" id="{detail_id}" hidden="hidden">',
-        f"<h3>{e(cell.op)} &middot; {e(cell.config)} &middot; {e(cell.backend)} &middot; {e(cell.kind)}</h3>",
-        f"<p>Status: <b>{e(cell.status)}</b> &middot; shown as {e(cell.text())} &middot; cases: {e(counts)}</p>",
-    ]
-    if worst:
-        parts.append(f"<p>Worst: {e(worst)}</p>")
-    if cell.builds:
-        parts.append("<p>Build: " + "; ".join(f"<code>{e(b)}</code>" for b in cell.builds) + "</p>")
+def _config_section(cell: Cell) -> list[str]:
+    parts = [f"<h4><code>{e(cell.config)}</code>: {e(cell.text())}</h4>"]
+    counts = ", ".join(f"{v} {n}" for v, n in sorted(cell.counts.items()) if n)
+    line = f"typical: {counts or 'no case'}"
+    if cell.edge is not None:
+        edge = ", ".join(f"{v} {n}" for v, n in sorted(cell.edge.counts.items()) if n)
+        line += f" &middot; edge (corner cases, never the cell's colour): {e(edge)}"
+    parts.append(f"<p>{e(line) if cell.edge is None else line}</p>")
     if cell.draws:
         parts.append("<p>Draws: " + "; ".join(
             f"{e(t)}: {d.get('cases', 0)} of {d.get('requested', 0)} requested, {d.get('refusals', 0)} refused by the "
             f"generator" for t, d in sorted(cell.draws.items())) + "</p>")  # fmt: skip
-    parts += _detail_table(cell, "typical cases" if cell.kind != NEGATIVE else "cases")
+    parts += _cases_table(cell, "typical cases")
     if cell.edge is not None:
-        edge_counts = ", ".join(f"{v}: {n}" for v, n in sorted(cell.edge.counts.items()) if n)
-        parts.append(f"<h4>Edge tier (corner cases; never the cell's verdict): {e(edge_counts)}</h4>")
-        parts += _detail_table(cell.edge, "edge cases")
+        parts += _cases_table(cell.edge, "edge cases")
     if cell.shrunk:
-        parts.append("<h4>Smallest failing case (shrunk; not counted)</h4>")
-        rows = "".join(_detail_row(d, cell.kind) for d in cell.shrunk)
-        parts.append("<table><thead><tr><th>verdict</th><th>case</th><th>message</th><th>metrics</th></tr></thead>"
-                     f"<tbody>{rows}</tbody></table>")  # fmt: skip
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _detail_table(cell: Cell, what: str) -> list[str]:
-    details = cell.sorted_details()
-    if not details:
-        return [f"<p>Every one of the {e(what)} had the good outcome.</p>"]
-    parts = ["<table><thead><tr><th>verdict</th><th>case</th><th>message</th><th>metrics</th></tr></thead><tbody>"]
-    parts += [_detail_row(d, cell.kind) for d in details[:DETAILS_PER_CELL]]
-    parts.append("</tbody></table>")
-    if len(details) > DETAILS_PER_CELL:
-        parts.append(f"<p>{len(details) - DETAILS_PER_CELL} more case(s) not shown.</p>")
+        parts.append("<p>Smallest failing case (shrunk; not counted):</p>")
+        parts += _rows_table(cell.shrunk, cell.kind)
     return parts
 
 
+def _cases_table(cell: Cell, what: str) -> list[str]:
+    details = cell.sorted_details()
+    if not details:
+        return [f"<p>All {cell.total} {e(what)} had the good outcome.</p>"] if cell.total else []
+    if cell.kind != NEGATIVE and all(d.verdict == "REJECTED" for d in details):
+        # refusals repeat one message: say it once rather than a table of identical rows
+        first = details[0]
+        return [f"<p>All {len(details)} {e(what)} refused at validation: <code>{e(readable_message(first.message))}"
+                f"</code><br>replay one: <code>{e(first.replay or first.case_path or '')}</code></p>"]  # fmt: skip
+    out = [f"<p>{e(what.capitalize())} to look at ({len(details)} of {cell.total}):</p>"]
+    out += _rows_table(details[:CASES_PER_CELL], cell.kind)
+    if len(details) > CASES_PER_CELL:
+        out.append(f"<p>{len(details) - CASES_PER_CELL} more case(s) in the results file.</p>")
+    return out
+
+
+def _rows_table(details: list[CaseDetail], kind: str) -> list[str]:
+    head = "<tr><th>verdict</th><th>expected / got</th><th>tolerance</th><th>error measured</th><th>replay</th></tr>"
+    return ['<table class="cases"><thead>' + head + "</thead><tbody>" + "".join(_detail_row(d, kind) for d in details)
+            + "</tbody></table>"]  # fmt: skip
+
+
 def _detail_row(d: CaseDetail, kind: str) -> str:
-    case_lines = [d.test_id]
-    if d.case_id:
-        case_lines.append(f"case id: {d.case_id} ({d.tier})")
-    if d.case_path:
-        case_lines += [f"case: {d.case_path}", f"replay: {d.replay}"]
-    if d.seed is not None:
-        case_lines.append(f"seed: {d.seed}")
-    if d.broken:
-        case_lines.append(f"breaks: {d.broken}")
-    if d.run_id:
-        case_lines.append(f"run: {d.run_id}")
-    if d.dtypes:
-        case_lines.append("dtypes: " + ", ".join(f"{k}={v}" for k, v in sorted(d.dtypes.items())))
-    css = f"n-{token(negative_class(d.verdict))}" if kind == NEGATIVE else f"p-{token(d.verdict)}"
-    message = d.message + (f"\n[expectations: {d.expectation}]" if d.expectation else "")
+    css_status = negative_class(d.verdict) if kind == NEGATIVE else d.verdict
+    colour = STATUS_COLOURS.get(d.verdict if kind != NEGATIVE else _negative_colour(css_status), "#fff")
+    verdict = d.verdict + (f" ({d.tier})" if d.tier else "") + (f"; breaks {d.broken}" if d.broken else "")
+    message = readable_message(d.message) + (f"\n[expectations: {d.expectation}]" if d.expectation else "")
+    tolerance = d.metrics.get("tolerance") if isinstance(d.metrics.get("tolerance"), str) else ""
+    budget = d.metrics.get("budget")
+    source = budget.get("source") if isinstance(budget, dict) else None
+    case = [f"case {d.case_id}" if d.case_id else "", f"seed {d.seed}" if d.seed is not None else "", d.test_id]
     return (
-        f'<tr><td class="{css}">{e(d.verdict)}</td>'
-        f"<td><pre>{e(chr(10).join(case_lines))}</pre></td>"
-        f"<td><pre>{e(message)}</pre></td>"
-        f"<td><pre>{e(metrics_text({k: v for k, v in d.metrics.items() if k != 'budget'}))}</pre></td></tr>"
+        f'<tr><td style="background:{colour}">{e(verdict)}</td>'
+        f'<td class="msg"><pre>{e(message)}</pre></td>'
+        f"<td>{e(tolerance)}" + (f"<br><small>{e(source)}</small>" if source else "") + "</td>"
+        f"<td>{e(measured_text(d.metrics))}</td>"
+        f'<td class="replay"><code>{e(d.replay or d.case_path or "(not saved)")}</code><br><small>'
+        + e(" · ".join(x for x in case if x))
+        + "</small></td></tr>"
     )
+
+
+def _negative_colour(outcome: str) -> str:
+    """Negative outcomes in the positive palette: a clean rejection is the good outcome (green)."""
+    return {"REJECTED": "PASS", "ACCEPTED": "FAIL", "ERRORED": "ERROR", "CRASHED": "CRASH", "NOT RUN": "SKIP"}.get(
+        outcome, outcome
+    )
+

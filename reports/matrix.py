@@ -29,13 +29,14 @@ outcome is a clean REJECTED. Their cells summarise outcome classes instead, prec
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reports import expectations
-from reports.families import families, family_of
+from reports.families import DTYPE_FAMILIES, dtype_family, family_of, family_sort_key
 from reports.record import (
     CELL,
     CRASH,
@@ -86,10 +87,12 @@ ABBREVIATIONS = {
 # Error metrics whose worst (largest) value a cell keeps; other metric keys (tolerance) are settings.
 ERROR_METRICS = ("max_abs_err", "max_rel_err", "max_ulp", "max_steps", "mismatches")
 TIMING_KEYS = ("generate", "reference", "backend", "compare")
+HUGE_ULP = 1e6  # past this an error in ulp means nothing to a reader (1.8e+308 ulp): show the absolute error
 
 # The usual datatype configurations first, in this order; anything else after them, by name.
 CONFIG_ORDER = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "SFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_16")
 REFERENCE_BACKEND = "reference"
+PRIMARY_BACKEND = "qnn-htp"
 
 
 @dataclass
@@ -299,9 +302,18 @@ class Matrix:
 
     cells: dict[CellKey, Cell] = field(default_factory=dict)
     negative: dict[CellKey, Cell] = field(default_factory=dict)
+    # (op, backend) -> why the spec's op has no cases (a "cell" record with ``not_generated``): it still gets a row
+    not_generated: dict[tuple[str, str], str] = field(default_factory=dict)
+    op_families: dict[str, str] = field(default_factory=dict)  # from the records' ``family`` (the spec's)
 
     def add(self, r: Record) -> None:
         key = (str(r.op), str(r.config), str(r.backend))
+        family = r.extra.get("family")
+        if isinstance(family, str) and family:
+            self.op_families[key[0]] = family
+        if r.kind == CELL and r.extra.get("not_generated"):
+            self.not_generated[(key[0], key[2])] = str(r.extra["not_generated"])
+            return
         if r.kind == NEGATIVE:
             self.negative.setdefault(key, Cell(*key, kind=NEGATIVE)).add(r)
             return
@@ -330,12 +342,24 @@ class Matrix:
         return [c.edge for c in self.cells.values() if c.edge is not None]
 
     def backends(self) -> list[str]:
-        return sorted({c.backend for c in self.all_cells()}, key=backend_sort_key)
+        names = {c.backend for c in self.all_cells()} | {b for _, b in self.not_generated}
+        return sorted(names, key=backend_sort_key)
+
+    def family(self, op: str) -> str:
+        """The op's family: the spec's ``family:`` as recorded at run time, else the name table's."""
+        return self.op_families.get(op) or family_of(op)
+
+    def op_key(self, op: str) -> tuple[tuple[int, str], str]:
+        return (family_sort_key(self.family(op)), op)
 
     def ops(self, backend: str | None = None, kind: str | None = None) -> list[str]:
-        """Op names in display order (family, then name), optionally only those with cells on a backend."""
+        """Op names in display order (family, then name), optionally only those with cells on a backend.
+        Ops that were not generated count when no kind is asked for (they have a row, not cells)."""
         cells = [c for c in self.all_cells() if (backend is None or c.backend == backend) and (kind in (None, c.kind))]
-        return sorted({c.op for c in cells}, key=op_sort_key)
+        names = {c.op for c in cells}
+        if kind is None:
+            names |= {op for op, b in self.not_generated if backend in (None, b)}
+        return sorted(names, key=self.op_key)
 
     def configs(self, backend: str | None = None, kind: str | None = None) -> list[str]:
         cells = [c for c in self.all_cells() if (backend is None or c.backend == backend) and (kind in (None, c.kind))]
@@ -416,8 +440,12 @@ def build_label(info: dict[str, Any]) -> str:
 
 def worst_metric_text(worst: dict[str, float]) -> str:
     """The most telling error number of a cell: ULPs for floats, quantization steps, else absolute error."""
-    if "max_ulp" in worst:
-        return f"max {format_number(worst['max_ulp'])} ulp"
+    ulp = worst.get("max_ulp")
+    if ulp is not None and (math.isnan(ulp) or ulp < HUGE_ULP):
+        return f"max {format_number(ulp)} ulp"
+    if ulp is not None:  # an error near a zero expected value is astronomically many ulp: the absolute error says more
+        abs_err = worst.get("max_abs_err")
+        return f"max abs {format_number(abs_err)}" if abs_err is not None else "max ulp off scale"
     if "max_steps" in worst:
         steps = worst["max_steps"]
         return f"max {format_number(steps)} step" + ("" if steps == 1 else "s")
@@ -438,9 +466,9 @@ def format_number(x: float) -> str:
     return f"{x:.3g}"
 
 
-def op_sort_key(op: str) -> tuple[int, str]:
-    order = families()
-    return (order.index(family_of(op)), op)
+def op_sort_key(op: str) -> tuple[tuple[int, str], str]:
+    """Family (by the name table), then name; ``Matrix.op_key`` also honours recorded families."""
+    return (family_sort_key(family_of(op)), op)
 
 
 def config_sort_key(config: str) -> tuple[int, str]:
@@ -449,8 +477,9 @@ def config_sort_key(config: str) -> tuple[int, str]:
 
 
 def backend_sort_key(backend: str) -> tuple[int, str]:
-    """The reference first (it is the baseline every other column is read against), then by name."""
-    return (0 if backend == REFERENCE_BACKEND else 1, backend)
+    """The HTP simulator first (the backend people run this suite for), the reference last (the
+    baseline: it shows what the spec and generator allow, not what a device does), others by name."""
+    return (0 if backend == PRIMARY_BACKEND else 2 if backend == REFERENCE_BACKEND else 1, backend)
 
 
 def _number(value: Any) -> float | None:
@@ -466,3 +495,172 @@ def _worse(old: float | None, new: float) -> float:
     if math.isnan(old) or math.isnan(new):
         return math.nan
     return max(old, new)
+
+
+# ---------------------------------------------------------------------------------------------
+# The readable grid: ops x (backend x datatype family), what the HTML and markdown pages show
+# ---------------------------------------------------------------------------------------------
+PARTIAL = "PARTIAL"  # some configurations of the family pass, the others are refused: partly supported
+BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or died: marked apart from FAIL
+GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, PASS, XFAIL, UNCHECKED, SKIP)
+EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
+
+
+@dataclass
+class FamilyCell:
+    """The typical cells of one op on one backend whose configurations share a datatype family.
+
+    Display only: every count comes from the ``Cell`` objects it gathers, so it cannot disagree with
+    them. Its rate is PASS cases over all typical cases of those configurations."""
+
+    op: str
+    backend: str
+    dtype_family: str
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def counts(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for c in self.cells:
+            total.update(c.counts)
+        return total
+
+    @property
+    def edge_counts(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for c in self.cells:
+            if c.edge is not None:
+                total.update(c.edge.counts)
+        return total
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def passed(self) -> int:
+        return self.counts[PASS]
+
+    @property
+    def status(self) -> str:
+        """The colour: the most severe typical verdict (as a cell's), PARTIAL where passes sit beside
+        refusals only, SKIP when no typical case ran."""
+        counts = self.counts
+        if not sum(counts.values()):
+            return SKIP
+        status = next(v for v in STATUS_PRECEDENCE if counts[v])
+        if status == REJECTED and counts[PASS]:
+            return PARTIAL
+        return status
+
+    def edge_news(self) -> list[str]:
+        """The edge notes of its configurations ("UFIXED_POINT_8: edge FAIL 2/5"), empty when all is well."""
+        return [f"{c.config}: {c.edge_note()}" for c in self.cells if c.edge_note()]
+
+    def rate(self, percent_sign: bool = True) -> str:
+        """Whole per cent of typical cases that passed; 100% only when every one did."""
+        total = self.total
+        return f"{100 * self.passed // total}{'%' if percent_sign else ''}" if total else ""
+
+    def text(self, percent_sign: bool = True) -> str:
+        """At most six characters (five without the per cent sign, as in the 200-column markdown grid):
+        "100%", "50%~", "40%!*", "REJ".
+        ``~`` the other cases were refused, ``!`` some errored/crashed/timed out, ``*`` edge-tier news."""
+        status = self.status
+        if status == SKIP:
+            core = "-"
+        elif status == REJECTED and not self.passed:
+            core = "REJ"
+        elif status == UNCHECKED:
+            core = "UNC"
+        elif status == XFAIL and not self.passed:
+            core = "XF"
+        else:
+            core = self.rate(percent_sign)
+        counts = self.counts
+        partly_refused = counts[REJECTED] and core[:1].isdigit()
+        marks = (PARTIAL_MARK if partly_refused else "") + (
+            TROUBLE_MARK if any(counts[v] for v in BACKEND_TROUBLE) else "") + (
+            EDGE_MARK if self.edge_news() else "")  # fmt: skip
+        return core + marks
+
+    def summary(self) -> str:
+        """One line for a tooltip: "PASS 38/40, REJ 2 · edge: UFIXED_POINT_8: edge FAIL 1/2"."""
+        counts = self.counts
+        parts = [f"{ABBREVIATIONS.get(v, v)} {counts[v]}" for v in STATUS_PRECEDENCE if counts[v]]
+        line = f"{self.passed}/{self.total} typical cases pass" + (f" ({', '.join(parts)})" if parts else "")
+        news = self.edge_news()
+        return line + (" · " + "; ".join(news) if news else "")
+
+
+@dataclass
+class GridRow:
+    op: str
+    family: str
+    cells: dict[tuple[str, str], FamilyCell]  # (backend, datatype family) -> cell
+    not_generated: dict[str, str]  # backend -> the spec's reason
+
+
+@dataclass
+class Grid:
+    """Rows are ops in family order; columns are (backend, datatype family), HTP first, reference last."""
+
+    columns: list[tuple[str, str]]
+    rows: list[GridRow]
+
+    def backends(self) -> list[str]:
+        return list(dict.fromkeys(b for b, _ in self.columns))
+
+    def families_of(self, backend: str) -> list[str]:
+        return [f for b, f in self.columns if b == backend]
+
+    def passing_ops(self) -> dict[tuple[str, str], Counter[str]]:
+        """Per column, how many ops have each status: what the summary chart draws."""
+        out: dict[tuple[str, str], Counter[str]] = {col: Counter() for col in self.columns}
+        for row in self.rows:
+            for col, cell in row.cells.items():
+                out[col][cell.status] += 1
+        return out
+
+
+def grid(m: Matrix) -> Grid:
+    """The op x (backend x datatype family) grid of a matrix (typical tier, positive cases)."""
+    backends = m.backends()
+    present: dict[str, set[str]] = {b: set() for b in backends}
+    by_op: dict[str, dict[tuple[str, str], FamilyCell]] = {}
+    for key in sorted(m.cells, key=lambda k: (k[0], config_sort_key(k[1]))):
+        cell = m.cells[key]
+        fam = dtype_family(cell.config)
+        present[cell.backend].add(fam)
+        slot = by_op.setdefault(cell.op, {})
+        slot.setdefault((cell.backend, fam), FamilyCell(cell.op, cell.backend, fam)).cells.append(cell)
+    columns = [(b, f) for b in backends for f in DTYPE_FAMILIES if f in present[b]]
+    rows = []
+    for op in m.ops():
+        reasons = {b: why for (o, b), why in m.not_generated.items() if o == op}
+        rows.append(GridRow(op, m.family(op), by_op.get(op, {}), reasons))
+    return Grid(columns, rows)
+
+
+_NUMPY_SCALAR = re.compile(r"np\.(?:float|int|uint|bool|complex)\w*\(([^()]*)\)")
+
+
+def readable_message(message: str) -> str:
+    """A record's message for people: numpy scalar reprs ("np.float64(-4.678)") read as plain numbers,
+    so an older results file shows expected and got values the way current ones write them."""
+    return _NUMPY_SCALAR.sub(r"\1", message)
+
+
+# One colour per grid status, shared by the HTML page and the summary chart so they read alike.
+STATUS_COLOURS: dict[str, str] = {
+    PASS: "#66bb6a", PARTIAL: "#c5e1a5", XFAIL: "#dcedc8", FAIL: "#e57373", XPASS: "#fff176",
+    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", UNCHECKED: "#90caf9",
+    SKIP: "#eeeeee",
+}  # fmt: skip
+STATUS_WORDS: dict[str, str] = {
+    PASS: "every typical case passes", PARTIAL: "passes where accepted; other configurations refused",
+    XFAIL: "known failures only", FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
+    ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
+    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
+    SKIP: "no typical case ran",
+}  # fmt: skip

@@ -1,8 +1,8 @@
 """Text renderings of a matrix: markdown for people, CSV and JSON for other programs.
 
-Markdown is one table per backend (rows = ops, columns = configs): 157 ops x ~6 configs stays
-readable where a single config x backend table (~24 columns) would not. Output is deterministic
-(no timestamps) so a rendering can be checked in and compared byte for byte.
+Markdown is one grid: rows are ops grouped by family, columns are backends split into six datatype
+families, so 157 ops on four backends stay one readable table under 200 columns. Output is
+deterministic (no timestamps) so a rendering can be checked in and compared byte for byte.
 """
 
 from __future__ import annotations
@@ -12,29 +12,36 @@ import html
 import io
 import json
 import math
+import textwrap
 from typing import Any
 
 from tabulate import tabulate
 
 from reports import stages
-from reports.families import family_of
+from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY
 from reports.matrix import (
     ABBREVIATIONS,
+    EDGE_MARK,
     ERROR_METRICS,
+    HUGE_ULP,
     NEGATIVE,
     NEGATIVE_PRECEDENCE,
+    PARTIAL_MARK,
     STATUS_PRECEDENCE,
     TIMING_KEYS,
+    TROUBLE_MARK,
     BackendTotals,
     CaseDetail,
     Cell,
+    Grid,
     Matrix,
     backend_sort_key,
     config_sort_key,
     format_number,
-    op_sort_key,
+    grid,
+    readable_message,
 )
-from reports.record import CRASH, ERROR, FAIL, REJECTED, SKIP, TIMEOUT, VERDICTS, XFAIL, XPASS
+from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, UNCHECKED, VERDICTS, XFAIL, XPASS
 
 NO_CASES = "-"
 # Positive verdicts listed under "Cases to look at"; REJECTED/XFAIL/UNCHECKED/SKIP are summarised, not listed.
@@ -44,38 +51,117 @@ MESSAGE_CHARS_MD = 120
 
 
 def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
-    """The whole report as GitHub markdown: totals, one table per backend, then the cases to look at."""
+    """The report as GitHub markdown: one op x (backend x datatype family) grid, build details below it,
+    then the cases to look at. The grid stays under ``MD_WIDTH`` columns for up to four backends."""
     backends = m.backends()
     out = [f"# {md(title)}", ""]
     if not backends:
         return "\n".join(out + ["No results records.", ""])
+    g = grid(m)
     n_cases = sum(c.total for c in m.all_cells())
+    not_generated = sorted({op for op, _ in m.not_generated}, key=m.op_key)
     out += [
-        f"{len(backends)} backend(s), {len(m.ops())} op(s), {n_cases} typical case(s). A cell shows the most severe "
-        "verdict among its **typical** cases (the op as converters use it) and how many have it, of how many; "
-        "news from the **edge** tier (corner cases) follows it after a `·` and never changes the cell's verdict; "
-        "`-` means no cases ran.",
-        "Severity: " + " > ".join(ABBREVIATIONS.get(s, s) for s in STATUS_PRECEDENCE) + ".",
+        f"{len(backends)} backend(s), {len(g.rows)} op(s)"
+        + (f" ({len(not_generated)} not generated)" if not_generated else "")
+        + f", {n_cases} typical case(s).",
         "",
-        "## Totals",
+        "A cell is one backend and datatype family (" + ", ".join(
+            f"`{SHORT_DTYPE_FAMILY[f]}` {f}" for f in DTYPE_FAMILIES) + "): the per cent of its **typical** cases "
+        f"that pass (100 only when all do). `{PARTIAL_MARK}` the other cases were refused (partly supported); "
+        f"`{TROUBLE_MARK}` the backend also errored, crashed or timed out; `{EDGE_MARK}` the **edge** "
+        "tier (corner cases) found something; `REJ` every case was refused (unsupported); `UNC` nothing could be "
+        "checked; `-` no typical case ran; `n/g` the op is not generated (reason below the grid). The HTML page "
+        "colours each cell and lists its cases.",
         "",
-        _totals_table(m),
+        "## Ops passing per backend and datatype family",
         "",
-        _verdicts_table(m),
+        _passing_table(g),
         "",
-    ]
-    if m.negative:
-        out += [
-            "Negative cases (each breaks one constraint; the good outcome is a clean rejection):",
-            "",
-            _negative_totals_table(m),
-            "",
-        ]
-    for backend in backends:
-        out += _backend_section(m, backend)
+        "## Matrix",
+        "",
+        _grid_markdown(g),
+        "",
+    ]  # fmt: skip
+    if not_generated:
+        out += ["Not generated (no case can be built from the spec; never counted as failing):", ""]
+        for op in not_generated:
+            reasons = sorted({why for (o, _), why in m.not_generated.items() if o == op})
+            out.append(f"- {md(op)}: {md('; '.join(reasons))}")
+        out.append("")
+    out += _totals_section(m)
     out += stages.to_markdown(m)  # validate / finalize / execute (reports/stages.py)
+    out += _build_section(m)
     out += _look_at_section(m)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _grid_markdown(g: Grid) -> str:
+    """An aligned pipe table without cell padding (the padding is what would push it past 200 columns).
+    Markdown has one header row, so the backends head their groups and the first row names the families."""
+    headers = ["op"]
+    families_row = [""]
+    for backend in g.backends():
+        fams = g.families_of(backend)
+        headers += [md(backend)] + [""] * (len(fams) - 1)
+        families_row += [SHORT_DTYPE_FAMILY[f] for f in fams]
+    rows = [families_row]
+    family = None
+    for row in g.rows:
+        if row.family != family:
+            family = row.family
+            rows.append([f"**{md(family)}**"] + [""] * (len(headers) - 1))
+        line = [md(row.op)]
+        for backend, fam in g.columns:
+            if backend in row.not_generated:
+                line.append("n/g")
+                continue
+            cell = row.cells.get((backend, fam))
+            line.append(cell.text(percent_sign=False) if cell else "")
+        rows.append(line)
+    return compact_table(headers, rows)
+
+
+def compact_table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(3, len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "|" + "|".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "|"
+
+    return "\n".join([line(headers), "|" + "|".join("-" * w for w in widths) + "|", *map(line, rows)])
+
+
+def _passing_table(g: Grid) -> str:
+    """The summary chart as numbers: per backend and datatype family, ops whose typical cases all pass,
+    of the ops with cases there."""
+    counts = g.passing_ops()
+    fams = [f for f in DTYPE_FAMILIES if any(f == c for _, c in g.columns)]
+    rows = []
+    for backend in g.backends():
+        row = [md(backend)]
+        for fam in fams:
+            c = counts.get((backend, fam))
+            row.append(f"{c[PASS]}/{sum(c.values())}" if c else "")
+        rows.append(row)
+    return _table(rows, ["ops passing / with cases", *fams])
+
+
+def _totals_section(m: Matrix) -> list[str]:
+    out = ["## Totals", "", _totals_table(m), "", _verdicts_table(m), ""]
+    if m.negative:
+        out += ["Negative cases (each breaks one constraint; the good outcome is a clean rejection):", "",
+                _negative_totals_table(m), ""]  # fmt: skip
+    return out
+
+
+def _build_section(m: Matrix) -> list[str]:
+    out = ["## Build details", ""]
+    for backend, t in m.totals().items():
+        builds = t.builds or ["(no build information recorded)"]
+        out += [f"- {md(backend)}:"] + [f"  - `{md(b)}`" for b in builds]
+    runs = sorted({d.run_id for c in m.all_cells() for d in c.details if d.run_id})
+    if runs:
+        out.append(f"- runs with cases listed below: {', '.join(runs)}")
+    return out + [""]
 
 
 def _totals_table(m: Matrix) -> str:
@@ -109,55 +195,55 @@ def _negative_totals_table(m: Matrix) -> str:
     return _table(rows, headers)
 
 
-def _backend_section(m: Matrix, backend: str) -> list[str]:
-    totals = m.totals()[backend]
-    out = [f"## {md(backend)}", ""]
-    if len(totals.builds) > 1:
-        out += ["Builds (more than one in these results): " + "; ".join(f"`{md(b)}`" for b in totals.builds), ""]
-    elif totals.builds:
-        out += [f"Build: `{md(totals.builds[0])}`", ""]
-    ops = m.ops(backend, kind="positive")
-    if ops:
-        configs = m.configs(backend, kind="positive")
-        rows = []
-        for op in ops:
-            cells = [m.cell(op, config, backend) for config in configs]
-            rows.append([md(op), md(family_of(op)), *[md(c.text()) if c else NO_CASES for c in cells]])
-        out += [_table(rows, ["op", "family", *[md(c) for c in configs]]), ""]
-    neg_ops = m.ops(backend, kind=NEGATIVE)
-    if neg_ops:
-        configs = m.configs(backend, kind=NEGATIVE)
-        rows = []
-        for op in neg_ops:
-            cells = [m.cell(op, config, backend, NEGATIVE) for config in configs]
-            rows.append([md(op), *[md(c.text()) if c else NO_CASES for c in cells]])
-        out += [f"Negative cases on {md(backend)}:", "", _table(rows, ["op", *[md(c) for c in configs]]), ""]
-    return out
-
-
 def _look_at_section(m: Matrix) -> list[str]:
-    rows = []
+    """Each backend's cases to look at, grouped by op and configuration, at most ``CASES_PER_CELL_MD`` per
+    cell and tier: what was expected and produced (the message), the tolerance, the error and the replay."""
+    out: list[str] = []
     for cell in _cells_in_display_order(m):
+        items: list[str] = []
         for tier_cell in [cell] + ([cell.edge] if cell.edge is not None else []):
             wanted = [d for d in tier_cell.sorted_details() if _worth_listing(tier_cell, d)]
-            for d in wanted[:CASES_PER_CELL_MD]:
-                rows.append([
-                    md(cell.backend), md(cell.op), md(cell.config), md(_tier_label(cell, d)),
-                    md(_verdict_label(cell, d)), md(metrics_text(_shown_metrics(d.metrics))), md(_message_md(d)),
-                    md(d.replay or d.case_path or ""),
-                ])
+            items += [_case_item(cell, d, _tier_label(cell, d)) for d in wanted[:CASES_PER_CELL_MD]]
             if len(wanted) > CASES_PER_CELL_MD:
-                more = len(wanted) - CASES_PER_CELL_MD
-                rows.append([md(cell.backend), md(cell.op), md(cell.config), md(tier_cell.tier), "", "",
-                             f"(+{more} more in this cell)", ""])  # fmt: skip
-        for d in cell.shrunk:
-            rows.append([md(cell.backend), md(cell.op), md(cell.config), "smallest", md(d.verdict),
-                         md(metrics_text(_shown_metrics(d.metrics))), md(_message_md(d)),
-                         md(d.replay or d.case_path or "")])  # fmt: skip
-    if not rows:
-        return []
-    headers = ["backend", "op", "config", "tier", "verdict", "metrics", "message", "replay"]
-    return ["## Cases to look at", "", _table(rows, headers), ""]
+                items.append(f"  - (+{len(wanted) - CASES_PER_CELL_MD} more {tier_cell.tier} case(s) in this cell)")
+        items += [_case_item(cell, d, "smallest failing (shrunk, not counted)") for d in cell.shrunk]
+        if items:
+            kind = " negative" if cell.kind == NEGATIVE else ""
+            out += [f"- **{md(cell.backend)}** {md(cell.op)} `{md(cell.config)}`{kind}: {md(cell.text())}", *items]
+    return ["## Cases to look at", "", *out, ""] if out else []
+
+
+def _case_item(cell: Cell, d: CaseDetail, tier: str) -> str:
+    parts = [f"{_verdict_label(cell, d)}" + (f" ({tier})" if tier else "")]
+    message = _message_md(d)
+    if message:
+        parts.append(message)
+    tolerance = d.metrics.get("tolerance")
+    if isinstance(tolerance, str) and tolerance:
+        parts.append(f"tolerance {tolerance}")
+    measured = measured_text(d.metrics)
+    if measured:
+        parts.append(f"measured {measured}")
+    replay = d.replay or d.case_path or ""
+    return "  - " + md(" — ".join(parts)) + (f" — `{md(replay)}`" if replay else "")
+
+
+def measured_text(metrics: dict[str, Any]) -> str:
+    """The errors a case measured, in a reader's words: "254 steps, abs 0.996, 5 mismatched"."""
+    parts = []
+    if "max_steps" in metrics:
+        parts.append(f"{format_number(float(metrics['max_steps']))} steps")
+    ulp = metrics.get("max_ulp")
+    if isinstance(ulp, int | float) and (math.isnan(ulp) or ulp < HUGE_ULP):
+        parts.append(f"{format_number(float(ulp))} ulp")
+    for key, label in (("max_abs_err", "abs"), ("max_rel_err", "rel")):
+        if isinstance(metrics.get(key), int | float):
+            parts.append(f"{label} {format_number(float(metrics[key]))}")
+    if metrics.get("mismatches"):
+        parts.append(f"{metrics['mismatches']} mismatched")
+    if metrics.get("not_checkable"):
+        parts.append(f"{metrics['not_checkable']} not checkable")
+    return ", ".join(parts)
 
 
 def _tier_label(cell: Cell, d: CaseDetail) -> str:
@@ -184,7 +270,7 @@ def _verdict_label(cell: Cell, d: CaseDetail) -> str:
 def _cells_in_display_order(m: Matrix) -> list[Cell]:
     return sorted(
         m.all_cells(),
-        key=lambda c: (backend_sort_key(c.backend), c.kind == NEGATIVE, op_sort_key(c.op), config_sort_key(c.config)),
+        key=lambda c: (backend_sort_key(c.backend), c.kind == NEGATIVE, m.op_key(c.op), config_sort_key(c.config)),
     )
 
 
@@ -209,7 +295,7 @@ def md(text: Any) -> str:
 
 
 def _message_md(d: CaseDetail) -> str:
-    message = _first_line(d.message, MESSAGE_CHARS_MD)
+    message = _first_line(readable_message(d.message), MESSAGE_CHARS_MD)
     if d.expectation:
         message = f"{message} [expectations: {d.expectation}]".strip()
     return message
@@ -267,10 +353,23 @@ def to_json(m: Matrix) -> str:
         "negative_precedence": list(NEGATIVE_PRECEDENCE),
         "backends": m.backends(),
         "totals": {b: totals_json(t) for b, t in m.totals().items()},
+        "grid": grid_json(grid(m)),
+        "not_generated": [{"op": op, "backend": b, "reason": why} for (op, b), why in sorted(m.not_generated.items())],
         "cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind != NEGATIVE],
         "negative_cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind == NEGATIVE],
     }
     return json.dumps(_finite(doc), indent=1, sort_keys=False) + "\n"
+
+
+def grid_json(g: Grid) -> dict[str, Any]:
+    """The readable grid for other programs: columns, and per op its family cells (status, rate, marks)."""
+    rows = []
+    for row in g.rows:
+        cells = [{"backend": b, "dtype_family": f, "status": c.status, "text": c.text(), "passed": c.passed,
+                  "total": c.total, "configs": [x.config for x in c.cells], "edge_news": c.edge_news()}
+                 for (b, f), c in row.cells.items()]  # fmt: skip
+        rows.append({"op": row.op, "family": row.family, "cells": cells, "not_generated": row.not_generated})
+    return {"columns": [{"backend": b, "dtype_family": f} for b, f in g.columns], "rows": rows}
 
 
 def totals_json(t: BackendTotals) -> dict[str, Any]:
@@ -318,21 +417,42 @@ def _finite(x: Any) -> Any:
     return x
 
 
-def to_summary(m: Matrix) -> str:
-    """The terminal summary: per backend the op totals, the cases per verdict and the negative outcomes."""
+SUMMARY_WIDTH = 100
+
+
+def aligned(headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain terminal table, two spaces between columns and no more (tabulate pads headers wider)."""
+    cells = [[str(h) for h in headers]] + [[str(x) for x in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def to_summary(m: Matrix, builds: bool = True) -> str:
+    """The terminal summary in at most ``SUMMARY_WIDTH`` columns: per backend the ops whose typical cases
+    all pass (of the ops run), the typical cases per verdict, the edge cases that were not PASS and the
+    negative cases refused cleanly; the builds below the table (they are long: library paths), wrapped."""
     if not m.backends():
         return "no results records\n"
     totals = m.totals()
-    op_rows = [[t.backend, len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_with_rejected),
-                len(t.ops_with_error), len(t.ops_with_crash), "; ".join(t.builds)] for t in totals.values()]
-    op_headers = ["backend", "ops", "with PASS", "fully passing", "with REJ", "with ERR", "with CRASH", "build"]
-    case_rows = [[t.backend, sum(t.cases.values()), *[t.cases[v] for v in STATUS_PRECEDENCE]] for t in totals.values()]
-    case_headers = ["backend", "cases", *[ABBREVIATIONS.get(v, v) for v in STATUS_PRECEDENCE]]
-    out = [tabulate(op_rows, headers=op_headers, tablefmt="simple", disable_numparse=True), "",
-           tabulate(case_rows, headers=case_headers, tablefmt="simple", disable_numparse=True)]
-    if m.negative:
-        neg_rows = [[t.backend, sum(t.negative_cases.values()), *[t.negative_cases[c] for c in NEGATIVE_PRECEDENCE]]
-                    for t in totals.values()]
-        neg_headers = ["negative cases", "cases", *[c.lower() for c in NEGATIVE_PRECEDENCE]]
-        out += ["", tabulate(neg_rows, headers=neg_headers, tablefmt="simple", disable_numparse=True)]
+    shown = (PASS, FAIL, ERROR, CRASH, REJECTED, UNCHECKED)
+    headers = ["backend", "ops ok", "cases", *[ABBREVIATIONS.get(v, v) for v in shown], "other", "edge !ok",
+               "neg rej"]  # fmt: skip
+    rows = []
+    for t in totals.values():
+        edge_total = sum(t.edge_cases.values())
+        neg_total = sum(t.negative_cases.values())
+        other = sum(n for v, n in t.cases.items() if v not in shown)
+        rows.append([t.backend, f"{len(t.ops_fully_passing)}/{len(t.ops)}", sum(t.cases.values()),
+                     *[t.cases[v] for v in shown], other, f"{edge_total - t.edge_cases[PASS]}/{edge_total}",
+                     f"{t.negative_cases['REJECTED']}/{neg_total}"])  # fmt: skip
+    out = [aligned(headers, rows)]
+    if builds:
+        lines = [f"{t.backend}: {b}" for t in totals.values() for b in t.builds]
+        if lines:
+            out += ["", "builds:"]
+            for line in lines:
+                out += textwrap.wrap(line, SUMMARY_WIDTH, initial_indent="  ", subsequent_indent="      ",
+                                     break_long_words=True, break_on_hyphens=False)  # fmt: skip
     return "\n".join(out) + "\n"

@@ -158,9 +158,10 @@ def test_negative_totals_separate_clean_rejections_from_acceptance_and_crashes(f
     assert (neg["REJECTED"], neg["ACCEPTED"], neg["ERRORED"], neg["CRASHED"]) == (1, 1, 1, 1), dict(neg)
 
 
-def test_reference_backend_comes_first_then_by_name(fixture_matrix: matrix.Matrix) -> None:
-    m = matrix.build([rec("PASS", backend="ort-cpu"), rec("PASS", backend="reference"), rec("PASS")])
-    assert m.backends() == ["reference", "ort-cpu", "qnn-htp"]
+def test_qnn_htp_comes_first_the_reference_last_others_by_name() -> None:
+    m = matrix.build([rec("PASS", backend="reference"), rec("PASS", backend="ort-cpu"), rec("PASS"),
+                      rec("PASS", backend="a-backend")])
+    assert m.backends() == ["qnn-htp", "a-backend", "ort-cpu", "reference"]
 
 
 def test_configs_are_ordered_float_first_then_fixed_point_then_others() -> None:

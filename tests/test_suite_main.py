@@ -1,0 +1,145 @@
+"""The main job (``python -m suite``): bad options stop it before any case runs, progress is counted
+from the run's own files, the console shows progress and one line per problem (no tracebacks), and
+the exit status says whether every requested backend ran."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import suite
+
+REPO = Path(suite.__file__).resolve().parent
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--examples", "0"], "--examples must be at least 1 (got 0)"),
+        (["--edge-examples", "-1"], "--edge-examples must be at least 1 (got -1)"),
+        (["--op", "Soft(max"], "is not a valid regular expression"),
+        (["--op", "^NoSuchOp$"], "matches none of the"),
+        (["--backends", "bogus"], "unknown backend 'bogus'; choose from"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_4_before_anything_runs(argv, says, tmp_path: Path, capsys) -> None:
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    rc = suite.main([*argv, "--out", str(out), "--runs", str(runs)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == suite.EXIT_USAGE, f"exit {rc}"
+    assert len(err) == 1 and says in err[0], f"stderr: {err}"
+    assert not runs.exists(), "nothing may run or be written before the options are known to be good"
+
+
+def test_an_unknown_backend_lists_the_valid_choices(tmp_path: Path, capsys) -> None:
+    import adapters
+
+    suite.main(["--backends", "bogus", "--runs", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert all(name in err for name in adapters.names()), f"choices missing from: {err}"
+
+
+def write_lines(path: Path, records: list[dict]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def test_progress_counts_each_case_once_when_part_files_are_merged_at_the_end(tmp_path: Path) -> None:
+    run = suite._BackendRun("qnn-htp", tmp_path, examples=2, edge_examples=None)
+    cases = [{"kind": "positive", "verdict": "PASS"}, {"kind": "positive", "verdict": "FAIL"},
+             {"kind": "negative", "verdict": "REJECTED"}, {"kind": "cell", "verdict": ""}]  # fmt: skip
+    write_lines(tmp_path / "qnn-htp.jsonl.gw0.part", cases[:2])
+    write_lines(tmp_path / "qnn-htp.jsonl.gw1.part", cases[2:])
+    run.poll()
+    for part in sorted(tmp_path.glob("*.part")):  # what the controller does at session end
+        write_lines(tmp_path / "qnn-htp.jsonl", [json.loads(x) for x in part.read_text().splitlines()])
+        part.unlink()
+    run.poll()
+    assert (run.cases, run.tally, run.negative_ok) == (3, {"PASS": 1, "FAIL": 1}, 1)
+
+
+def test_progress_waits_for_a_line_still_being_written(tmp_path: Path) -> None:
+    run = suite._BackendRun("reference", tmp_path, examples=2, edge_examples=None)
+    path = tmp_path / "reference.jsonl"
+    path.write_text('{"kind": "positive", "verdict": "PASS"}\n{"kind": "posi')
+    run.poll()
+    assert run.cases == 1
+    with open(path, "a") as fh:
+        fh.write('tive", "verdict": "PASS"}\n')
+    run.poll()
+    assert run.cases == 2, "the completed line is counted on the next poll"
+
+
+def test_planned_cases_come_from_the_collected_tests_and_the_examples(tmp_path: Path) -> None:
+    run = suite._BackendRun("reference", tmp_path, examples=8, edge_examples=None)
+    ids = ["m.py::test_op[A-FLOAT_32-typical]", "m.py::test_op[A-FLOAT_32-edge]", "m.py::test_rejects[A-x]",
+           "m.py::test_op[B-not-generated]"]  # fmt: skip
+    write_lines(run.events, [{"collected": ids}])
+    run.poll()
+    assert (run.total_tests, run.planned_cases) == (4, 8 + 2 + 1), "edge examples default to a quarter, at least 1"
+
+
+TEST_MODULE = '''
+import pytest
+
+def test_passes():
+    pass
+
+def test_fails():
+    assert 1 == 2, "one is not two"
+
+def test_skips():
+    pytest.skip("not here")
+'''
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[str], tmp_path: Path) -> None:
+    (tmp_path / "test_sample.py").write_text(textwrap.dedent(TEST_MODULE))
+    events = tmp_path / "events.jsonl"
+    code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    subprocess.run([sys.executable, "-c", code, str(events), "-q", "-p", "no:cacheprovider", *workers,
+                    str(tmp_path / "test_sample.py")], cwd=REPO, capture_output=True, timeout=120,
+                   env=suite._child_env())  # fmt: skip
+    lines = [json.loads(x) for x in events.read_text().splitlines()]
+    collected = [e["collected"] for e in lines if "collected" in e]
+    done = {e["done"].rsplit("::", 1)[1]: e for e in lines if "done" in e}
+    assert len(collected) == 1 and len(collected[0]) == 3, f"one collection of 3 tests: {collected}"
+    assert {k: v["outcome"] for k, v in done.items()} == {"test_passes": "passed", "test_fails": "failed",
+                                                           "test_skips": "skipped"}  # fmt: skip
+    assert "one is not two" in done["test_fails"]["summary"] or "assert" in done["test_fails"]["summary"]
+    assert not done["test_fails"]["summary"].startswith("[gw"), "xdist's worker header is not the summary"
+
+
+def test_exit_status_is_1_when_a_requested_backend_did_not_run_to_the_end(tmp_path: Path, monkeypatch) -> None:
+    def broken_runs(args, backends, runs, console):
+        run = suite._BackendRun(backends[0], runs, 1, None)
+        run.rc = 3  # pytest internal error
+        return [run]
+
+    monkeypatch.setattr(suite, "_run_backends", broken_runs)
+    rc = suite.main(["--backends", "reference", "--op", "^ElementWiseAdd$", "--out", str(tmp_path / "o"),
+                     "--runs", str(tmp_path / "r")])  # fmt: skip
+    assert rc == suite.EXIT_NOT_ALL_RAN
+
+
+def test_the_main_job_shows_progress_and_problems_not_tracebacks(tmp_path: Path) -> None:
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    cmd = [sys.executable, "-m", "suite", "--backends", "reference", "--examples", "1", "--workers", "0",
+           "--op", "^(ElementWiseAdd|If)$", "--out", str(out), "--runs", str(runs)]  # fmt: skip
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    console = result.stdout + result.stderr
+    assert result.returncode == suite.EXIT_OK, f"exit {result.returncode}:\n{console[-2000:]}"
+    assert "Traceback" not in console and "=====" not in console, f"pytest output leaked:\n{console[-2000:]}"
+    log = (runs / "reference.log").read_text()
+    assert "passed" in log, "the full pytest output goes to the backend's log"
+    wide = [line for line in result.stdout.splitlines() if len(line) > suite.SUMMARY_WIDTH]
+    assert not wide, f"summary lines past {suite.SUMMARY_WIDTH} columns: {wide}"
+    md = (out / "matrix.md").read_text()
+    assert "|If " in md and "- If: " in md, "the not-generated op has its row and reason in the matrix"
+    assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG" and (out / "matrix.html").exists()

@@ -847,6 +847,18 @@ def transpose_conv(b: Builder) -> list[str]:
     return channels_first(inner)(b)
 
 
+def _zero_pad(b: Builder, i: int, value: str, pads: Sequence[int]) -> str:
+    """Pad with real 0. On a quantized input the pad value is input i's zero point through
+    DequantizeLinear, the QDQ form: ORT's QNN EP takes a float constant_value 0 inside a QDQ unit as
+    the code 0 (real -scale * zero_point on the HTP, probed with Im2Col and Correlation1D)."""
+    t = b.case.inputs[i]
+    if dtypes.get(t.dtype).quantized and t.encoding is not None and not t.encoding.per_axis:
+        fill = b.dequantize(b.const(-int(t.encoding.offsets[0]), ONNX_TYPE[t.dtype]), t.encoding, t.dtype)
+    else:
+        fill = b.like(0, value)
+    return b.node("Pad", [value, b.i64(pads), fill])
+
+
 def _l2_pool(b: Builder) -> list[str]:
     """LpPool(p = 2): sqrt of the sum of squares, the spec's formula (not NNAPI's mean). Pad cells are 0
     and add nothing; ORT's pools refuse a pad as large as the window, so such pads become an explicit Pad."""
@@ -855,7 +867,7 @@ def _l2_pool(b: Builder) -> list[str]:
         size = b.p.ints("filter_size")
         before, after = _pairs(b, 2)
         if any(p >= k for p, k in zip(before + after, size + size, strict=True)):
-            x = b.node("Pad", [x, b.i64([0, 0, *before, 0, 0, *after]), b.like(0, x)])
+            x = _zero_pad(b, 0, x, [0, 0, *before, 0, 0, *after])
             before, after = [0, 0], [0, 0]
         return b.node("LpPool", [x], p=2, kernel_shape=size, strides=b.p.ints("stride", [1, 1]),
                       pads=before + after)  # fmt: skip
@@ -895,7 +907,7 @@ def _im2col(b: Builder) -> list[str]:
     k, s, d, before, after, (oh, ow) = _patch_positions(b, (h, w))
     x = b.input(0, [0, 3, 1, 2])
     if any(before + after):
-        x = b.node("Pad", [x, b.i64([0, 0, *before, 0, 0, *after]), b.like(0, x)])
+        x = _zero_pad(b, 0, x, [0, 0, *before, 0, 0, *after])
     slabs = []
     for i in range(k[0]):
         for j in range(k[1]):
@@ -1052,7 +1064,7 @@ def _correlation_1d(b: Builder) -> list[str]:
     lo, hi = max(0, -min(offs)), max(0, max(offs))
     a, other = b.input(0), b.input(1)
     if lo or hi:
-        other = b.node("Pad", [other, b.i64([0, 0, lo, 0, 0, 0, hi, 0]), b.like(0, other)])
+        other = _zero_pad(b, 1, other, [0, 0, lo, 0, 0, 0, hi, 0])
     parts = []
     for off in offs:
         start = max(0, min(off + lo, w + lo + hi))

@@ -829,6 +829,251 @@ def resize(kind: str) -> Lowering:
     return channels_first(inner)
 
 
+def transpose_conv(b: Builder) -> list[str]:
+    """ConvTranspose, channels first. QNN filter [spatial..., cin, cout/group] -> ONNX [cin, cout/group,
+    spatial...]: the same grouping (input channel c in group c // (cin/G), filter column o writing output
+    channel g * cout/G + o). pads crop the full result as pad_amount does and output_padding extends its
+    end, so the output size is QNN's formula; cells past the full extent hold only the bias in both."""
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        s = r - 2
+        w = b.input(1, [s, s + 1, *range(s)])
+        before, after = _pairs(b, s)
+        ins = [x, w] + ([b.input(2)] if b.has(2) else [])
+        return b.node("ConvTranspose", ins, strides=b.p.ints("stride", [1] * s), pads=before + after,
+                      dilations=b.p.ints("dilation", [1] * s), group=b.p.int("group", 1),
+                      output_padding=b.p.ints("output_padding", [0] * s))  # fmt: skip
+
+    return channels_first(inner)(b)
+
+
+def _zero_pad(b: Builder, i: int, value: str, pads: Sequence[int]) -> str:
+    """Pad with real 0. On a quantized input the pad value is input i's zero point through
+    DequantizeLinear, the QDQ form: ORT's QNN EP takes a float constant_value 0 inside a QDQ unit as
+    the code 0 (real -scale * zero_point on the HTP, probed with Im2Col and Correlation1D)."""
+    t = b.case.inputs[i]
+    if dtypes.get(t.dtype).quantized and t.encoding is not None and not t.encoding.per_axis:
+        fill = b.dequantize(b.const(-int(t.encoding.offsets[0]), ONNX_TYPE[t.dtype]), t.encoding, t.dtype)
+    else:
+        fill = b.like(0, value)
+    return b.node("Pad", [value, b.i64(pads), fill])
+
+
+def _l2_pool(b: Builder) -> list[str]:
+    """LpPool(p = 2): sqrt of the sum of squares, the spec's formula (not NNAPI's mean). Pad cells are 0
+    and add nothing; ORT's pools refuse a pad as large as the window, so such pads become an explicit Pad."""
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        size = b.p.ints("filter_size")
+        before, after = _pairs(b, 2)
+        if any(p >= k for p, k in zip(before + after, size + size, strict=True)):
+            x = _zero_pad(b, 0, x, [0, 0, *before, 0, 0, *after])
+            before, after = [0, 0], [0, 0]
+        return b.node("LpPool", [x], p=2, kernel_shape=size, strides=b.p.ints("stride", [1, 1]),
+                      pads=before + after)  # fmt: skip
+
+    return channels_first(inner)(b)
+
+
+def _patch_positions(b: Builder, hw: Sequence[int]) -> tuple[list[int], list[int], list[int], list[int], list[int],
+                                                               list[int]]:  # fmt: skip
+    k, s = b.p.ints("kernel_size"), b.p.ints("stride")
+    d = b.p.ints("dilation", [1, 1])
+    before, after = _pairs(b, 2)
+    if min(k + s + d) < 1:
+        raise Unlowerable(f"kernel_size {k}, stride {s}, dilation {d}: every entry must be > 0")
+    counts = [(hw[i] + before[i] + after[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    if min(counts) < 1:
+        raise Unlowerable(f"the dilated kernel does not fit the padded image ({counts} positions)")
+    return k, s, d, before, after, counts
+
+
+def _on_input_grid(b: Builder, i: int, value: str) -> str:
+    """Q -> DQ onto input i's encoding after a pure move of its values (exact: the values, and a pad's
+    0, are on that grid), so each move is a QDQ unit. Without it ORT 1.32's QDQ propagation builds an
+    invalid QuantizeLinear (int8 output, uint8 zero point) for SFIXED_POINT_8 chains such as
+    DQ -> Slice -> Unsqueeze -> Concat -> Q (refused at session creation)."""
+    t = b.case.inputs[i]
+    if not dtypes.get(t.dtype).quantized or t.encoding is None:
+        return value
+    return b.dequantize(b.quantize(value, t.encoding, t.dtype), t.encoding, t.dtype)
+
+
+def _im2col(b: Builder) -> list[str]:
+    """No ONNX Im2Col: the padded image (channels first) is cut by one strided Slice per kernel offset,
+    the slabs stacked on a new axis after the channel ([N, C, kh*kw, OH, OW]) and flattened, so row
+    c * kh * kw + i * kw + j and column oh * OW + ow are the reference's order. Pure data movement."""
+    n, h, w, c = b.shape(0)
+    k, s, d, before, after, (oh, ow) = _patch_positions(b, (h, w))
+    x = b.input(0, [0, 3, 1, 2])
+    if any(before + after):
+        x = _zero_pad(b, 0, x, [0, 0, *before, 0, 0, *after])
+    slabs = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            y0, x0 = i * d[0], j * d[1]
+            sl = b.node("Slice", [x, b.i64([y0, x0]), b.i64([y0 + (oh - 1) * s[0] + 1, x0 + (ow - 1) * s[1] + 1]),
+                                  b.i64([2, 3]), b.i64(s)])  # fmt: skip
+            slabs.append(_on_input_grid(b, 0, b.node("Unsqueeze", [sl, b.i64([2])])))
+    stacked = _on_input_grid(b, 0, b.node("Concat", slabs, axis=2)) if len(slabs) > 1 else slabs[0]
+    return [b.node("Reshape", [stacked, b.i64([n, c * k[0] * k[1], oh * ow])])]
+
+
+def _col2im(b: Builder) -> list[str]:
+    """ONNX Col2Im (same column layout: channel outermost, then kernel row, kernel column; positions
+    row-major); the image size is the declared output's, as in QNN; the result goes back channel-last."""
+    n, h, w, c = b.case.outputs[0].shape
+    k, s, d, before, after, _ = _patch_positions(b, (h, w))
+    y = b.node("Col2Im", [b.input(0), b.i64([h, w]), b.i64(k)], dilations=d, pads=before + after, strides=s)
+    return [b.transpose(b.on_output_grid(y), [0, 2, 3, 1])]
+
+
+GRID_MODES = {0: "linear", 1: "nearest"}  # GridSample mode (0 BILINEAR, 1 NEAREST)
+GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def _grid_sample(b: Builder) -> list[str]:
+    """ONNX GridSample (opset 20 form): the image channels first, the grid already [N, ..., rank]
+    with (x, y[, z]) last as in QNN; nearest rounds half to even in both."""
+    mode, padding = b.p.int("mode", 0), b.p.int("padding_mode", 0)
+    if mode not in GRID_MODES or padding not in GRID_PADDING:
+        raise Unlowerable(f"GridSample mode {mode} / padding_mode {padding} has no ONNX value")
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        return b.node("GridSample", [x, b.input(1)], mode=GRID_MODES[mode], padding_mode=GRID_PADDING[padding],
+                      align_corners=int(b.p.bool("align_corners")))  # fmt: skip
+
+    return channels_first(inner)(b)
+
+
+def _roi_boxes(b: Builder) -> tuple[str, float]:
+    """Boxes on the feature map: one ratio -> ONNX spatial_scale = 1 / ratio; two different ratios ->
+    the boxes divided per coordinate ([w, h, w, h]) and spatial_scale 1."""
+    rh, rw = (float(v) for v in np.asarray(b.p.get("img_size_ratio"), np.float64).reshape(-1))
+    rois = b.input(1)
+    if rh == rw:
+        return rois, 1.0 / rh
+    return b.node("Div", [rois, b.like([rw, rh, rw, rh], rois)]), 1.0
+
+
+def _real_data(b: Builder, i: int) -> np.ndarray:
+    """Input i's real values (codes dequantized), for lowerings whose node attributes depend on them."""
+    t = b.case.inputs[i]
+    data = np.asarray(t.data, np.float64)
+    if dtypes.get(t.dtype).quantized and t.encoding is not None and not t.encoding.per_axis:
+        data = (data + float(t.encoding.offsets[0])) * float(t.encoding.scales[0])
+    return data
+
+
+def _roi_align(b: Builder) -> list[str]:
+    """ONNX RoiAlign (avg); aligned is half_pixel, not aligned output_half_pixel (extent raised to
+    one cell). ONNX has one sampling_ratio for both axes; a (gh, gw) grid per bin is the same as
+    RoiAlign on an output gh x gw times finer with one sample per bin, then an AveragePool of gh x gw:
+    the sample points and the mean are the reference's. One node with ONNX's adaptive sampling
+    (sampling_ratio 0) when both counts are adaptive and ONNX's count agrees with the reference's;
+    otherwise the counts are resolved per RoI from its box (adaptive: max(1, ceil(bin size)); ONNX
+    takes ceil alone, 0 for a zero or reversed aligned extent) and each RoI gets its own node. An
+    invalid RoI (zero width and height) with allow_invalid_roi is all zeros."""
+    ny, nx = b.p.int("num_samples_y", -1), b.p.int("num_samples_x", -1)
+    aligned = b.p.bool("aligned")
+    rh, rw = (float(v) for v in np.asarray(b.p.get("img_size_ratio"), np.float64).reshape(-1))
+    boxes = _real_data(b, 1).reshape(-1, 4)
+    _, oh, ow, c = (int(v) for v in b.case.outputs[0].shape)
+    invalid = (boxes[:, 2] == boxes[:, 0]) & (boxes[:, 3] == boxes[:, 1]) & b.p.bool("allow_invalid_roi")
+    shift = 0.5 if aligned else 0.0
+    ext_w = boxes[:, 2] / rw - shift - (boxes[:, 0] / rw - shift)
+    ext_h = boxes[:, 3] / rh - shift - (boxes[:, 1] / rh - shift)
+    if not aligned:
+        ext_w, ext_h = np.maximum(ext_w, 1.0), np.maximum(ext_h, 1.0)
+    grids = [(ny if ny > 0 else max(1, int(np.ceil(hh / oh))), nx if nx > 0 else max(1, int(np.ceil(ww / ow))))
+             for hh, ww in zip(ext_h, ext_w, strict=True)]  # fmt: skip
+    native = ny <= 0 and nx <= 0 and not invalid.any() and bool(np.all((ext_w > 0) & (ext_h > 0)))
+    mode = "half_pixel" if aligned else "output_half_pixel"
+
+    def align(b: Builder, x: str, rois: str, idx: str, scale: float, grid: tuple[int, int]) -> str:
+        gh, gw = grid
+        y = b.node("RoiAlign", [x, rois, idx], mode="avg", output_height=oh * gh, output_width=ow * gw,
+                   sampling_ratio=0 if native else 1, spatial_scale=scale,
+                   coordinate_transformation_mode=mode)  # fmt: skip
+        if (gh, gw) == (1, 1):
+            return y
+        return b.node("AveragePool", [y], kernel_shape=[gh, gw], strides=[gh, gw])
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        rois, scale = _roi_boxes(b)
+        idx = b.cast(b.input(2), T.INT64)
+        if native:
+            return align(b, x, rois, idx, scale, (1, 1))
+        if not invalid.any() and len(set(grids)) == 1:
+            return align(b, x, rois, idx, scale, grids[0])
+        parts = []
+        for k, grid in enumerate(grids):
+            if invalid[k]:
+                parts.append(b.const(np.zeros((1, c, oh, ow)), b.types[x]))
+                continue
+            one = [b.i64([k]), b.i64([k + 1]), b.i64([0])]
+            parts.append(align(b, x, b.node("Slice", [rois, *one]), b.node("Slice", [idx, *one]), scale, grid))
+        return b.node("Concat", parts, axis=0) if len(parts) > 1 else parts[0]
+
+    return channels_first(inner)(b)
+
+
+def _roi_pooling(b: Builder) -> list[str]:
+    """ONNX MaxRoiPool: the batch index joins the box as its first column; corners rounded half away
+    from zero, bins floor/ceil over whole cells and an empty bin 0, as the reference reads NNAPI."""
+    out = b.case.outputs[0].shape
+
+    def inner(b: Builder, x: str, r: int) -> str:
+        rois, scale = _roi_boxes(b)
+        idx = b.node("Unsqueeze", [b.cast(b.input(2), b.types[rois]), b.i64([1])])
+        return b.node("MaxRoiPool", [x, b.node("Concat", [idx, rois], axis=1)],
+                      pooled_shape=[int(out[1]), int(out[2])], spatial_scale=scale)  # fmt: skip
+
+    return channels_first(inner)(b)
+
+
+def _stft(b: Builder) -> list[str]:
+    """ONNX STFT: the same [batch, signal_length, 1] real signal and [batch, frames, bins, 2] output;
+    frame_length given explicitly, resolved as the reference does (the param, else the window's
+    size, else the whole signal)."""
+    signal_length = b.shape(0)[1]
+    n_fft = b.p.int("frame_length", b.shape(1)[0] if b.has(1) else signal_length)
+    window = b.input(1) if b.has(1) else ""
+    return [b.node("STFT", [b.input(0), b.i64(b.p.int("frame_step")), window, b.i64(n_fft)],
+                   onesided=int(b.p.bool("onesided", True)))]  # fmt: skip
+
+
+def _argb_to_rgb(b: Builder) -> list[str]:
+    """Gather on the channel axis: the colour channels after A (ARGB) or before it (RGBA), reversed on request."""
+    order = b.p.int("input_order", 0)
+    if order not in (0, 1):
+        raise Unlowerable(f"input_order {order} is not ARGB (0) or RGBA (1)")
+    picks = [1, 2, 3] if order == 0 else [0, 1, 2]
+    if b.p.bool("reverse_output"):
+        picks.reverse()
+    return [b.node("Gather", [b.input(0), b.i64(picks)], axis=3)]
+
+
+def _correlation_1d(b: Builder) -> list[str]:
+    """No ONNX correlation: per displacement d, in[1] shifted along the width by d - (displacement -
+    shift) (zero-padded), times in[0], averaged over the depth (ReduceMean), concatenated on the last
+    axis. One Slice-Mul-ReduceMean per output channel."""
+    disp, shift = b.p.int("displacement"), b.p.int("shift")
+    w = b.shape(0)[2]
+    offs = [d - (disp - shift) for d in range(2 * disp + 1)]
+    lo, hi = max(0, -min(offs)), max(0, max(offs))
+    a, other = b.input(0), b.input(1)
+    if lo or hi:
+        other = _zero_pad(b, 1, other, [0, 0, lo, 0, 0, 0, hi, 0])
+    parts = []
+    for off in offs:
+        start = max(0, min(off + lo, w + lo + hi))
+        sl = _on_input_grid(b, 1, b.node("Slice", [other, b.i64([start]), b.i64([start + w]), b.i64([2])]))
+        # each channel on the output grid before the Concat: Q(DQ(Q(v))) = Q(v), and a QDQ form ORT accepts
+        parts.append(b.on_output_grid(b.node("ReduceMean", [b.node("Mul", [a, sl]), b.i64([3])], keepdims=1)))
+    return [b.node("Concat", parts, axis=3) if len(parts) > 1 else parts[0]]
+
+
 # ---- the table ------------------------------------------------------------------------------------
 LOWERINGS: dict[str, Lowering] = {
     # element-wise unary
@@ -875,6 +1120,10 @@ LOWERINGS: dict[str, Lowering] = {
     "PoolAvg2d": pool("AveragePool"), "PoolAvg3d": pool("AveragePool"),
     "DepthToSpace": depth_space("DepthToSpace"), "SpaceToDepth": depth_space("SpaceToDepth"),
     "Resize": resize("Resize"), "ResizeBilinear": resize("bilinear"), "ResizeNearestNeighbor": resize("nearest"),
+    "TransposeConv1d": transpose_conv, "TransposeConv2d": transpose_conv, "TransposeConv3d": transpose_conv,
+    "L2Pool2d": _l2_pool, "Im2Col": _im2col, "Col2Im": _col2im, "Correlation1D": _correlation_1d,
+    "GridSample": _grid_sample, "RoiAlign": _roi_align, "RoiPooling": _roi_pooling, "Stft": _stft,
+    "ArgbToRgb": _argb_to_rgb,
 }  # fmt: skip
 
 

@@ -135,21 +135,20 @@ def _f64(a: np.ndarray | None) -> np.ndarray | None:
     return None if a is None else np.asarray(a, dtype=np.float64)
 
 
+def _conv_operands(inputs: list[np.ndarray | None], params: dict[str, Any]) -> tuple:
+    """x, filters, bias (or None), and the per-axis stride, pads and dilation every convolution reads."""
+    x, w = _f64(inputs[0]), _f64(inputs[1])
+    b = _f64(inputs[2]) if len(inputs) > 2 else None
+    n = x.ndim - 2
+    return (x, w, b, _per_axis(params["stride"], n, "stride"), _pads(params["pad_amount"], n),
+            _per_axis(params.get("dilation", 1), n, "dilation"))  # fmt: skip
+
+
 @register("Conv1d", "Conv2d", "Conv3d", verified_by="onnxruntime")
 def conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
-    x, w = _f64(inputs[0]), _f64(inputs[1])
-    b = _f64(inputs[2]) if len(inputs) > 2 else None
-    n = x.ndim - 2
-    out = conv_nd(
-        x, w, b,
-        _per_axis(params["stride"], n, "stride"),
-        _pads(params["pad_amount"], n),
-        _per_axis(params.get("dilation", 1), n, "dilation"),
-        int(params.get("group", 1)),
-    )  # fmt: skip
-    return [out]
+    return [conv_nd(*_conv_operands(inputs, params), int(params.get("group", 1)))]
 
 
 @register("DepthWiseConv1d", "DepthWiseConv2d", verified_by="onnxruntime")
@@ -158,20 +157,12 @@ def depthwise_conv(
 ) -> list[np.ndarray]:
     """A grouped convolution with group = channel_in (the spec's own equivalence): output channel o
     reads input channel o // (channel_out / channel_in)."""
-    x, w = _f64(inputs[0]), _f64(inputs[1])
-    b = _f64(inputs[2]) if len(inputs) > 2 else None
-    n = x.ndim - 2
+    operands = _conv_operands(inputs, params)
+    x, w = operands[0], operands[1]
     cin, cout = x.shape[-1], w.shape[-1]
     if w.shape[-2] != 1 or cout % cin:
         raise ValueError(f"depthwise filter {w.shape}: needs [..., 1, k * channel_in] with channel_in {cin}")
-    out = conv_nd(
-        x, w, b,
-        _per_axis(params["stride"], n, "stride"),
-        _pads(params["pad_amount"], n),
-        _per_axis(params.get("dilation", 1), n, "dilation"),
-        cin,
-    )  # fmt: skip
-    return [out]
+    return [conv_nd(*operands, cin)]
 
 
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
@@ -179,18 +170,10 @@ def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
     """TransposeConv1d and TransposeConv2d have no dilation parameter: dilation 1."""
-    x, w = _f64(inputs[0]), _f64(inputs[1])
-    b = _f64(inputs[2]) if len(inputs) > 2 else None
-    n = x.ndim - 2
-    out = transpose_conv_nd(
-        x, w, b,
-        _per_axis(params["stride"], n, "stride"),
-        _pads(params["pad_amount"], n),
-        _per_axis(params.get("dilation", 1), n, "dilation"),
-        _per_axis(params.get("output_padding", 0), n, "output_padding"),
-        int(params.get("group", 1)),
-    )  # fmt: skip
-    return [out]
+    operands = _conv_operands(inputs, params)
+    n = operands[0].ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    return [transpose_conv_nd(*operands, output_padding, int(params.get("group", 1)))]
 
 
 def _patch_grid(

@@ -10,6 +10,7 @@ Validation is three layers, all reported together so one run of lint shows every
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -316,13 +317,91 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
     return problems, constraints
 
 
+# ---------------------------------------------------------------------------------------------
+# A cache of specs already parsed and schema-checked, keyed by content: every process (each pytest-xdist
+# worker, each backend of the main job) loads all specs, and YAML parsing plus schema validation were
+# most of its start-up. An entry is used only when the file's bytes, the schema and this module and the
+# expression language are byte-identical to when it was written, so it is never stale; expressions are
+# still parsed and checked on every load. JSON, not pickle: nothing read back is ever executed.
+# ---------------------------------------------------------------------------------------------
+CACHE_ENV = "QNN_CONFORMANCE_CACHE"
+
+
+def _cache_file() -> Path | None:
+    if os.environ.get(CACHE_ENV, "") == "off":
+        return None
+    root = Path(os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                / "qnn-opdef-conformance")  # fmt: skip
+    return root / "specs.json"
+
+
+@functools.cache
+def _code_key() -> str:
+    h = hashlib.sha256()
+    for f in (SCHEMA_PATH, Path(__file__), HERE / "expr.py"):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+class _SpecCache:
+    def __init__(self) -> None:
+        self.path = _cache_file()
+        self.entries: dict[str, Any] = {}
+        self.dirty = False
+        if self.path is None:
+            return
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if doc.get("code") == _code_key():
+                self.entries = doc.get("specs", {})
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def get(self, digest: str) -> tuple[Any, dict[tuple, int]] | None:
+        e = self.entries.get(digest)
+        if e is None:
+            return None
+        return e["data"], {tuple(k): v for k, v in e["lines"]}
+
+    def put(self, digest: str, data: Any, lines: dict[tuple, int]) -> None:
+        self.entries[digest] = {"data": data, "lines": [[list(k), v] for k, v in lines.items()]}
+        self.dirty = True
+
+    def save(self) -> None:
+        if not (self.dirty and self.path):
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"code": _code_key(), "specs": self.entries}), encoding="utf-8")
+            os.replace(tmp, self.path)  # atomic: a concurrent reader sees the old or the new file, whole
+            self.dirty = False
+        except OSError:
+            pass  # a read-only home: no cache, same results
+
+
+@functools.cache
+def _spec_cache() -> _SpecCache:
+    return _SpecCache()
+
+
 def load_file(path: str | Path) -> OpDef:
     """Load and validate one spec; raises SpecError listing every problem."""
     path = Path(path)
-    data, lines = read_yaml(path)
-    if not isinstance(data, dict):
-        raise SpecError([Problem(str(path), 1, "(top)", "a spec must be a YAML mapping")])
-    problems = _validate_schema(data, lines, path)
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    cache = _spec_cache()
+    hit = cache.get(digest)
+    if hit is not None:  # parsed and schema-valid when cached; the expressions are checked below as always
+        data, lines = hit
+        problems: list[Problem] = []
+    else:
+        data, lines = read_yaml(path)
+        if not isinstance(data, dict):
+            raise SpecError([Problem(str(path), 1, "(top)", "a spec must be a YAML mapping")])
+        problems = _validate_schema(data, lines, path)
+        if not problems:
+            cache.put(digest, data, lines)
     if not problems:
         more, constraints = _check_expressions(data, lines, path)
         problems += more
@@ -369,7 +448,9 @@ def load(name: str, directory: Path | None = None) -> OpDef:
 
 def load_all(directory: Path | None = None) -> dict[str, OpDef]:
     """Every spec, or SpecError at the first malformed one (lint and coverage want all or nothing)."""
-    return {name: _load_cached(str(p), p.stat().st_mtime) for name, p in _all_files(directory).items()}
+    out = {name: _load_cached(str(p), p.stat().st_mtime) for name, p in _all_files(directory).items()}
+    _spec_cache().save()
+    return out
 
 
 def load_each(directory: Path | None = None) -> tuple[dict[str, OpDef], dict[str, SpecError]]:
@@ -384,6 +465,7 @@ def load_each(directory: Path | None = None) -> tuple[dict[str, OpDef], dict[str
             bad[name] = e
         except (OSError, UnicodeDecodeError) as e:
             bad[name] = SpecError([Problem(str(p), 1, "(file)", f"cannot read: {e}")])
+    _spec_cache().save()
     return good, bad
 
 

@@ -445,8 +445,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             # in the op's domain: finite inputs give a finite result (no x/0, no overflow, no log(-1))
             assume(all(np.all(np.isfinite(np.asarray(r, dtype=np.float64))) for r in real))
         if typical:
-            # converters' tensors stay within rank 4 unless the spec names more dims (Conv3d's 5-D layout)
+            # converters' tensors stay within rank 4 unless the spec names more dims (Conv3d's 5-D layout), and
+            # a rank-0 output is degenerate (an edge case) unless the spec declares the output a scalar
             assume(all(len(t.shape) <= max(settings.max_rank, *explicit_ranks) for t in case.outputs))
+            assume(all(t.shape or _declared_scalar(op, t.name) for t in case.outputs))
             if typical_when:
                 env_case = {**env, **check.environment(op, case)}
                 assume(all(_holds(c, env_case) for c in typical_when))
@@ -466,6 +468,11 @@ def _shape_from(op: OpDef, source: str, inputs: list[Tensor | None], params: dic
         return None
     shape = tuple(int(x) for x in np.atleast_1d(value)) if np.ndim(value) else (int(value),)
     return shape if all(x > 0 for x in shape) else None
+
+
+def _declared_scalar(op: OpDef, name: str) -> bool:
+    decl = next((d for d in reversed(op.outputs) if _first_index(d["name"]) <= _first_index(name)), None)
+    return bool(decl and ((decl.get("shape") or {}).get("scalar") or (decl.get("shape") or {}).get("rank") == 0))
 
 
 def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:

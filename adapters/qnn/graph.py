@@ -198,7 +198,8 @@ class _Builder:
         v.dataType = d.code
         self.quantize(v.quantizeParams, d, encoding, name)
         v.rank = len(shape)
-        v.dimensions = self._pin((c_uint32 * max(1, len(shape)))(*shape))
+        # the API wants NULL dimensions for a rank-0 tensor; a pointer there fails validation (3110)
+        v.dimensions = self._pin((c_uint32 * len(shape))(*shape)) if shape else None
         v.memType = b.MEM_TYPE_RAW
         if data is not None:
             self.attach(t, self.buffer(name, dtype_name, shape, data))

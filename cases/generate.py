@@ -123,8 +123,12 @@ def configs(op: OpDef) -> list[Config]:
         return chosen
 
     for primary in primaries:
-        why = (f"primary {primary}: the tensors the spec leaves backend specific take {primary}" if primary
-               else "the first type the spec lists for each tensor")  # fmt: skip
+        if not primary:
+            why = "the first type the spec lists for each tensor"
+        elif flexible:
+            why = f"primary {primary}: the tensors the spec leaves backend specific take {primary}"
+        else:
+            why = f"{primary}: one of the float types the spec lists for its data tensors"
         chosen = base(primary)
         out.append(Config(_label(chosen, primary), tuple(chosen), why=why))
     first = primaries[0]

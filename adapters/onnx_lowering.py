@@ -1074,6 +1074,147 @@ def _correlation_1d(b: Builder) -> list[str]:
     return [b.node("Concat", parts, axis=3) if len(parts) > 1 else parts[0]]
 
 
+def _col(b: Builder, value: str, i: int) -> str:
+    """Column i of the last axis, kept as a size-1 axis (so it broadcasts against its neighbours)."""
+    return b.node("Slice", [value, b.i64([i]), b.i64([i + 1]), b.i64([-1])])
+
+
+def _arith(b: Builder, op: str, x: str, y: str | float) -> str:
+    return b.node(op, [x, y if isinstance(y, str) else b.like(y, x)])
+
+
+def _sample_grid(b: Builder, xs: str, ys: str, sizes: tuple[int, int], nearest: str | None) -> str:
+    """Pixel coordinates (float64, already broadcast to the grid's shape without its last axis) -> a
+    GridSample grid for align_corners 0: g = (2c + 1) / size - 1, which GridSample maps back to c. The
+    coordinates stay float64 up to here so inside/outside tests and nearest rounding are the
+    reference's own arithmetic; ``nearest`` 'away' rounds half away from zero (Sign * Floor(|c| + 0.5)),
+    so the whole-number coordinate GridSample's nearest mode (half to even) then reads is the same."""
+    parts = []
+    for c, size in ((xs, sizes[1]), (ys, sizes[0])):
+        if nearest == "away":
+            c = _arith(b, "Mul", b.node("Sign", [c]), b.node("Floor", [_arith(b, "Add", b.node("Abs", [c]), 0.5)]))
+        g = _arith(b, "Sub", _arith(b, "Div", _arith(b, "Add", _arith(b, "Mul", c, 2.0), 1.0), float(size)), 1.0)
+        parts.append(b.node("Unsqueeze", [b.cast(g, T.FLOAT), b.i64([-1])]))
+    return b.node("Concat", parts, axis=-1)
+
+
+def _crop_and_resize(b: Builder) -> list[str]:
+    """No ONNX crop-and-resize (RoiAlign averages bins): each box's image by Gather, the TF sample
+    coordinates (y1 * (H - 1) + i * step, the box middle for a single sample) computed in float64 as
+    the reference does, GridSample (zeros padding, align_corners 0) on them, and Where puts
+    extrapolation_value wherever a row or column coordinate falls outside [0, size - 1]. Nearest rounds
+    the (non-negative inside) coordinates half away from zero first; outside ones are replaced anyway."""
+    _, height, width, _ = b.shape(0)
+    nb = b.shape(1)[0]
+    crop_h, crop_w = b.p.ints("resize_dims")
+    interp = b.p.int("interpolation_mode", 0)
+    if interp not in (0, 1):
+        raise Unlowerable(f"interpolation_mode {interp} is not BILINEAR (0) or NEAREST_NEIGHBOR (1)")
+    boxes = b.cast(b.input(1), T.DOUBLE)
+
+    def coords(k: int, size: int, n: int) -> tuple[str, str]:
+        c1, c2 = _col(b, boxes, k), _col(b, boxes, k + 2)  # [nb, 1]
+        if n > 1:
+            step = _arith(b, "Div", _arith(b, "Mul", _arith(b, "Sub", c2, c1), float(size - 1)), float(n - 1))
+            c = _arith(b, "Add", _arith(b, "Mul", c1, float(size - 1)),
+                       _arith(b, "Mul", step, b.const(np.arange(n, dtype=np.float64)[None, :], T.DOUBLE)))
+        else:
+            c = _arith(b, "Mul", _arith(b, "Mul", _arith(b, "Add", c1, c2), 0.5), float(size - 1))
+        inside = b.node("And", [b.node("GreaterOrEqual", [c, b.like(0.0, c)], out_type=T.BOOL),
+                                b.node("LessOrEqual", [c, b.like(float(size - 1), c)], out_type=T.BOOL)],
+                        out_type=T.BOOL)  # fmt: skip
+        return c, inside
+
+    ys, in_y = coords(0, height, crop_h)  # [nb, crop_h]
+    xs, in_x = coords(1, width, crop_w)  # [nb, crop_w]
+    shape = b.i64([nb, crop_h, crop_w])
+    ys = b.node("Expand", [b.node("Unsqueeze", [ys, b.i64([2])]), shape])
+    xs = b.node("Expand", [b.node("Unsqueeze", [xs, b.i64([1])]), shape])
+    grid = _sample_grid(b, xs, ys, (height, width), "away" if interp == 1 else None)
+    images = b.node("Gather", [b.input(0, [0, 3, 1, 2]), b.input(2)], axis=0)  # [nb, C, H, W]
+    sample = b.node("GridSample", [images, grid], mode=GRID_MODES[interp], padding_mode="zeros", align_corners=0)
+    inside = b.node("And", [b.node("Unsqueeze", [in_y, b.i64([1, 3])]), b.node("Unsqueeze", [in_x, b.i64([1, 2])])],
+                    out_type=T.BOOL)  # fmt: skip
+    fill = b.like(b.p.float("extrapolation_value", 0.0), sample)
+    out = b.node("Where", [inside, sample, fill], out_type=b.types[sample])
+    return [b.transpose(b.on_output_grid(out), [0, 2, 3, 1])]
+
+
+def _image_projection_transform(b: Builder) -> list[str]:
+    """No projective-transform op: the source point of each output pixel ((a0 x + a1 y + a2) / k, ...,
+    k = c0 x + c1 y + 1) from a constant pixel grid, in float64 as the reference computes it, clipped
+    to [-2, size + 1] (NaN -> -2), as a GridSample grid (zeros padding reads out-of-image taps as 0,
+    align_corners 0); a pixel with k = 0 is 0 (Where)."""
+    batch, height, width, _ = b.shape(0)
+    size = int(np.prod(b.shape(1)))
+    if size not in (8, 8 * batch):
+        raise Unlowerable(f"in[1] holds {size} values: neither 8 nor 8 per image ({8 * batch})")
+    interp = b.p.int("interpolation_mode", 0)
+    if interp not in (0, 1):
+        raise Unlowerable(f"interpolation_mode {interp} is not BILINEAR (0) or NEAREST_NEIGHBOR (1)")
+    n = size // 8
+    t = b.node("Reshape", [b.cast(b.input(1), T.DOUBLE), b.i64([n, 1, 1, 8])])
+    a0, a1, a2, b0, b1, b2, c0, c1 = (b.node("Squeeze", [_col(b, t, i), b.i64([-1])]) for i in range(8))
+    yy, xx = np.meshgrid(np.arange(height, dtype=np.float64), np.arange(width, dtype=np.float64), indexing="ij")
+    xx_, yy_ = b.const(xx[None], T.DOUBLE), b.const(yy[None], T.DOUBLE)
+    k = _arith(b, "Add", _arith(b, "Add", _arith(b, "Mul", c0, xx_), _arith(b, "Mul", c1, yy_)), 1.0)
+    ok = b.node("Not", [b.node("Equal", [k, b.like(0.0, k)], out_type=T.BOOL)], out_type=T.BOOL)
+    ks = b.node("Where", [ok, k, b.like(1.0, k)], out_type=T.DOUBLE)
+
+    def source(p0: str, p1: str, p2: str, limit: int) -> str:
+        v = _arith(b, "Div", _arith(b, "Add", _arith(b, "Add", _arith(b, "Mul", p0, xx_), _arith(b, "Mul", p1, yy_)),
+                                    p2), ks)  # fmt: skip
+        clipped = b.node("Clip", [v, b.like(-2.0, v), b.like(float(limit + 1), v)])
+        return b.node("Where", [b.node("IsNaN", [v], out_type=T.BOOL), b.like(-2.0, v), clipped], out_type=T.DOUBLE)
+
+    sx, sy = source(a0, a1, a2, width), source(b0, b1, b2, height)  # [n, H, W]
+    grid = _sample_grid(b, sx, sy, (height, width), "away" if interp == 1 else None)
+    if n != batch:
+        grid = b.node("Expand", [grid, b.i64([batch, height, width, 2])])
+    x = b.input(0, [0, 3, 1, 2])
+    sample = b.node("GridSample", [x, grid], mode=GRID_MODES[interp], padding_mode="zeros", align_corners=0)
+    out = b.node("Where", [b.node("Unsqueeze", [ok, b.i64([1])]), sample, b.like(0.0, sample)],
+                 out_type=b.types[sample])  # fmt: skip
+    return [b.transpose(b.on_output_grid(out), [0, 2, 3, 1])]
+
+
+def _axis_aligned_bbox_transform(b: Builder) -> list[str]:
+    """No box-regression op: the NNAPI transform element-wise on [num_rois, classes, 1] columns (deltas
+    divided by the weights, sizes scaled by Exp), clipped with Max/Min against the in[3] row Gathered
+    by batch index; out[1] (when declared) counts each batch index: Equal against 0..batches-1, summed."""
+    n, k4 = b.shape(1)
+    wts = np.asarray(b.p.get("weights", [1.0, 1.0, 1.0, 1.0]), np.float64).reshape(-1)
+    if wts.size != 4 or np.any(wts == 0):
+        raise Unlowerable(f"weights {wts.tolist()} are not 4 non-zero values")
+    boxes = b.node("Reshape", [b.input(0), b.i64([n, 1, 4])])
+    deltas = b.node("Reshape", [b.input(1), b.i64([n, k4 // 4, 4])])
+    deltas = b.node("Div", [deltas, b.like(wts, deltas)])
+    x1, y1, x2, y2 = (_col(b, boxes, i) for i in range(4))
+    dx, dy, dw, dh = (_col(b, deltas, i) for i in range(4))
+    w, h = _arith(b, "Sub", x2, x1), _arith(b, "Sub", y2, y1)
+    cx, cy = _arith(b, "Add", x1, _arith(b, "Mul", w, 0.5)), _arith(b, "Add", y1, _arith(b, "Mul", h, 0.5))
+    pw, ph = _arith(b, "Mul", w, b.node("Exp", [dw])), _arith(b, "Mul", h, b.node("Exp", [dh]))
+    pcx, pcy = _arith(b, "Add", cx, _arith(b, "Mul", dx, w)), _arith(b, "Add", cy, _arith(b, "Mul", dy, h))
+    bidx = b.input(2)
+    sizes = b.node("Unsqueeze", [b.node("Gather", [b.input(3), bidx], axis=0), b.i64([1])])  # [n, 1, 2]
+    img_h, img_w = _col(b, sizes, 0), _col(b, sizes, 1)
+
+    def clip(v: str, hi: str) -> str:
+        return b.node("Min", [b.node("Max", [v, b.like(0.0, v)]), b.cast(hi, b.types[v])])
+
+    half_w, half_h = _arith(b, "Mul", pw, 0.5), _arith(b, "Mul", ph, 0.5)
+    corners = [clip(_arith(b, "Sub", pcx, half_w), img_w), clip(_arith(b, "Sub", pcy, half_h), img_h),
+               clip(_arith(b, "Add", pcx, half_w), img_w), clip(_arith(b, "Add", pcy, half_h), img_h)]  # fmt: skip
+    out = [b.node("Reshape", [b.node("Concat", corners, axis=-1), b.i64([n, k4])])]
+    if len(b.case.outputs) > 1:
+        batches = b.shape(3)[0]
+        idx = b.node("Unsqueeze", [b.cast(bidx, T.INT64), b.i64([1])])
+        hits = b.node("Equal", [idx, b.i64(np.arange(batches)[None, :].tolist())], out_type=T.BOOL)
+        counts = b.node("ReduceSum", [b.cast(hits, T.INT32), b.i64([0])], keepdims=0)
+        out.append(b.converts(counts))
+    return out
+
+
 # ---- the table ------------------------------------------------------------------------------------
 LOWERINGS: dict[str, Lowering] = {
     # element-wise unary
@@ -1123,7 +1264,9 @@ LOWERINGS: dict[str, Lowering] = {
     "TransposeConv1d": transpose_conv, "TransposeConv2d": transpose_conv, "TransposeConv3d": transpose_conv,
     "L2Pool2d": _l2_pool, "Im2Col": _im2col, "Col2Im": _col2im, "Correlation1D": _correlation_1d,
     "GridSample": _grid_sample, "RoiAlign": _roi_align, "RoiPooling": _roi_pooling, "Stft": _stft,
-    "ArgbToRgb": _argb_to_rgb,
+    "ArgbToRgb": _argb_to_rgb, "CropAndResize": _crop_and_resize,
+    "ImageProjectionTransform": _image_projection_transform,
+    "AxisAlignedBboxTransform": _axis_aligned_bbox_transform,
 }  # fmt: skip
 
 

@@ -290,3 +290,86 @@ def test_correlation_1d_is_the_channel_mean_of_shifted_products(cpu):
 def test_correlation_1d_with_shift_matches_the_reference(cpu, dtype):
     c = case("Correlation1D", [rand(1, 2, 5, 3), rand(1, 2, 5, 3)], {"displacement": 2, "shift": -1}, (1, 2, 5, 5))
     passes(cpu, c if dtype == F32 else quantized(c, dtype))
+
+
+# ---- CropAndResize, ImageProjectionTransform, AxisAlignedBboxTransform ---------------------------------
+def _crops(boxes: list[list[float]], idx: list[int], dims=(3, 4), **params) -> Case:
+    idx_t = Tensor("in[2]", "INT_32", (len(idx),), np.array(idx, np.int32))
+    return case("CropAndResize", [rand(2, 5, 6, 2), np.array(boxes, np.float32), idx_t],
+                {"resize_dims": list(dims), **params}, (len(boxes), *dims, 2))  # fmt: skip
+
+
+def test_crop_and_resize_outside_samples_are_the_extrapolation_value(cpu):
+    # a box from -1 to 2 on a 1x2 image, 4 samples: only columns 0 and 1 of the image fall inside
+    x = np.array([10, 20], np.float32).reshape(1, 1, 2, 1)
+    c = case("CropAndResize", [x, np.array([[0, -1, 0, 2]], np.float32), Tensor("in[2]", "INT_32", (1,),
+             np.array([0], np.int32))], {"resize_dims": [1, 4], "extrapolation_value": -7.5}, (1, 1, 4, 1))  # fmt: skip
+    np.testing.assert_allclose(run(cpu, c).reshape(-1), [-7.5, 10, 20, -7.5])
+
+
+@pytest.mark.parametrize("interp", [0, 1], ids=["bilinear", "nearest"])
+@pytest.mark.parametrize("dims", [(3, 4), (1, 1)], ids=["grid", "single-sample"])
+def test_crop_and_resize_float_matches_the_reference(cpu, interp, dims):
+    # a flipped box, one reaching outside the image, one exactly on the image's corners
+    boxes = [[0.1, 0.2, 0.9, 0.7], [0.8, 0.9, 0.0, 0.3], [-0.2, 0.5, 1.0, 1.3], [0.0, 0.0, 1.0, 1.0]]
+    passes(cpu, _crops(boxes, [0, 1, 1, 0], dims, interpolation_mode=interp, extrapolation_value=0.25))
+
+
+def test_crop_and_resize_nearest_rounds_half_away_from_zero(cpu):
+    # 3 samples over columns 0..5 of a 6-wide image land on 0, 2.5, 5: 2.5 reads column 3 (GridSample alone: 2)
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 6, 1)
+    c = case("CropAndResize", [x, np.array([[0, 0, 0, 1]], np.float32), Tensor("in[2]", "INT_32", (1,),
+             np.array([0], np.int32))], {"resize_dims": [1, 3], "interpolation_mode": 1}, (1, 1, 3, 1))  # fmt: skip
+    np.testing.assert_array_equal(run(cpu, c).reshape(-1), [0, 3, 5])
+
+
+def test_crop_and_resize_ufixed8_matches_the_reference(cpu):
+    passes(cpu, quantized(_crops([[0.1, 0.2, 0.9, 0.7], [0.8, 0.9, 0.0, 0.3]], [1, 0]), U8))
+
+
+def _projection(t: np.ndarray, interp: int = 0, batch: int = 2) -> Case:
+    return case("ImageProjectionTransform", [rand(batch, 4, 5, 2), t], {"interpolation_mode": interp},
+                (batch, 4, 5, 2))  # fmt: skip
+
+
+def test_image_projection_identity_is_the_image(cpu):
+    c = _projection(np.array([1, 0, 0, 0, 1, 0, 0, 0], np.float32))
+    np.testing.assert_allclose(run(cpu, c), c.inputs[0].data, atol=1e-6)
+
+
+@pytest.mark.parametrize("interp", [0, 1], ids=["bilinear", "nearest"])
+@pytest.mark.parametrize("per_image", [False, True], ids=["shared", "per-image"])
+def test_image_projection_float_matches_the_reference(cpu, interp, per_image):
+    # a projective map with a k = 0 line (c0 = -0.5: x = 2), shifts by half pixels and points off the image
+    shared = np.array([0.9, 0.2, 0.5, -0.1, 1.1, -0.5, -0.5, 0.05], np.float32)
+    t = np.stack([shared, np.array([1, 0, 1.5, 0, 1, -0.5, 0, 0], np.float32)]) if per_image else shared
+    passes(cpu, _projection(t, interp))
+
+
+def test_image_projection_ufixed8_matches_the_reference(cpu):
+    passes(cpu, quantized(_projection(np.array([0.9, 0.2, 0.5, -0.1, 1.1, -0.5, 0.02, 0.05], np.float32)), U8))
+
+
+def _bbox(batches: int = 2, with_counts: bool = True, **params) -> Case:
+    boxes = np.array([[1, 2, 9, 7], [4, 4, 4, 10], [0, 0, 15, 15]], np.float32)
+    idx = Tensor("in[2]", "INT_32", (3,), np.array([1, 0, 1], np.int32))
+    sizes = np.array([[12, 10], [16, 20]][:batches], np.float32)
+    c = case("AxisAlignedBboxTransform", [boxes, rand(3, 8, lo=-1.5, hi=1.5), idx, sizes], params, (3, 8))
+    if with_counts:
+        c.outputs.append(Tensor("out[1]", "INT_32", (batches,)))
+    return c
+
+
+def test_axis_aligned_bbox_transform_counts_boxes_per_batch_index(cpu):
+    out = cpu.run(_bbox())
+    assert out.status == "ok", (out.status, out.message)
+    np.testing.assert_array_equal(out.outputs[1], [1, 2])
+
+
+@pytest.mark.parametrize("weights", [None, [10.0, 10.0, 5.0, 5.0]], ids=["unweighted", "weighted"])
+def test_axis_aligned_bbox_transform_float_matches_the_reference(cpu, weights):
+    passes(cpu, _bbox(**({} if weights is None else {"weights": np.array(weights, np.float32)})))
+
+
+def test_axis_aligned_bbox_transform_ufixed8_matches_the_reference(cpu):
+    passes(cpu, quantized(_bbox(with_counts=False), U8))

@@ -1098,6 +1098,16 @@ def _sample_grid(b: Builder, xs: str, ys: str, sizes: tuple[int, int], nearest: 
     return b.node("Concat", parts, axis=-1)
 
 
+def _batch_index(b: Builder, i: int, batches: int) -> str:
+    """Input i as Gather indices into ``batches`` images. ONNX Gather reads a negative index from the
+    end and fails at run time past the end, where the reference refuses both: such cases are not
+    lowered (SKIP) rather than given Gather's reading."""
+    idx = _real_data(b, i).reshape(-1)
+    if np.any(idx < 0) or np.any(idx > batches - 1):
+        raise Unlowerable(f"in[{i}] = {idx.tolist()} holds batch indices outside [0, {batches - 1}]")
+    return b.cast(b.input(i), T.INT64)  # Gather takes no unsigned indices; the values were checked above
+
+
 def _crop_and_resize(b: Builder) -> list[str]:
     """No ONNX crop-and-resize (RoiAlign averages bins): each box's image by Gather, the TF sample
     coordinates (y1 * (H - 1) + i * step, the box middle for a single sample) computed in float64 as
@@ -1131,7 +1141,7 @@ def _crop_and_resize(b: Builder) -> list[str]:
     ys = b.node("Expand", [b.node("Unsqueeze", [ys, b.i64([2])]), shape])
     xs = b.node("Expand", [b.node("Unsqueeze", [xs, b.i64([1])]), shape])
     grid = _sample_grid(b, xs, ys, (height, width), "away" if interp == 1 else None)
-    images = b.node("Gather", [b.input(0, [0, 3, 1, 2]), b.input(2)], axis=0)  # [nb, C, H, W]
+    images = b.node("Gather", [b.input(0, [0, 3, 1, 2]), _batch_index(b, 2, b.shape(0)[0])], axis=0)  # [nb, C, H, W]
     sample = b.node("GridSample", [images, grid], mode=GRID_MODES[interp], padding_mode="zeros", align_corners=0)
     inside = b.node("And", [b.node("Unsqueeze", [in_y, b.i64([1, 3])]), b.node("Unsqueeze", [in_x, b.i64([1, 2])])],
                     out_type=T.BOOL)  # fmt: skip
@@ -1186,18 +1196,20 @@ def _axis_aligned_bbox_transform(b: Builder) -> list[str]:
     wts = np.asarray(b.p.get("weights", [1.0, 1.0, 1.0, 1.0]), np.float64).reshape(-1)
     if wts.size != 4 or np.any(wts == 0):
         raise Unlowerable(f"weights {wts.tolist()} are not 4 non-zero values")
-    boxes = b.node("Reshape", [b.input(0), b.i64([n, 1, 4])])
-    deltas = b.node("Reshape", [b.input(1), b.i64([n, k4 // 4, 4])])
+    # each reshape back on its input's grid (exact): a QDQ unit, which ORT's QDQ propagation needs
+    boxes = _on_input_grid(b, 0, b.node("Reshape", [b.input(0), b.i64([n, 1, 4])]))
+    deltas = _on_input_grid(b, 1, b.node("Reshape", [b.input(1), b.i64([n, k4 // 4, 4])]))
     deltas = b.node("Div", [deltas, b.like(wts, deltas)])
-    x1, y1, x2, y2 = (_col(b, boxes, i) for i in range(4))
+    x1, y1, x2, y2 = (_on_input_grid(b, 0, _col(b, boxes, i)) for i in range(4))
     dx, dy, dw, dh = (_col(b, deltas, i) for i in range(4))
     w, h = _arith(b, "Sub", x2, x1), _arith(b, "Sub", y2, y1)
     cx, cy = _arith(b, "Add", x1, _arith(b, "Mul", w, 0.5)), _arith(b, "Add", y1, _arith(b, "Mul", h, 0.5))
     pw, ph = _arith(b, "Mul", w, b.node("Exp", [dw])), _arith(b, "Mul", h, b.node("Exp", [dh]))
     pcx, pcy = _arith(b, "Add", cx, _arith(b, "Mul", dx, w)), _arith(b, "Add", cy, _arith(b, "Mul", dy, h))
-    bidx = b.input(2)
+    bidx = _batch_index(b, 2, b.shape(3)[0])
     sizes = b.node("Unsqueeze", [b.node("Gather", [b.input(3), bidx], axis=0), b.i64([1])])  # [n, 1, 2]
-    img_h, img_w = _col(b, sizes, 0), _col(b, sizes, 1)
+    sizes = _on_input_grid(b, 3, sizes)
+    img_h, img_w = _on_input_grid(b, 3, _col(b, sizes, 0)), _on_input_grid(b, 3, _col(b, sizes, 1))
 
     def clip(v: str, hi: str) -> str:
         return b.node("Min", [b.node("Max", [v, b.like(0.0, v)]), b.cast(hi, b.types[v])])
@@ -1208,7 +1220,7 @@ def _axis_aligned_bbox_transform(b: Builder) -> list[str]:
     out = [b.node("Reshape", [b.node("Concat", corners, axis=-1), b.i64([n, k4])])]
     if len(b.case.outputs) > 1:
         batches = b.shape(3)[0]
-        idx = b.node("Unsqueeze", [b.cast(bidx, T.INT64), b.i64([1])])
+        idx = b.node("Unsqueeze", [bidx, b.i64([1])])
         hits = b.node("Equal", [idx, b.i64(np.arange(batches)[None, :].tolist())], out_type=T.BOOL)
         counts = b.node("ReduceSum", [b.cast(hits, T.INT32), b.i64([0])], keepdims=0)
         out.append(b.converts(counts))

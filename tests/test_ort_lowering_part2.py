@@ -373,3 +373,23 @@ def test_axis_aligned_bbox_transform_float_matches_the_reference(cpu, weights):
 
 def test_axis_aligned_bbox_transform_ufixed8_matches_the_reference(cpu):
     passes(cpu, quantized(_bbox(with_counts=False), U8))
+
+
+@pytest.mark.parametrize("index", [-1, 2], ids=["negative", "past-the-batch"])
+def test_crop_and_resize_batch_index_outside_the_batch_is_not_lowered(cpu, index):
+    # ONNX Gather would read index -1 from the end (the reference refuses it): SKIP, not Gather's reading
+    c = _crops([[0.1, 0.2, 0.9, 0.7]], [index])
+    out = cpu.run(c)
+    assert out.status == "skip", f"{out.status}: {out.message}"
+
+
+def test_crop_and_resize_takes_uint32_batch_indices(cpu):
+    c = _crops([[0.1, 0.2, 0.9, 0.7], [0.8, 0.9, 0.0, 0.3]], [1, 0])
+    c.inputs[2] = Tensor("in[2]", "UINT_32", (2,), np.array([1, 0], np.uint32))
+    passes(cpu, c)
+
+
+def test_axis_aligned_bbox_transform_sfixed8_matches_the_reference(cpu):
+    # every move of a dequantized value back on its input's grid: without it ORT's QDQ propagation
+    # builds an int8 QuantizeLinear with a uint8 zero point and refuses the model
+    passes(cpu, quantized(_bbox(with_counts=False), S8))

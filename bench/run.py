@@ -34,13 +34,6 @@ BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
 TARGETS = {"harness_over_backend_qnn_htp": 0.25, "refusals_per_case": 0.25, "main_job_seconds": 600.0}
 
 
-def _infer(op, case):
-    import reference
-    from reference.expected import expected
-
-    return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None
-
-
 def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tuple[list, int, float]:
     """``n`` cases of one cell as the conformance run draws them: (cases, refused draws, seconds)."""
     from hypothesis import HealthCheck, Phase, given, settings
@@ -50,12 +43,13 @@ def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tu
 
     import opdefs
     from cases import generate
+    from reference.expected import infer
 
     op = opdefs.load(op_name)
     config = next((c for c in generate.configs(op) if c.label == label), None)
     if config is None:
         return [], 0, 0.0
-    inner = generate.case_strategy(op, config, generate.Settings(infer=_infer, tier=tier))
+    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
     tally = {"draws": 0}
     got: list = []
 

@@ -32,11 +32,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 import opdefs
-import reference
 import suite
 from cases import generate, negative
 from cases.plugin import examples_for, hypothesis_settings, take_adapter
-from reference.expected import expected
+from reference.expected import infer
 from reports.expectations import Expectations
 from reports.record import CELL, SHRUNK, Record, append
 
@@ -44,10 +43,6 @@ BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
 NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
 SPECS, SPEC_ERRORS = opdefs.load_each()
 SHRINK_SECONDS = 60.0  # a shrinking step stops improving after this long: a bound on a slow backend's cost
-
-
-def _infer(op, case):
-    return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None
 
 
 def _configs(op) -> list:
@@ -201,7 +196,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     if conformance_options.get("tier", "both") not in ("both", tier):
         pytest.skip(f"--tier {conformance_options['tier']}")
     config = next(c for c in _configs(op) if c.label == config_label)
-    settings = generate.Settings(infer=_infer, max_elements=conformance_options["max_elements"] or 4096, tier=tier)
+    settings = generate.Settings(infer=infer, max_elements=conformance_options["max_elements"] or 4096, tier=tier)
     inner = generate.case_strategy(op, config, settings)
     tally = {"draws": 0, "duplicates": 0}
 
@@ -291,7 +286,7 @@ def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_optio
         assert done_before.verdict in ("REJECTED", "XFAIL", "SKIP"), \
             f"{done_before.verdict}: {done_before.message} (replay: {done_before.case_path})"
         return
-    strategy = generate.case_strategy(op, configs[0], generate.Settings(infer=_infer))
+    strategy = generate.case_strategy(op, configs[0], generate.Settings(infer=infer))
     done: list = []
 
     def attempt(case):

@@ -10,7 +10,7 @@ import numpy as np
 
 import reference
 from cases.case import Case
-from opdefs import dtypes
+from opdefs import OpDef, dtypes
 from reference.quant import real_value
 
 
@@ -30,3 +30,9 @@ def expected(case: Case, with_out_shapes: bool = True) -> list[np.ndarray]:
     out_shapes = [t.shape for t in case.outputs] if (with_out_shapes and case.outputs) else None
     out_dtypes = [out_dtype(t.dtype) for t in case.outputs] if case.outputs else None
     return reference.run(case.op, inputs, params, out_shapes, out_dtypes)
+
+
+def infer(op: OpDef, case: Case) -> list[np.ndarray] | None:
+    """The generator's ``infer`` callback (``cases.generate.Settings.infer``): the reference's real outputs
+    for a case being built, using its declared output shapes once it has some; None without a reference."""
+    return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None

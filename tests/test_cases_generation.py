@@ -14,10 +14,9 @@ from hypothesis import seed as hyp_seed
 from hypothesis.errors import Unsatisfiable
 
 import opdefs
-import reference
 from cases import check, generate
 from cases.case import Case
-from reference.expected import expected
+from reference.expected import infer
 
 SPECS = opdefs.load_all()
 WITH_CONFIGS = sorted(name for name, op in SPECS.items() if generate.configs(op))
@@ -32,16 +31,12 @@ REPRO_OPS = ["Col2Im", "CollectRpnProposals", "Conv2d", "CropAndResize", "Elemen
              "PoolAvg2d", "Resize", "StridedSlice", "Stft", "Transpose"]  # fmt: skip
 
 
-def _infer(op, case):
-    return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None
-
-
 def _draw(op_name: str, n: int, label: str | None = None, seed: int | None = None, tier: str = "edge") -> list[Case]:
     """Up to ``n`` generated cases for one configuration (the first by default) and tier, derandomized
     unless a seed is given; raises Unsatisfiable."""
     op = SPECS[op_name]
     config = next(c for c in generate.configs(op) if label in (None, c.label))
-    strategy = generate.case_strategy(op, config, generate.Settings(infer=_infer, tier=tier))
+    strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
     got: list[Case] = []
 
     @settings(max_examples=n, derandomize=seed is None, database=None, deadline=None, phases=[Phase.generate],

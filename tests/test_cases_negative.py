@@ -7,16 +7,10 @@ from hypothesis import HealthCheck, given, settings
 
 import opdefs
 from cases import check, generate, negative
-from reference.expected import expected
+from reference.expected import infer
 
 OPS = ["Softmax", "Transpose", "Conv2d", "ElementWiseAdd", "Concat", "Argmax", "Gather", "ReduceMean", "Split",
        "SpaceToDepth", "DepthToSpace", "MatMul", "StridedSlice", "Tile", "Pad", "TopK", "L2Norm"]  # fmt: skip
-
-
-def _infer(op, case):
-    import reference
-
-    return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None
 
 
 def _negatives(op_name: str, tries: int = 8):
@@ -27,7 +21,7 @@ def _negatives(op_name: str, tries: int = 8):
 
     @settings(max_examples=tries, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(generate.case_strategy(op, configs[0], generate.Settings(infer=_infer)))
+    @given(generate.case_strategy(op, configs[0], generate.Settings(infer=infer)))
     def collect(case):
         for c in targets:
             if c.id not in found:

@@ -227,16 +227,19 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         last["t"] = time.perf_counter()
 
     n = examples_for(conformance_options, tier)
-    known_now = (op.generation.get("unsatisfiable") or {}).get(tier)
-    if known_now:  # the spec says why this tier cannot be built yet: no draw is wasted on it
+
+    def cell_record(cases: int, duplicates: int, refusals: int, **extra) -> None:
+        """The cell's bookkeeping: cases asked for, drawn, drawn twice, refused by the generator."""
         record(Record(op=op_name, config=config_label, backend=name, verdict="", kind=CELL, tier=tier,
                       test_id=request.node.nodeid, run_id=conformance_options["run_id"],
-                      extra={"requested": n, "cases": 0, "duplicates": 0, "refusals": 0,
-                             "unsatisfiable": known_now}))  # fmt: skip
-        pytest.skip(f"{op_name} {tier}: {known_now}")
+                      extra={"requested": n, "cases": cases, "duplicates": duplicates, "refusals": refusals,
+                             **extra}))  # fmt: skip
+
     known = (op.generation.get("unsatisfiable") or {}).get(tier)
-    unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec" + (
-        f": {known}" if known else "")  # fmt: skip
+    if known:  # the spec says why this tier cannot be built yet: no draw is wasted on it
+        cell_record(0, 0, 0, unsatisfiable=known)
+        pytest.skip(f"{op_name} {tier}: {known}")
+    unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec"
     if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
@@ -244,10 +247,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
             _drive(run, strategy, {**conformance_options, "examples": n, "edge_examples": n}, unsatisfiable)
         finally:
             refusals = tally["draws"] - len(seen) - tally["duplicates"]
-            record(Record(op=op_name, config=config_label, backend=name, verdict="", kind=CELL, tier=tier,
-                          test_id=request.node.nodeid, run_id=conformance_options["run_id"],
-                          extra={"requested": n, "cases": len(seen), "duplicates": tally["duplicates"],
-                                 "refusals": max(0, refusals)}))  # fmt: skip
+            cell_record(len(seen), tally["duplicates"], max(0, refusals))
     recs = list(seen.values())
     bad = [r for r in recs if r.verdict in BAD]
     if bad and not conformance_options["no_shrink"] and cell not in prior.shrunk:

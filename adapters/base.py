@@ -1,11 +1,12 @@
 """The adapter protocol: how any backend runs one Case and reports what happened.
 
 An adapter never judges numbers; it says whether the backend accepted and ran the case and what it
-produced. Judging against the reference happens in ``cases.compare``.
+produced. Judging against the reference happens in ``reference.compare``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,3 +48,47 @@ class Adapter(Protocol):
     def run(self, case: Case) -> Outcome: ...
 
     def close(self) -> None: ...
+
+
+def run_all(adapter: Adapter, cases: Sequence[Case]) -> list[Outcome]:
+    """Outcomes of ``cases`` in order. An adapter may offer ``run_many(cases)`` (several cases per backend
+    call, e.g. one QNN graph or one ONNX Runtime session for many); it must give each case the outcome
+    ``run`` would, which ``tests/test_batching.py`` checks for the built-in ones."""
+    many = getattr(adapter, "run_many", None)
+    if many is None or len(cases) < 2:
+        return [adapter.run(c) for c in cases]
+    return list(many(list(cases)))
+
+
+def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
+             run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
+             probe_first: bool = False) -> list[Outcome]:  # fmt: skip
+    """Each case's outcome with up to ``batch_size`` cases per ``run_group`` call: the batching policy
+    every adapter's ``run_many`` shares.
+
+    A case the batch cannot speak for (None from ``run_group``: the graph or session failed as a whole,
+    or the worker died with it) runs again alone through ``run_one``, so every failure belongs to
+    exactly one case. With ``probe_first`` the first case runs alone and the rest are batched only if
+    it ran: where a route refuses a whole model for one node (ONNX Runtime sessions), a cell the
+    backend rejects then costs no failed batch.
+    """
+    cases = list(cases)
+    if run_group is None or batch_size <= 1 or len(cases) < 2:
+        return [run_one(c) for c in cases]
+    out: list[Outcome | None] = [None] * len(cases)
+    start = 0
+    if probe_first:
+        out[0] = run_one(cases[0])
+        start = 1
+        if out[0].status != OK:
+            return [out[0], *(run_one(c) for c in cases[1:])]
+    for lo in range(start, len(cases), batch_size):
+        chunk = cases[lo:lo + batch_size]
+        got = run_group(chunk) if len(chunk) > 1 else [None]
+        for k, outcome in enumerate(got):
+            if outcome is None:
+                outcome = run_one(chunk[k])
+                if len(chunk) > 1:
+                    outcome.details.setdefault("batch", {"size": len(chunk), "alone": "the batch failed as a whole"})
+            out[lo + k] = outcome
+    return out  # type: ignore[return-value]

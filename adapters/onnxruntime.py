@@ -15,11 +15,12 @@ graph, no kernel for the type, an EP declining a node) -> REJECTED; a failure wh
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome
+from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome, run_batched
 from adapters.onnx_lowering import Lowered, Unlowerable, lower, read_outputs, supported
 from cases.case import Case
 
@@ -90,6 +91,34 @@ def lower_or_skip(case: Case) -> Lowered | Outcome:
         return Outcome(SKIP, message=str(e), details={"stage": "lowering"})
 
 
+def run_merged(cases: Sequence[Case], run: Callable[[Lowered], Outcome]) -> list[Outcome | None]:
+    """Several cases as one model and one session (``adapters.onnx_batch``): the batched ``run_group`` of
+    both ONNX Runtime adapters. ``run`` builds and runs a session for a lowered model and returns its raw
+    outcome. A case without a lowering gets its SKIP here; when the merged session is refused or fails,
+    the lowered cases get None (each then runs alone, so a refusal names its own case)."""
+    from adapters.onnx_batch import merge, split
+
+    lowered = [lower_or_skip(c) for c in cases]
+    outcomes: list[Outcome | None] = [lw if isinstance(lw, Outcome) else None for lw in lowered]
+    parts = [(k, lw) for k, lw in enumerate(lowered) if not isinstance(lw, Outcome)]
+    if len(parts) < 2:
+        return outcomes
+    t0 = time.perf_counter()
+    try:
+        merged = merge([lw for _, lw in parts])
+    except Exception:  # noqa: BLE001 - a model that does not merge runs case by case
+        return outcomes
+    raw = run(merged)
+    if raw.status != OK:
+        return outcomes
+    share = (time.perf_counter() - t0) / len(parts)
+    for (k, lw), arrays in zip(parts, split([lw for _, lw in parts], raw.outputs), strict=True):
+        details = {key: v for key, v in raw.details.items() if key in ("providers", "stage", "call")}
+        details["batch"] = {"size": len(parts), "index": k}
+        outcomes[k] = finish(lw, Outcome(OK, outputs=arrays, seconds=share, details=details))
+    return outcomes
+
+
 class OrtCpuAdapter:
     """ONNX Runtime CPUExecutionProvider, in-process.
 
@@ -100,10 +129,11 @@ class OrtCpuAdapter:
 
     name = "onnxruntime"
 
-    def __init__(self, optimization: str = "all") -> None:
+    def __init__(self, optimization: str = "all", batch_size: int = 32) -> None:
         if optimization not in OPTIMIZATION_LEVELS:
             raise ValueError(f"optimization must be one of {OPTIMIZATION_LEVELS}, not {optimization!r}")
         self.optimization = optimization
+        self.batch_size = max(1, int(batch_size))
         self._ort: Any = None
         self._why_not = ""
         try:
@@ -146,16 +176,24 @@ class OrtCpuAdapter:
         lowered = lower_or_skip(case)
         if isinstance(lowered, Outcome):
             return lowered
-        result = run_session(self._ort, lowered, lambda: session_options(self._ort, self.optimization),
-                             providers=["CPUExecutionProvider"])  # fmt: skip
-        return finish(lowered, Outcome(**result))
+        return finish(lowered, self._session(lowered))
+
+    def _session(self, lowered: Lowered) -> Outcome:
+        return Outcome(**run_session(self._ort, lowered, lambda: session_options(self._ort, self.optimization),
+                                     providers=["CPUExecutionProvider"]))  # fmt: skip
+
+    def run_many(self, cases: Sequence[Case]) -> list[Outcome]:
+        """Up to ``batch_size`` cases per session (``run_merged``); the first runs alone as a probe."""
+        if self._ort is None:
+            return [self.run(c) for c in cases]
+        return run_batched(cases, self.run, lambda group: run_merged(group, self._session), self.batch_size, True)
 
     def close(self) -> None:
         pass
 
 
 def make(options: dict[str, Any] | None = None) -> OrtCpuAdapter:
-    """Keys: ``optimization``. ``library``/``precision`` (the QNN options the conformance fixture always
+    """Keys: ``optimization``, ``batch_size``. ``library``/``precision`` (the QNN options the conformance fixture always
     passes) mean nothing to the CPU EP and are ignored; other unknown keys are an error."""
     opts = dict(options or {})
     opts.pop("library", None)
@@ -163,6 +201,8 @@ def make(options: dict[str, Any] | None = None) -> OrtCpuAdapter:
     kwargs: dict[str, Any] = {}
     if "optimization" in opts:
         kwargs["optimization"] = str(opts.pop("optimization"))
+    if "batch_size" in opts:
+        kwargs["batch_size"] = int(opts.pop("batch_size"))
     if opts:
         raise ValueError(f"unknown onnxruntime adapter options: {sorted(opts)}")
     return OrtCpuAdapter(**kwargs)

@@ -17,34 +17,43 @@ Why these session settings:
   - ``enable_fallback=0`` on InferenceSession: the Python wrapper retries a failed EP on CPU otherwise.
 
 Why a worker process: the HTP simulator is native code that can abort the process; a crash must cost
-one case (CRASH), not the run. The worker reuses the QNN adapter's parent-side ``Worker`` (framing,
-timeouts, crash/timeout outcomes, restart) with this module as the child; the lowering runs in the
-parent, so the child only builds sessions and runs them and a lowering gap never touches it.
+one case (CRASH), not the run. The adapter is a ``WorkerAdapter`` (``adapters.worker``: framing,
+timeouts, crash/timeout outcomes, restart, the request loop) with this module as the child; the
+lowering runs in the parent, so the child only builds sessions and runs them and a lowering gap never
+touches it. ``run_many`` puts up to ``batch_size`` cases of a cell in one model and one session
+(``adapters.onnx_batch``): session creation is most of a case's cost on this route.
 """
 
 from __future__ import annotations
 
-import faulthandler
 import functools
 import os
 import re
 import sys
-import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from adapters.base import ERROR, OK, REJECTED, Outcome
 from adapters.onnx_lowering import Lowered, supported
-from adapters.onnxruntime import OPTIMIZATION_LEVELS, finish, lower_or_skip, run_session, session_options
-from adapters.qnn.worker import (
+from adapters.onnxruntime import (
+    OPTIMIZATION_LEVELS,
+    finish,
+    lower_or_skip,
+    run_merged,
+    run_session,
+    session_options,
+)
+from adapters.worker import (
     DEBUG_OPS,
     DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
     Worker,
+    WorkerAdapter,
     WorkerError,
-    _Died,
-    _recv,
-    _send,
+    child_setup,
+    debug_hook,
+    serve,
 )
 from cases.case import Case
 
@@ -137,25 +146,27 @@ def _phase(outcome: Outcome) -> None:
         outcome.details["stage"] = phase
 
 
-class OrtQnnAdapter:
-    """ONNX Runtime + QNN EP on HTP (the simulator on x86_64), one lowered model per case, in a worker.
+class OrtQnnAdapter(WorkerAdapter):
+    """ONNX Runtime + QNN EP on HTP (the simulator on x86_64), lowered models run in a worker.
 
     ``library``: QNN backend library for the EP's ``backend_path`` (default the wheel's libQnnHtp.so).
     ``precision``/``soc``/``arch``: see ``provider_options``. ``optimization``: ORT graph optimization level.
     ``timeout``: seconds per case before the worker is killed (TIMEOUT).
-    ``recycle_every``: cases per worker process (0: never restart). Measured here: the worker's RSS grows
+    ``recycle_every``: sessions per worker process (0: never restart). Measured here: the worker's RSS grows
     about 130 kB per session (ORT + QNN EP), so a long run restarts it now and then (about 1 s).
+    ``batch_size``: cases per model and session in ``run_many`` (1: one session per case, as ``run``).
 
     Outcome mapping on top of the CPU adapter's: "Failed to finalize QNN graph" at session creation
     means the EP accepted every node and QNN then could not build the graph: ERROR, stage "finalize".
     """
 
     name = "ort-qnn"
+    probe_first = True  # the EP refuses a whole session for one node it declines: probe before batching
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, optimization: str = "all", timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = DEFAULT_START_TIMEOUT, debug_hooks: bool = False,
-                 recycle_every: int = 500) -> None:  # fmt: skip
+                 recycle_every: int = 500, batch_size: int = 32) -> None:  # fmt: skip
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if optimization not in OPTIMIZATION_LEVELS:
@@ -163,7 +174,8 @@ class OrtQnnAdapter:
         self.precision, self.soc, self.arch, self.optimization = precision, soc, arch, optimization
         self.debug_hooks = bool(debug_hooks)
         self.recycle_every = int(recycle_every)
-        self._cases = 0
+        self.batch_size = max(1, int(batch_size))
+        self._sessions = 0
         self._why_not = ""
         self.library = self._find_library(library)
         self._worker: _OrtWorker | None = None
@@ -190,24 +202,10 @@ class OrtQnnAdapter:
         return str(path)
 
     # -- protocol ----------------------------------------------------------------------------------
-    def available(self) -> tuple[bool, str]:
-        """Starts the worker, which registers the plugin EP and finds its device: any failure says why."""
-        if self._worker is None:
-            return False, self._why_not
-        try:
-            self._worker.start()
-        except WorkerError as e:
-            return False, str(e)
-        return True, ""
-
-    def info(self) -> dict[str, Any]:
-        if self._worker is None:
-            return {"adapter": self.name, "error": self._why_not}
-        info = dict(self._worker.start())
-        info.update(adapter=self.name, precision=self.precision, optimization=self.optimization,
-                    soc="default" if self.soc is None else self.soc,
-                    arch="default" if self.arch is None else self.arch)  # fmt: skip
-        return info
+    def identity(self) -> dict[str, Any]:
+        return {"precision": self.precision, "optimization": self.optimization,
+                "soc": "default" if self.soc is None else self.soc,
+                "arch": "default" if self.arch is None else self.arch}  # fmt: skip
 
     def capabilities(self) -> dict[str, Any]:
         return {"ops": supported()}
@@ -221,16 +219,27 @@ class OrtQnnAdapter:
             lowered = lower_or_skip(case)
         if isinstance(lowered, Outcome):
             return lowered
+        return _with_digest(finish(lowered, self._session(lowered)))
+
+    def run_group(self, cases: Sequence[Case]) -> list[Outcome | None]:
+        """Up to ``batch_size`` cases in one model and session; None where a case must run alone."""
+        if self._worker is None or (self.debug_hooks and any(c.op in DEBUG_OPS for c in cases)):
+            return [None] * len(cases)
+        return [o if o is None else _with_digest(o) for o in run_merged(cases, self._session)]
+
+    def _session(self, lowered: Lowered) -> Outcome:
+        """One session for ``lowered`` in the worker: its raw outcome (outputs as ORT gave them), with the
+        EP's own words for a refusal and the stage in the QNN adapter's terms."""
         opts = provider_options(self.library, self.precision, self.soc, self.arch)
-        if self.recycle_every and self._cases and self._cases % self.recycle_every == 0:
+        if self.recycle_every and self._sessions and self._sessions % self.recycle_every == 0:
             self._worker.close()  # a fresh worker starts just below (see ``recycle_every``)
-        self._cases += 1
+        self._sessions += 1
         try:
             self._worker.start()
         except WorkerError as e:
             return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
         self._worker.clear_log()
-        outcome = self._worker.run((lowered, opts))  # type: ignore[arg-type]  # the payload goes where a Case would
+        outcome = self._worker.run((lowered, opts))
         if outcome.status == REJECTED and _FINALIZE in outcome.message:
             # the EP took every node and QNN then failed to build the graph: accepted, then failed
             outcome.status = ERROR
@@ -243,41 +252,29 @@ class OrtQnnAdapter:
                 why = _reason(notes)
                 if why and why not in outcome.message:
                     outcome.message = f"{outcome.message} [QNN EP: {why}]"[:2000]
-        outcome = finish(lowered, outcome)
-        if outcome.status == OK:  # the same digest as the QNN adapter's, over the same declared storage
-            from adapters.qnn.graph import output_digest
-
-            outcome.details["output_digest"] = output_digest(outcome.outputs)
         return outcome
 
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
 
-    def __enter__(self) -> OrtQnnAdapter:
-        return self
+def _with_digest(outcome: Outcome) -> Outcome:
+    """The same digest as the QNN adapter's, over the same declared storage (``reports agree``)."""
+    if outcome.status == OK:
+        from adapters.qnn.graph import output_digest
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def worker_pid(self) -> int | None:
-        return None if self._worker is None else self._worker.pid
-
-    @property
-    def worker_starts(self) -> int:
-        return 0 if self._worker is None else self._worker.starts
+        outcome.details["output_digest"] = output_digest(outcome.outputs)
+    return outcome
 
 
 def make(options: dict[str, Any] | None = None) -> OrtQnnAdapter:
     """Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``optimization``,
-    ``timeout``, ``recycle_every``. Unknown keys are an error, so a typo does not silently run the default."""
+    ``timeout``, ``recycle_every``, ``batch_size``. Unknown keys are an error, so a typo does not silently
+    run the default."""
     from adapters.qnn.adapter import target_from_env  # $QNN_HTP_SOC / $QNN_HTP_ARCH, as for qnn-htp
 
     opts = target_from_env(dict(options or {}))
     library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
     kwargs: dict[str, Any] = {"library": library}
-    for key, conv in (("precision", str), ("optimization", str), ("timeout", float), ("recycle_every", int)):
+    for key, conv in (("precision", str), ("optimization", str), ("timeout", float), ("recycle_every", int),
+                      ("batch_size", int)):
         if key in opts:
             kwargs[key] = conv(opts.pop(key))
     for key in ("soc", "arch"):
@@ -329,42 +326,24 @@ def _qnn_session_options(ort: Any, devices: list[Any], opts: dict[str, str], opt
 
 
 def _child(req_fd: int, rep_fd: int) -> int:
-    os.dup2(2, 1)  # native banners on fd 1 go to the worker's private log (fd 2), like the QNN worker's
-    faulthandler.enable()
-    from adapters.qnn.worker import _debug_hook
+    child_setup()
+    state: dict[str, Any] = {}
 
-    ort = devices = None
-    cfg: dict[str, Any] = {}
-    while True:
-        try:
-            message = _recv(req_fd)
-        except _Died:
-            break
-        kind = message[0]
-        try:
-            if kind == "quit":
-                break
-            if kind == "hello":
-                cfg = message[1]
-                ort, devices, info = _hello(cfg)
-                reply = ("ok", info, [])
-            elif kind == "run":
-                lowered, opts = message[1]
-                if cfg.get("debug_hooks") and lowered.model.decode("ascii", "replace") in DEBUG_OPS:
-                    _debug_hook(lowered.model.decode())
-                make = functools.partial(_qnn_session_options, ort, devices, opts, cfg.get("optimization", "all"))
-                reply = ("ok", run_session(ort, lowered, make), [])
-            elif kind == "ping":
-                reply = ("ok", os.getpid(), [])
-            else:
-                reply = ("error", ("ProtocolError", f"unknown request {kind!r}", ""), [])
-        except Exception as e:  # noqa: BLE001 - report any Python failure to the parent, keep serving
-            reply = ("error", (type(e).__name__, str(e), traceback.format_exc()), [])
-        try:
-            _send(rep_fd, reply)
-        except OSError:
-            break
-    return 0
+    def hello(cfg: dict[str, Any]) -> dict[str, Any]:
+        state["cfg"] = cfg
+        state["ort"], state["devices"], info = _hello(cfg)
+        return info
+
+    def run(payload: tuple[Lowered, dict[str, str]]) -> dict[str, Any]:
+        lowered, opts = payload
+        cfg = state["cfg"]
+        if cfg.get("debug_hooks") and lowered.model.decode("ascii", "replace") in DEBUG_OPS:
+            debug_hook(lowered.model.decode())
+        make = functools.partial(_qnn_session_options, state["ort"], state["devices"], opts,
+                                 cfg.get("optimization", "all"))  # fmt: skip
+        return run_session(state["ort"], lowered, make)
+
+    return serve(req_fd, rep_fd, {"hello": hello, "run": run})
 
 
 if __name__ == "__main__":

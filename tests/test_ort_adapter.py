@@ -405,7 +405,7 @@ def test_qnn_worker_survives_a_crash(qnn):
 
 @pytest.mark.qnn
 def test_qnn_worker_is_recycled_after_the_configured_count(qnn):
-    saved, qnn.recycle_every, qnn._cases = qnn.recycle_every, 2, 0
+    saved, qnn.recycle_every, qnn._sessions = qnn.recycle_every, 2, 0
     try:
         _ok(qnn.run(add_f32()))
         pid = qnn.worker_pid

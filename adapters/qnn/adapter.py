@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import Outcome
+from adapters.worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerAdapter
 from cases.case import Case
 
 from . import bindings
 from .graph import PRECISIONS, GraphOptions
-from .worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerError
 
 DEFAULT_NAME = "qnn-htp"
 # The simulated HTP target of a run when no option names one: pytest's --qnn-soc/--qnn-arch (the
@@ -49,8 +49,12 @@ def _wheel_library() -> Path | None:
             os.environ[bindings.ENV_LIBRARY] = saved
 
 
-class QnnAdapter:
-    """Runs Cases on a QNN backend library through the C API, one single-node graph per case.
+DEFAULT_BATCH = 32  # cases per graph in ``run_many``; measured in ``python -m bench`` (batched vs one per graph)
+
+
+class QnnAdapter(WorkerAdapter):
+    """Runs Cases on a QNN backend library through the C API: ``run`` one single-node graph per case,
+    ``run_many`` up to ``batch_size`` cases as the independent nodes of one graph.
 
     ``library``: path of a backend library (libQnnHtp.so, libQnnCpu.so, ...); default
     $QNN_BACKEND_LIB, else the onnxruntime-qnn wheel's libQnnHtp.so (the HTP simulator on x86_64).
@@ -60,12 +64,13 @@ class QnnAdapter:
     ``debug_hooks``: lets the test-only ``__debug_*__`` op names crash or hang the worker.
     ``op_packages``: user op packages registered (backendRegisterOpPackage) when the worker starts, each
     {"path", "interface", "target"}; a missing file or a refused package makes the adapter unavailable.
+    ``batch_size``: cases per graph in ``run_many`` (1: one graph per case, as ``run``).
     """
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
                  debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
-                 op_packages: list[dict[str, str]] | None = None) -> None:
+                 op_packages: list[dict[str, str]] | None = None, batch_size: int = DEFAULT_BATCH) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if log_level not in bindings.LOG_LEVELS:
@@ -89,6 +94,7 @@ class QnnAdapter:
         self.timeout = float(timeout)
         self.log_level = log_level
         self.debug_hooks = bool(debug_hooks)
+        self.batch_size = max(1, int(batch_size))
         self._worker: Worker | None = None
         if self._path is not None:
             config = {
@@ -105,27 +111,10 @@ class QnnAdapter:
         self._ops: list[str] | None = None
 
     # -- protocol ----------------------------------------------------------------------------------
-    def available(self) -> tuple[bool, str]:
-        """Loads the library in the worker: a missing file and a refused API version both say why."""
-        if self._worker is None:
-            return False, self._why_not
-        try:
-            self._worker.start()
-        except WorkerError as e:
-            return False, str(e)
-        return True, ""
-
-    def info(self) -> dict[str, Any]:
-        if self._worker is None:
-            return {"library": None, "error": self._why_not}
-        info = dict(self._worker.start())
-        info.update(
-            adapter=self.name,
-            precision=self.options.precision,
-            soc=DEFAULT_TARGET if self.options.soc is None else self.options.soc,
-            arch=DEFAULT_TARGET if self.options.arch is None else self.options.arch,
-        )
-        return info
+    def identity(self) -> dict[str, Any]:
+        return {"precision": self.options.precision,
+                "soc": DEFAULT_TARGET if self.options.soc is None else self.options.soc,
+                "arch": DEFAULT_TARGET if self.options.arch is None else self.options.arch}  # fmt: skip
 
     def capabilities(self) -> dict[str, Any]:
         if self._worker is None:
@@ -140,15 +129,11 @@ class QnnAdapter:
             return Outcome("error", message=f"qnn backend unavailable: {self._why_not}", details={"stage": "load"})
         return self._worker.run(case)
 
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-
-    def __enter__(self) -> QnnAdapter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def run_group(self, cases: list[Case]) -> list[Outcome | None]:
+        """Up to ``batch_size`` cases in one graph (``graph.run_batch``); None where a case must run alone."""
+        if self._worker is None:
+            return [self.run(c) for c in cases]
+        return self._worker.run_batch(cases)
 
     # -- extras ------------------------------------------------------------------------------------
     def compare_ops(self, spec_ops: list[str] | set[str]) -> dict[str, list[str]]:
@@ -161,23 +146,13 @@ class QnnAdapter:
             "both": sorted(spec & backend),
         }
 
-    def worker_rss_kb(self) -> int | None:
-        return None if self._worker is None else self._worker.rss_kb()
-
-    @property
-    def worker_pid(self) -> int | None:
-        return None if self._worker is None else self._worker.pid
-
-    @property
-    def worker_starts(self) -> int:
-        return 0 if self._worker is None else self._worker.starts
-
 
 def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     """Build an adapter from loosely typed options (command line / config file).
 
     Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``timeout``,
-    ``log_level``, ``op_packages``. Unknown keys are an error, so a typo does not silently run the default.
+    ``log_level``, ``op_packages``, ``batch_size``. Unknown keys are an error, so a typo does not silently
+    run the default.
     ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own.
     """
     opts = target_from_env(dict(options or {}))
@@ -191,6 +166,8 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
             kwargs[key] = None if value in (None, "") else int(value)
     if "timeout" in opts:
         kwargs["timeout"] = float(opts.pop("timeout"))
+    if "batch_size" in opts:
+        kwargs["batch_size"] = int(opts.pop("batch_size"))
     if "log_level" in opts:
         kwargs["log_level"] = str(opts.pop("log_level"))
     if opts.get("op_packages"):

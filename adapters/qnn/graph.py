@@ -232,14 +232,15 @@ class _Builder:
         t.u.v1.mem.clientBuf.data = arr.ctypes.data if arr.nbytes else None
         t.u.v1.mem.clientBuf.dataSize = arr.nbytes
 
-    def param(self, p: CaseParam) -> tuple[b.Param, bool]:
+    def param(self, p: CaseParam, prefix: str = "") -> tuple[b.Param, bool]:
         """Returns the Param struct and whether it is a tensor param (to be registered STATIC)."""
         out = b.Param()
         out.name = self._pin(p.name.encode())
         if p.is_tensor:
             value = np.asarray(p.value)
             out.paramType = b.PARAM_TENSOR
-            out.u.tensor = self.tensor(f"param_{p.name}", p.dtype, tuple(value.shape), b.TENSOR_STATIC, None, value)
+            out.u.tensor = self.tensor(f"{prefix}param_{p.name}", p.dtype, tuple(value.shape), b.TENSOR_STATIC,
+                                       None, value)
             return out, True
         field = _SCALAR_FIELD.get(p.dtype)
         if field is None:
@@ -287,13 +288,60 @@ def run_case(lib: b.QnnLibrary, case: Case, options: GraphOptions | None = None)
     started = time.perf_counter()
     timing: dict[str, float] = {}
     try:
-        outcome = _run(lib, case, options, timing)
+        node = _Node(_Builder(), case, "")
+        outcome = node.validate(lib, timing)
+        if outcome is None:
+            outcome = _build_and_execute(lib, [node], options.precision_for(case), options, timing)[0]
     except Unexpressible as e:
         outcome = Outcome(SKIP, message=str(e))
     outcome.seconds = time.perf_counter() - started
     if timing:
         outcome.details.setdefault("timing_ms", {k: round(v * 1e3, 3) for k, v in timing.items()})
     return outcome
+
+
+def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None = None) -> list[Outcome | None]:
+    """Many independent cases as the nodes of one graph: one context, one finalize, one execute.
+
+    Why: the context/finalize/execute cycle costs ~6 ms whatever the graph holds, which is most of
+    a small case's backend time. Each case is still validated alone (backendValidateOpConfig per
+    node, the same call as ``run_case``), so a refusal is its own. A case the batch cannot speak for
+    gets None: the whole graph failed to build or execute, and which node caused it is unknown, so
+    the caller re-runs those cases one graph each. Cases asking for different graph precisions go
+    into separate graphs.
+    """
+    options = options or GraphOptions()
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    groups: dict[str | None, list[tuple[int, _Node]]] = {}
+    started = time.perf_counter()
+    bld = _Builder()
+    for k, case in enumerate(cases):
+        t0 = time.perf_counter()
+        timing: dict[str, float] = {}
+        try:
+            node = _Node(bld, case, f"c{k}_")
+            refused = node.validate(lib, timing)
+        except Unexpressible as e:
+            refused = Outcome(SKIP, message=str(e))
+        if refused is not None:
+            refused.seconds = time.perf_counter() - t0
+            outcomes[k] = refused
+        else:
+            groups.setdefault(options.precision_for(case), []).append((k, node))
+    for precision, members in groups.items():
+        timing = {}
+        t0 = time.perf_counter()
+        results = _build_and_execute(lib, [n for _, n in members], precision, options, timing)
+        share = (time.perf_counter() - t0) / len(members)
+        for (k, _), out in zip(members, results, strict=True):
+            if out.status != OK:  # the graph as a whole failed: not this node's verdict to give
+                continue
+            out.seconds = share
+            out.details["timing_ms"] = {key: round(v * 1e3 / len(members), 3) for key, v in timing.items()}
+            out.details["batch"] = {"size": len(members), "index": k}
+            outcomes[k] = out
+    log.debug("batch of %d cases in %.1f ms", len(cases), (time.perf_counter() - started) * 1e3)
+    return outcomes
 
 
 def _timed(timing: dict[str, float], stage: str, fn, *args) -> None:
@@ -304,108 +352,143 @@ def _timed(timing: dict[str, float], stage: str, fn, *args) -> None:
         timing[stage] = timing.get(stage, 0.0) + time.perf_counter() - t0
 
 
-def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str, float]) -> Outcome:
-    bld = _Builder()
-    inputs = present_inputs(case)
-    for i, t in enumerate(inputs):
-        if t.data is None:
-            raise Unexpressible(f"input {i} ({t.name}) has no data")
-    if not case.outputs:
-        raise Unexpressible("case declares no outputs")
+class _Node:
+    """One case as a QNN op config: its tensors, params and execute buffers, all pinned in ``bld``.
+    ``prefix`` keeps tensor and node names unique when several cases share a graph."""
 
-    params: list[b.Param] = []
-    tensor_params: list[int] = []
-    for p in case.params.values():
-        struct, is_tensor = bld.param(p)
-        if is_tensor:
-            tensor_params.append(len(params))
-        params.append(struct)
-    in_structs = [
-        bld.tensor(f"in{i}", t.dtype, t.shape, b.TENSOR_STATIC if t.static else b.TENSOR_APP_WRITE, t.encoding,
-                   t.data if t.static else None)
-        for i, t in enumerate(inputs)
-    ]
-    out_structs = [
-        bld.tensor(f"out{i}", t.dtype, t.shape, b.TENSOR_APP_READ, t.encoding) for i, t in enumerate(case.outputs)
-    ]
-    # Size every execute buffer now, before any native call, so a bad case fails here.
-    in_bufs = [None if t.static else bld.buffer(f"in{i}", t.dtype, t.shape, t.data) for i, t in enumerate(inputs)]
-    out_bufs = [bld.buffer(f"out{i}", t.dtype, t.shape) for i, t in enumerate(case.outputs)]
+    def __init__(self, bld: _Builder, case: Case, prefix: str) -> None:
+        self.case, self.bld = case, bld
+        self.inputs = inputs = present_inputs(case)
+        for i, t in enumerate(inputs):
+            if t.data is None:
+                raise Unexpressible(f"input {i} ({t.name}) has no data")
+        if not case.outputs:
+            raise Unexpressible("case declares no outputs")
+        params: list[b.Param] = []
+        self.tensor_params: list[int] = []
+        for p in case.params.values():
+            struct, is_tensor = bld.param(p, prefix)
+            if is_tensor:
+                self.tensor_params.append(len(params))
+            params.append(struct)
+        in_structs = [
+            bld.tensor(f"{prefix}in{i}", t.dtype, t.shape, b.TENSOR_STATIC if t.static else b.TENSOR_APP_WRITE,
+                       t.encoding, t.data if t.static else None)
+            for i, t in enumerate(inputs)
+        ]
+        out_structs = [bld.tensor(f"{prefix}out{i}", t.dtype, t.shape, b.TENSOR_APP_READ, t.encoding)
+                       for i, t in enumerate(case.outputs)]  # fmt: skip
+        # Size every execute buffer now, before any native call, so a bad case fails here.
+        self.in_bufs = [None if t.static else bld.buffer(f"in{i}", t.dtype, t.shape, t.data)
+                        for i, t in enumerate(inputs)]  # fmt: skip
+        self.out_bufs = [bld.buffer(f"out{i}", t.dtype, t.shape) for i, t in enumerate(case.outputs)]
+        self.param_arr = bld._pin((b.Param * max(1, len(params)))(*params))
+        self.in_arr = bld._pin((b.Tensor * max(1, len(in_structs)))(*in_structs))
+        self.out_arr = bld._pin((b.Tensor * len(out_structs))(*out_structs))
+        self.n_in, self.n_out = len(in_structs), len(out_structs)
+        op = self.op = b.OpConfig()
+        op.version = b.OPCONFIG_VERSION_1
+        op.v1.name = bld._pin(f"{prefix}node0".encode())
+        op.v1.packageName = bld._pin(_package(case.op))
+        op.v1.typeName = bld._pin(case.op.encode())
+        op.v1.numOfParams = len(params)
+        op.v1.params = self.param_arr if params else None
+        op.v1.numOfInputs = len(in_structs)
+        op.v1.inputTensors = self.in_arr if in_structs else None
+        op.v1.numOfOutputs = len(out_structs)
+        op.v1.outputTensors = self.out_arr
 
-    param_arr = bld._pin((b.Param * max(1, len(params)))(*params))
-    in_arr = bld._pin((b.Tensor * max(1, len(in_structs)))(*in_structs))
-    out_arr = bld._pin((b.Tensor * len(out_structs))(*out_structs))
-    op = b.OpConfig()
-    op.version = b.OPCONFIG_VERSION_1
-    op.v1.name = b"node0"
-    op.v1.packageName = bld._pin(_package(case.op))
-    op.v1.typeName = bld._pin(case.op.encode())
-    op.v1.numOfParams = len(params)
-    op.v1.params = param_arr if params else None
-    op.v1.numOfInputs = len(in_structs)
-    op.v1.inputTensors = in_arr if in_structs else None
-    op.v1.numOfOutputs = len(out_structs)
-    op.v1.outputTensors = out_arr
-
-    backend = lib.backend
-    _mark(VALIDATE)
-    t0 = time.perf_counter()
-    code = lib.raw("backendValidateOpConfig", backend, op)
-    timing["validate"] = time.perf_counter() - t0
-    if code:
+    def validate(self, lib: b.QnnLibrary, timing: dict[str, float]) -> Outcome | None:
+        """REJECTED when the backend refuses the op config; None when it accepts."""
+        _mark(VALIDATE)
+        t0 = time.perf_counter()
+        code = lib.raw("backendValidateOpConfig", lib.backend, self.op)
+        timing["validate"] = timing.get("validate", 0.0) + time.perf_counter() - t0
+        if not code:
+            return None
         text = lib.error_text(code)
         return Outcome(REJECTED, message=f"backendValidateOpConfig: error {code}" + (f" ({text})" if text else ""),
                        details={"stage": VALIDATE, "call": "backendValidateOpConfig", "code": code, "error": text})
 
-    precision = options.precision_for(case)
+    def register(self, lib: b.QnnLibrary, graph: Any, timing: dict[str, float]) -> None:
+        for i in self.tensor_params:
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(self.param_arr[i].u.tensor))
+        for i in range(self.n_in):
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(self.in_arr[i]))
+        for i in range(self.n_out):
+            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(self.out_arr[i]))
+
+    def execute_tensors(self) -> tuple[list[b.Tensor], list[b.Tensor]]:
+        """Copies of the registered structs (ids filled in by registration) pointing at our buffers."""
+        ins = []
+        for i, t in enumerate(self.inputs):
+            if not t.static:
+                copy = b.Tensor.from_buffer_copy(self.in_arr[i])
+                self.bld.attach(copy, self.in_bufs[i])
+                ins.append(copy)
+        outs = []
+        for i in range(self.n_out):
+            copy = b.Tensor.from_buffer_copy(self.out_arr[i])
+            self.bld.attach(copy, self.out_bufs[i])
+            outs.append(copy)
+        return ins, outs
+
+    def result(self, precision: str | None, sizes: list[int]) -> Outcome:
+        details: dict[str, Any] = {"stage": STAGE_OK, "precision": precision or "backend default"}
+        if sizes != [buf.nbytes for buf in self.out_bufs]:
+            details["output_data_size"] = sizes  # the backend says it wrote a different amount
+        outputs = [buf.copy() for buf in self.out_bufs]
+        details["output_digest"] = output_digest(outputs)
+        return Outcome(OK, outputs=outputs, details=details)
+
+
+def _build_and_execute(lib: b.QnnLibrary, nodes: list[_Node], precision: str | None, options: GraphOptions,
+                       timing: dict[str, float]) -> list[Outcome]:  # fmt: skip
+    """One context and graph holding ``nodes`` (validated already), finalized and executed once; one
+    outcome per node: its outputs, or the same error for all when the graph could not be built or run."""
+    bld = nodes[0].bld
     device = lib.device(options.soc, options.arch)
     context = b.Handle()
     _mark(FINALIZE)
     try:
-        _timed(timing, "context", lib.call, "contextCreate", backend, device, None, byref(context))
+        _timed(timing, "context", lib.call, "contextCreate", lib.backend, device, None, byref(context))
     except b.QnnError as e:
-        return _error("contextCreate", e)
+        return [_error("contextCreate", e) for _ in nodes]
     try:
         graph = b.Handle()
         stage = "graphCreate"
         _timed(timing, "graph", lib.call, "graphCreate", context, b"g", bld.graph_config(precision), byref(graph))
-        stage = "tensorCreateGraphTensor"
-        for i in tensor_params:
-            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(param_arr[i].u.tensor))
-        for i in range(len(in_structs)):
-            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(in_arr[i]))
-        for i in range(len(out_structs)):
-            _timed(timing, "tensors", lib.call, "tensorCreateGraphTensor", graph, byref(out_arr[i]))
-        stage = "graphAddNode"
-        _timed(timing, "add_node", lib.call, "graphAddNode", graph, op)
+        for node in nodes:
+            stage = "tensorCreateGraphTensor"
+            node.register(lib, graph, timing)
+            stage = "graphAddNode"
+            _timed(timing, "add_node", lib.call, "graphAddNode", graph, node.op)
         stage = "graphFinalize"
         _timed(timing, "finalize", lib.call, "graphFinalize", graph, None, None)
-        # Execute gets copies of the registered structs (ids filled in) pointing at our buffers.
-        exec_in = [(i, b.Tensor.from_buffer_copy(in_arr[i])) for i, t in enumerate(inputs) if not t.static]
-        for i, t in exec_in:
-            bld.attach(t, in_bufs[i])
-        exec_out = [b.Tensor.from_buffer_copy(out_arr[i]) for i in range(len(out_structs))]
-        for t, buf in zip(exec_out, out_bufs, strict=True):
-            bld.attach(t, buf)
-        ein = bld._pin((b.Tensor * max(1, len(exec_in)))(*[t for _, t in exec_in]))
+        exec_in: list[b.Tensor] = []
+        exec_out: list[b.Tensor] = []
+        for node in nodes:
+            ins, outs = node.execute_tensors()
+            exec_in += ins
+            exec_out += outs
+        ein = bld._pin((b.Tensor * max(1, len(exec_in)))(*exec_in))
         eout = bld._pin((b.Tensor * len(exec_out))(*exec_out))
         stage = "graphExecute"
         _mark(EXECUTE)
         _timed(timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None)
     except b.QnnError as e:
-        return _error(stage, e)
+        return [_error(stage, e) for _ in nodes]
     finally:
         code = lib.raw("contextFree", context, None)
         if code:
             log.warning("contextFree failed: error %d", code)
     _mark(STAGE_OK)
-    details: dict[str, Any] = {"stage": STAGE_OK, "precision": precision or "backend default"}
-    sizes = [int(eout[i].u.v1.mem.clientBuf.dataSize) for i in range(len(exec_out))]
-    if sizes != [buf.nbytes for buf in out_bufs]:
-        details["output_data_size"] = sizes  # the backend says it wrote a different amount
-    outputs = [buf.copy() for buf in out_bufs]
-    details["output_digest"] = output_digest(outputs)
-    return Outcome(OK, outputs=outputs, details=details)
+    results, at = [], 0
+    for node in nodes:
+        sizes = [int(eout[at + i].u.v1.mem.clientBuf.dataSize) for i in range(node.n_out)]
+        at += node.n_out
+        results.append(node.result(precision, sizes))
+    return results
 
 
 def _error(call: str, e: b.QnnError) -> Outcome:

@@ -1,0 +1,484 @@
+"""Run a backend in a child process that keeps it loaded across cases: the parent-side handle, the
+child's request loop, and the base of the adapters built on them (qnn, qnn-htp, ort-qnn).
+
+Why a child process at all: QNN backends answer some misuse by corrupting the heap and aborting,
+so a crash must cost one case (verdict CRASH), not the run.
+
+Why one module for both routes to the HTP: the framing, the crash/timeout outcomes, the restart and
+the request loop are the same whether the child drives the QNN C API (``adapters.qnn.worker``) or
+ONNX Runtime's QNN EP (``adapters.ort_qnn``); each child only registers its handlers with ``serve``.
+
+Why ``subprocess`` + ``python -m <child module>`` with a length-prefixed pickle protocol over
+two pipes, rather than ``multiprocessing``:
+  - the 'spawn' and 'forkserver' start methods re-import the caller's ``__main__`` in the child,
+    which re-runs any unguarded script (and drags pytest's entry module along); a ``-m`` child
+    imports only what it needs;
+  - the child's file descriptors are ours to arrange before anything native is loaded: fd 2 is a
+    private (already unlinked) log file and the child ``os.dup2``s it onto fd 1, where the library
+    prints its ``# LIBNATIVE`` line, so nothing reaches the user's terminal; the tail of that file
+    goes into a CRASH outcome's details;
+  - ``Popen.returncode`` gives the killing signal directly, and ``select`` on the reply pipe gives
+    the per-case timeout without helper threads;
+  - the child is started in its own session so a terminal Ctrl-C reaches the parent only; the child
+    exits when its request pipe closes (parent gone or closed).
+The parent never loads the backend library: only the child module imports it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import logging
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from adapters.base import CRASH, ERROR, TIMEOUT, Outcome, run_batched
+
+log = logging.getLogger(__name__)
+backend_log = logging.getLogger("adapters.qnn.backend")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_START_TIMEOUT = 120.0
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+# Op names that trigger test-only failures in the child, honoured only when the worker was started
+# with debug hooks on (an explicit constructor option). Without it they are ordinary unknown op
+# names and go to the backend like any other (which rejects them: no op is named like this).
+DEBUG_OPS = ("__debug_abort__", "__debug_segv__", "__debug_exit__", "__debug_hang__", "__debug_raise__")
+
+_HEADER = struct.Struct(">Q")
+STAGE_MARK = "#qnn-stage "  # a phase announcement in the child's log (graph.STAGE_MARK: the same text)
+
+
+class WorkerError(RuntimeError):
+    """The worker could not do what was asked (e.g. the library failed to load); not a case verdict."""
+
+    def __init__(self, remote_type: str, message: str, remote_traceback: str = "") -> None:
+        self.remote_type, self.remote_traceback = remote_type, remote_traceback
+        super().__init__(f"{remote_type}: {message}")
+
+
+class _Died(Exception):
+    pass
+
+
+class _TimedOut(Exception):
+    pass
+
+
+# ---- framing -------------------------------------------------------------------------------------
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _send(fd: int, obj: Any) -> None:
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, _HEADER.pack(len(payload)) + payload)
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _TimedOut
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                raise _TimedOut
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise _Died
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(fd: int, deadline: float | None = None) -> Any:
+    (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    return pickle.loads(_read_exact(fd, length, deadline))
+
+
+# ---- parent side ---------------------------------------------------------------------------------
+class Worker:
+    """Parent-side handle of one worker process; restarts it transparently after a crash or timeout."""
+
+    child_module = "adapters.qnn.worker"  # the module whose ``serve`` loop answers (ort-qnn names its own)
+    log_prefix = "qnn-worker"
+
+    def __init__(self, config: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
+                 start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        self.config = dict(config)  # library, log_level, graph options, debug_hooks: sent in "hello"
+        self.timeout = float(timeout)
+        self.start_timeout = float(start_timeout)
+        self.proc: subprocess.Popen | None = None
+        self.info: dict[str, Any] | None = None
+        self.starts = 0
+        self._req_w = self._rep_r = -1
+        self._log_fd = -1  # an unlinked temp file: the child's fds 1 and 2; nothing to clean up on disk
+
+    # -- lifetime ----------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.alive else None
+
+    def start(self) -> dict[str, Any]:
+        """Start (if needed) and load the library; returns the library's info."""
+        if self.alive and self.info is not None:
+            return self.info
+        self._discard()
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        fd, name = tempfile.mkstemp(prefix=f"{self.log_prefix}-", suffix=".log")
+        os.unlink(name)
+        self._log_fd = fd
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", self.child_module, str(req_r), str(rep_w)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=fd,
+                pass_fds=(req_r, rep_w),
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            for f in (req_r, rep_w):
+                os.close(f)
+        self._req_w, self._rep_r = req_w, rep_r
+        self.starts += 1
+        try:
+            self.info = self._request(("hello", self.config), self.start_timeout)
+        except (_Died, _TimedOut) as e:
+            tail = self.log_tail()
+            what = "timed out" if isinstance(e, _TimedOut) else self._death_text()
+            self._discard()
+            raise WorkerError("WorkerStartFailed", f"worker did not start: {what}; {tail[-500:]}") from None
+        except WorkerError:
+            self._discard()
+            raise
+        return self.info
+
+    def close(self) -> None:
+        if self.alive:
+            try:
+                _send(self._req_w, ("quit",))
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._discard()
+
+    def _discard(self) -> None:
+        """Forget the current process: kill it if still there (by its own pid), close our fds."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - the kernel did not reap in time
+                log.warning("qnn worker %d did not exit after SIGKILL", self.proc.pid)
+        for fd in (self._req_w, self._rep_r, self._log_fd):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._req_w = self._rep_r = self._log_fd = -1
+        self.proc = None
+        self.info = None
+
+    def log_tail(self, limit: int = 4000) -> str:
+        if self._log_fd < 0:
+            return ""
+        size = os.fstat(self._log_fd).st_size
+        data = os.pread(self._log_fd, limit, max(0, size - limit))
+        return "\n".join(line for line in data.decode("utf-8", "replace").splitlines()
+                         if "# LIBNATIVE" not in line and not line.startswith(STAGE_MARK))  # fmt: skip
+
+    def _log_size(self) -> int:
+        return os.fstat(self._log_fd).st_size if self._log_fd >= 0 else 0
+
+    def last_stage(self, since: int, limit: int = 1 << 20) -> str:
+        """The last phase the child announced in its log after byte ``since`` ("" if none): where a
+        case that killed the worker was when it died."""
+        if self._log_fd < 0:
+            return ""
+        size = os.fstat(self._log_fd).st_size
+        start = max(since, size - limit)
+        text = os.pread(self._log_fd, max(0, size - start), start).decode("utf-8", "replace")
+        stages = [line[len(STAGE_MARK):].strip() for line in text.splitlines() if line.startswith(STAGE_MARK)]
+        return stages[-1] if stages else ""
+
+    def _death_text(self) -> str:
+        code = self.proc.wait(timeout=10) if self.proc is not None else None
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "unknown signal"
+            return f"signal {-code} ({name})"
+        return f"exit code {code}"
+
+    # -- requests ----------------------------------------------------------------------------------
+    def _request(self, message: tuple, timeout: float | None) -> Any:
+        try:
+            _send(self._req_w, message)
+        except (BrokenPipeError, OSError):
+            raise _Died from None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        status, payload, records = _recv(self._rep_r, deadline)
+        for level, text in records:
+            backend_log.log(level, "%s", text)
+        if status == "ok":
+            return payload
+        raise WorkerError(*payload)
+
+    def call(self, message: tuple, timeout: float | None = None) -> Any:
+        """A non-case request (capabilities, ...): any failure raises."""
+        self.start()
+        try:
+            return self._request(message, self.timeout if timeout is None else timeout)
+        except _Died:
+            what = self._death_text()
+            self._discard()
+            raise WorkerError("WorkerDied", f"worker died: {what}") from None
+        except _TimedOut:
+            self._discard()
+            raise WorkerError("WorkerTimeout", f"no answer in {self.timeout} s") from None
+
+    def run(self, payload: Any) -> Outcome:
+        """Run one case (whatever the child's "run" handler takes); a dead or hung worker becomes this
+        case's CRASH/TIMEOUT outcome."""
+        started = time.perf_counter()
+        try:
+            self.start()
+        except WorkerError as e:
+            return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
+        pid = self.proc.pid
+        since = self._log_size()
+        t0 = time.perf_counter()
+        try:
+            result = self._request(("run", payload), self.timeout)
+        except (_Died, _TimedOut) as e:
+            return self._lost(e, pid, since, time.perf_counter() - t0)
+        except WorkerError as e:  # a Python exception inside the worker: a bug of ours, not the backend
+            return Outcome(ERROR, message=f"adapter error in worker: {e}",
+                           details={"stage": "adapter", "traceback": e.remote_traceback})
+        outcome = Outcome(**result)
+        outcome.details.setdefault("roundtrip_seconds", round(time.perf_counter() - started, 6))
+        return outcome
+
+    def run_batch(self, payloads: Sequence[Any]) -> list[Outcome | None]:
+        """Many cases in one request (the child's "run_batch" handler). None for every case the batch
+        cannot speak for: the child said so, or the worker died or hung with the batch (the caller
+        re-runs those one by one, so a crash belongs to exactly one case)."""
+        try:
+            self.start()
+        except WorkerError as e:
+            return [Outcome(ERROR, message=str(e), details={"stage": "worker-start"}) for _ in payloads]
+        try:
+            results = self._request(("run_batch", list(payloads)), self.timeout * max(1, len(payloads)) ** 0.5)
+        except (_Died, _TimedOut) as e:
+            lost = self._lost(e, self.proc.pid, 0, 0.0)
+            log.info("%s: a batch of %d cases was lost (%s); they run one by one", self.log_prefix, len(payloads),
+                     lost.message)  # fmt: skip
+            return [None] * len(payloads)
+        except WorkerError as e:
+            log.warning("%s: batch failed in the worker (%s); its cases run one by one", self.log_prefix, e)
+            return [None] * len(payloads)
+        return [None if r is None else Outcome(**r) for r in results]
+
+    def _lost(self, e: Exception, pid: int, since: int, seconds: float) -> Outcome:
+        """The CRASH or TIMEOUT outcome of a request the worker never answered; the worker is gone after."""
+        if isinstance(e, _TimedOut):
+            stage = self.last_stage(since) or "worker"
+            self._discard()
+            return Outcome(TIMEOUT, message=f"case exceeded {self.timeout:g} s; {self.log_prefix} {pid} killed",
+                           seconds=seconds, details={"stage": stage, "pid": pid})
+        what = self._death_text()
+        code = self.proc.returncode
+        details: dict[str, Any] = {"stage": self.last_stage(since) or "worker", "pid": pid,
+                                   "log_tail": self.log_tail()}  # fmt: skip
+        if code is not None and code < 0:
+            details["signal"] = -code
+            details["signal_name"] = what[what.find("(") + 1:-1]
+        else:
+            details["exit_code"] = code
+        self._discard()
+        return Outcome(CRASH, message=f"{self.log_prefix.replace('-', ' ')} died during the case: {what}",
+                       seconds=seconds, details=details)
+
+    def rss_kb(self) -> int | None:
+        """Resident set size of the worker (Linux /proc), for memory checks."""
+        if not self.alive:
+            return None
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+
+# ---- child side ----------------------------------------------------------------------------------
+class _Collect(logging.Handler):
+    """Buffers log records in the child; each reply carries them to the parent's logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG - 5)
+        self.records: list[tuple[int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.records.append((record.levelno, record.getMessage()))
+        except Exception:  # noqa: BLE001 - a logging failure must not take the case down
+            pass
+
+    def take(self) -> list[tuple[int, str]]:
+        out, self.records = self.records, []
+        return out
+
+
+def debug_hook(op: str) -> None:
+    """The test-only failures behind ``DEBUG_OPS``: crash, exit, hang or raise on purpose."""
+    if op == "__debug_abort__":
+        os.abort()
+    if op == "__debug_segv__":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if op == "__debug_exit__":
+        os._exit(3)
+    if op == "__debug_hang__":
+        while True:
+            time.sleep(3600)
+    if op == "__debug_raise__":
+        raise RuntimeError("debug hook: deliberate exception in the worker")
+
+
+
+
+def serve(req_fd: int, rep_fd: int, handlers: dict[str, Callable[..., Any]], collect: _Collect | None = None) -> int:
+    """The child's loop: one reply per request until "quit" or the parent closes the pipe.
+
+    ``handlers`` maps a request kind ("hello", "run", "run_batch", ...) to a function of the request's
+    arguments; its return value is the reply. A Python exception is reported to the parent (which
+    raises WorkerError) and the loop goes on: only native failures end the process.
+    """
+    while True:
+        try:
+            message = _recv(req_fd)
+        except _Died:
+            break
+        kind = message[0]
+        if kind == "quit":
+            break
+        try:
+            if kind == "ping":
+                reply = ("ok", os.getpid())
+            elif kind in handlers:
+                reply = ("ok", handlers[kind](*message[1:]))
+            else:
+                reply = ("error", ("ProtocolError", f"unknown request {kind!r}", ""))
+        except Exception as e:  # noqa: BLE001 - report any Python failure to the parent, keep serving
+            reply = ("error", (type(e).__name__, str(e), traceback.format_exc()))
+        try:
+            _send(rep_fd, (*reply, collect.take() if collect is not None else []))
+        except OSError:
+            break
+    return 0
+
+
+def child_setup() -> None:
+    """Before anything native loads: native banners on fd 1 go to the worker's private log (fd 2, a
+    file the parent made) or, at a terminal, nowhere; a native crash leaves the Python stack there."""
+    if os.isatty(2):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    else:
+        os.dup2(2, 1)
+    faulthandler.enable()
+
+
+# ---- the adapters built on a worker ----------------------------------------------------------------
+class WorkerAdapter:
+    """What qnn and ort-qnn share around their worker: availability, identity, lifetime, and running
+    many cases at once (``run_many``). Subclasses set ``_worker`` (None with ``_why_not`` when the
+    backend cannot be found), implement ``run`` and, to batch, ``run_group``."""
+
+    name = "worker"
+    _worker: Worker | None = None
+    _why_not = ""
+    batch_size = 1  # cases per batch; 1 runs every case alone
+    probe_first = False  # run a cell's first case alone and batch the rest only if it ran (see ``run_many``)
+
+    def available(self) -> tuple[bool, str]:
+        """Starts the worker, which loads the backend: a missing library or a refused start says why."""
+        if self._worker is None:
+            return False, self._why_not
+        try:
+            self._worker.start()
+        except WorkerError as e:
+            return False, str(e)
+        return True, ""
+
+    def info(self) -> dict[str, Any]:
+        if self._worker is None:
+            return {"adapter": self.name, "library": None, "error": self._why_not}
+        info = dict(self._worker.start())
+        info.update(adapter=self.name, **self.identity())
+        return info
+
+    def identity(self) -> dict[str, Any]:
+        """The options that make this backend what it is (precision, SoC ...), for every record."""
+        return {}
+
+    def run_group(self, cases: Sequence[Any]) -> list[Outcome | None]:
+        raise NotImplementedError
+
+    def run_many(self, cases: Sequence[Any]) -> list[Outcome]:
+        """Each case's outcome, as ``run`` would give it, with up to ``batch_size`` cases per backend
+        call (``adapters.base.run_batched``)."""
+        return run_batched(cases, self.run, self.run_group if self.batch_size > 1 else None, self.batch_size,
+                           self.probe_first)  # fmt: skip
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    def __enter__(self) -> WorkerAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def worker_pid(self) -> int | None:
+        return None if self._worker is None else self._worker.pid
+
+    @property
+    def worker_starts(self) -> int:
+        return 0 if self._worker is None else self._worker.starts
+
+    def worker_rss_kb(self) -> int | None:
+        return None if self._worker is None else self._worker.rss_kb()
+

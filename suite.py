@@ -15,7 +15,7 @@ import numpy as np
 
 import opdefs
 import reference
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter, Outcome, run_all
 from cases import check
 from cases.case import Case
 from opdefs import expr
@@ -57,9 +57,24 @@ def replay_command(case_path: str | None, backend_name: str, options: str = "") 
     return f"python -m cases replay {case_path} --backend {backend_name}{' ' + options if options else ''}"
 
 
+def execute_many(cases: list[Case], adapter: Adapter, backend_name: str, case_dir: Path | None = None,
+                 run_id: str = "", generate_seconds: list[float] | None = None, test_id: str = "",
+                 replay_options: str = "", batch: int | None = None) -> list[Record]:  # fmt: skip
+    """``execute`` for many cases, run through the adapter's ``run_many`` where it has one (several
+    cases per backend call); ``batch`` overrides its batch size (1: every case alone)."""
+    if batch is not None and hasattr(adapter, "batch_size"):
+        adapter.batch_size = batch
+    outcomes = [adapter.run(c) for c in cases] if batch == 1 else run_all(adapter, cases)
+    seconds = generate_seconds or [0.0] * len(cases)
+    return [execute(c, adapter, backend_name, case_dir, run_id, g, test_id, replay_options, outcome=o)
+            for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip
+
+
 def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None = None,
             run_id: str = "", generate_seconds: float = 0.0, test_id: str = "",
-            replay_options: str = "") -> Record:  # fmt: skip
+            replay_options: str = "", outcome: Outcome | None = None) -> Record:  # fmt: skip
+    """Run ``case`` (unless its ``outcome`` is given: ``execute_many`` ran it already) and judge it
+    against the reference: one Record."""
     op = opdefs.load(case.op)
     timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
     exp: list[np.ndarray] | None = None
@@ -72,7 +87,8 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
             ref_error = f"reference failed: {type(e).__name__}: {e}"
         timings["reference"] = round(time.perf_counter() - t0, 6)
     t0 = time.perf_counter()
-    outcome = adapter.run(case)
+    if outcome is None:
+        outcome = adapter.run(case)
     timings["backend"] = round(outcome.seconds or (time.perf_counter() - t0), 6)
     metrics: dict[str, Any] = {}
     message = outcome.message

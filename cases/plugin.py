@@ -136,6 +136,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--shard", default=None, metavar="K/N",
                 help="run slice K of N (1-based): cells split deterministically, every machine giving the same --seed")
     g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
+    g.addoption("--batch", type=int, default=None, metavar="N",
+                help="cases per backend call where the adapter can batch (one QNN graph / ORT session for many); "
+                     "1: one graph per case. Default: the adapter's own (32 for the built-in ones)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,7 +149,7 @@ def _usage(message: str) -> pytest.UsageError:
 
 
 def _check_counts(config: pytest.Config) -> None:
-    for opt in ("--examples", "--edge-examples", "--max-elements"):
+    for opt in ("--examples", "--edge-examples", "--max-elements", "--batch"):
         value = config.getoption(opt)
         if value is not None and value < 1:
             raise _usage(f"{opt} {value}: must be a whole number of at least 1")
@@ -466,6 +469,7 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
         "edge_examples": edge,
         "seed": run.seed,
         "no_shrink": pytestconfig.getoption("--no-shrink"),
+        "batch": pytestconfig.getoption("--batch"),
         "tier": pytestconfig.getoption("--tier"),
         "expectations": pytestconfig.getoption("--expectations"),
         "qnn_backend_lib": run.adapter_options.get("library"),

@@ -34,6 +34,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 import opdefs
 import suite
 from cases import generate, negative
+from cases.case import Case
 from cases.plugin import examples_for, hypothesis_settings, take_adapter
 from reference.expected import infer
 from reports.expectations import Expectations
@@ -133,9 +134,10 @@ def _selected(conformance_options, op_name: str) -> None:
         pytest.skip(f"--op {pattern!r} does not select {op_name}")
 
 
-def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: bool = False) -> None:
-    """Run ``body`` over drawn cases under the run's seed (generation only: no replay, no shrinking);
-    a strategy that can build no valid case skips the test with ``unsatisfiable``."""
+def _drive(body, strategy, options: dict, unsatisfiable: str | None, generate_only: bool = False) -> bool:
+    """Run ``body`` over drawn cases under the run's seed (generation only: no replay, no shrinking).
+    When hypothesis gives up for want of valid cases: skip the test with ``unsatisfiable``, or return
+    False when that is None (the caller still has drawn cases to run)."""
     s = hypothesis_settings(options)
     if generate_only:
         s = hyp_settings(s, max_examples=max(20, s.max_examples))
@@ -144,7 +146,10 @@ def _drive(body, strategy, options: dict, unsatisfiable: str, generate_only: boo
     try:
         runner()
     except Unsatisfiable:
+        if unsatisfiable is None:
+            return False
         pytest.skip(unsatisfiable)
+    return True
 
 
 def _replay_options(options: dict) -> str:
@@ -207,6 +212,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
 
     strategy = counted()
     seen: dict[str, Record] = {}
+    pending: dict[str, tuple[Case, float]] = {}  # drawn, not yet run: the cell's cases go to the backend together
     last = {"t": time.perf_counter()}
     replay_options = _replay_options(conformance_options)
 
@@ -217,14 +223,27 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
 
-    def run(case):
+    def collect(case):
         cid = case.case_id()
-        if cid in seen:  # another draw built the same case: it counts once
+        if cid in seen or cid in pending:  # another draw built the same case: it counts once
             tally["duplicates"] += 1
             return
         done = prior.cases.get((*cell, cid))
-        seen[cid] = done if done is not None else record(execute(case))  # --resume: recorded cases stand
+        if done is not None:  # --resume: recorded cases stand
+            seen[cid] = done
+        else:
+            pending[cid] = (case, time.perf_counter() - last["t"])
         last["t"] = time.perf_counter()
+
+    def run_pending() -> None:
+        """Every drawn case on the backend (batched where the adapter can), each recorded as it is judged."""
+        cases = [c for c, _ in pending.values()]
+        recs = suite.execute_many(cases, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
+                                  [g for _, g in pending.values()], request.node.nodeid, replay_options,
+                                  conformance_options.get("batch"))  # fmt: skip
+        for cid, rec in zip(list(pending), recs, strict=True):
+            seen[cid] = record(rec)
+        pending.clear()
 
     n = examples_for(conformance_options, tier)
 
@@ -244,10 +263,13 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
         try:
-            _drive(run, strategy, {**conformance_options, "examples": n, "edge_examples": n}, unsatisfiable)
+            satisfiable = _drive(collect, strategy, {**conformance_options, "examples": n, "edge_examples": n}, None)
+            run_pending()
         finally:
-            refusals = tally["draws"] - len(seen) - tally["duplicates"]
+            refusals = tally["draws"] - len(seen) - len(pending) - tally["duplicates"]
             cell_record(len(seen), tally["duplicates"], max(0, refusals))
+        if not satisfiable:
+            pytest.skip(unsatisfiable)
     recs = list(seen.values())
     bad = [r for r in recs if r.verdict in BAD]
     if bad and not conformance_options["no_shrink"] and cell not in prior.shrunk:

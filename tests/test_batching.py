@@ -1,0 +1,198 @@
+"""Batched execution gives every case the outcome it gets alone.
+
+``run_many`` puts many cases in one QNN graph or one ONNX Runtime session. That is only kept because
+a case's verdict does not depend on its neighbours: these tests run the same mixed cases both ways
+(a passing, a rejected, an erroring and a crashing case side by side) and compare status, stage and
+the digest of every output.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
+
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, Outcome, run_batched  # noqa: E402
+from adapters.qnn import bindings  # noqa: E402
+from adapters.qnn.graph import output_digest  # noqa: E402
+from cases.case import Case, Param, Tensor  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+FINDING_CASES = REPO / "findings" / "cases"
+
+try:
+    bindings.default_library()
+    _NO_WHEEL = ""
+except bindings.LibraryNotFound as e:
+    _NO_WHEEL = str(e)
+needs_simulator = [pytest.mark.qnn, pytest.mark.skipif(bool(_NO_WHEEL), reason=f"no QNN HTP simulator: {_NO_WHEEL}")]
+
+
+# ---- cases ------------------------------------------------------------------------------------------
+def _add(seed: int, shape: tuple[int, ...] = (2, 3)) -> Case:
+    rng = np.random.default_rng(seed)
+    a, b = (rng.uniform(-4, 4, shape).astype(np.float32) for _ in range(2))
+    return Case("ElementWiseAdd", [Tensor("in[0]", "FLOAT_32", shape, a), Tensor("in[1]", "FLOAT_32", shape, b)], {},
+                [Tensor("out[0]", "FLOAT_32", shape)])  # fmt: skip
+
+
+def _transpose(out_shape: tuple[int, ...]) -> Case:
+    """(2, 3) transposed: the right output shape passes, (2, 3) is refused at validation."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    return Case("Transpose", [Tensor("in[0]", "FLOAT_32", (2, 3), x)],
+                {"perm": Param("perm", "UINT_32", np.array([1, 0], np.uint32))},
+                [Tensor("out[0]", "FLOAT_32", out_shape)])  # fmt: skip
+
+
+def _finding(op: str, finding_id: str) -> Case:
+    return Case.load(FINDING_CASES / op / f"{finding_id}.json")
+
+
+def _erroring() -> Case:
+    """Validation accepts it, finalize fails on the default SoC (finding elementwiseatan-f32-default-soc-finalize)."""
+    return _finding("ElementWiseAtan", "elementwiseatan-f32-default-soc-finalize")
+
+
+def _crashing() -> Case:
+    """backendValidateOpConfig segfaults (finding boxwithnmslimit-validate-segv)."""
+    return _finding("BoxWithNmsLimit", "boxwithnmslimit-validate-segv")
+
+
+def _summary(outcome: Outcome) -> tuple:
+    digest = output_digest(outcome.outputs) if outcome.status == OK else None
+    return outcome.status, outcome.details.get("stage"), digest
+
+
+def _assert_same(cases: list[Case], alone: list[Outcome], together: list[Outcome]) -> None:
+    differ = [f"case {k} ({c.op}): alone {_summary(a)}, batched {_summary(b)}"
+              for k, (c, a, b) in enumerate(zip(cases, alone, together, strict=True)) if _summary(a) != _summary(b)]
+    assert not differ, "batched outcomes differ from one-case-per-graph ones:\n" + "\n".join(differ)
+
+
+# ---- the policy (no backend) ------------------------------------------------------------------------
+def _fake(statuses: dict[int, str]):
+    calls: list[tuple[str, list[int]]] = []
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(statuses.get(case, OK))
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        return [None if statuses.get(c, OK) == ERROR else Outcome(statuses.get(c, OK)) for c in chunk]
+
+    return one, group, calls
+
+
+def test_a_case_the_batch_cannot_speak_for_runs_alone():
+    one, group, calls = _fake({2: ERROR})
+    out = run_batched([0, 1, 2, 3], one, group, batch_size=4)
+    assert [o.status for o in out] == [OK, OK, ERROR, OK]
+    assert calls == [("group", [0, 1, 2, 3]), ("alone", [2])]
+    assert out[2].details["batch"]["alone"], "a case re-run alone says why"
+
+
+def test_batches_hold_at_most_batch_size_cases():
+    one, group, calls = _fake({})
+    run_batched(list(range(5)), one, group, batch_size=2)
+    assert calls == [("group", [0, 1]), ("group", [2, 3]), ("alone", [4])]
+
+
+def test_a_probe_that_does_not_run_sends_every_case_alone():
+    one, group, calls = _fake({0: REJECTED})
+    out = run_batched([0, 1, 2], one, group, batch_size=8, probe_first=True)
+    assert [o.status for o in out] == [REJECTED, OK, OK]
+    assert all(kind == "alone" for kind, _ in calls), calls
+
+
+def test_batch_size_one_never_groups():
+    one, group, calls = _fake({})
+    run_batched([0, 1, 2], one, group, batch_size=1)
+    assert [kind for kind, _ in calls] == ["alone"] * 3
+
+
+# ---- QNN HTP simulator ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def qnn():
+    from adapters.qnn.adapter import QnnAdapter
+
+    ad = QnnAdapter(timeout=60, batch_size=8)
+    ok, why = ad.available()
+    if not ok:
+        pytest.skip(f"QNN backend not usable here: {why}")
+    yield ad
+    ad.close()
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
+def test_qnn_mixed_batch_gives_each_case_its_own_verdict(qnn, mark):
+    cases = [_add(1), _transpose((2, 3)), _erroring(), _add(2), _crashing(), _transpose((3, 2)), _add(3, (4, 5))]
+    alone = [qnn.run(c) for c in cases]
+    assert [o.status for o in alone] == [OK, REJECTED, ERROR, OK, CRASH, OK, OK], [o.message for o in alone]
+    _assert_same(cases, alone, qnn.run_many(cases))
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
+def test_qnn_cases_that_build_share_one_graph_and_a_refusal_stays_its_own(qnn, mark):
+    cases = [_add(4), _transpose((2, 3)), _add(5), _transpose((3, 2))]
+    together = qnn.run_many(cases)
+    _assert_same(cases, [qnn.run(c) for c in cases], together)
+    assert [o.details.get("batch", {}).get("size") for o in together] == [3, None, 3, 3], \
+        "the three valid cases run as the nodes of one graph, the refused one stays out of it"
+
+
+# ---- ONNX Runtime ---------------------------------------------------------------------------------
+def _ort_mix() -> list[Case]:
+    """A passing probe, cases ORT refuses (a wrong declared shape fails strict shape inference), one
+    without a lowering (SKIP), and more passing ones."""
+    unlowered = Case("NoSuchOp", [], {}, [Tensor("out[0]", "FLOAT_32", (1,))])
+    return [_add(6), _transpose((3, 2)), _transpose((2, 3)), unlowered, _add(7, (3, 4)), _add(8)]
+
+
+def test_ort_cpu_batched_outcomes_match_one_session_per_case():
+    pytest.importorskip("onnxruntime")
+    from adapters.onnxruntime import OrtCpuAdapter
+
+    ad = OrtCpuAdapter(batch_size=8)
+    cases = _ort_mix()
+    alone = [ad.run(c) for c in cases]
+    assert [o.status for o in alone] == [OK, OK, REJECTED, SKIP, OK, OK], [o.message for o in alone]
+    _assert_same(cases, alone, ad.run_many(cases))
+
+
+def test_ort_cpu_cases_that_build_share_one_session():
+    pytest.importorskip("onnxruntime")
+    from adapters.onnxruntime import OrtCpuAdapter
+
+    ad = OrtCpuAdapter(batch_size=8)
+    cases = [_add(9), _add(10), _transpose((3, 2)), _add(11, (5,))]
+    together = ad.run_many(cases)
+    _assert_same(cases, [ad.run(c) for c in cases], together)
+    assert [o.details.get("batch", {}).get("size") for o in together] == [None, 3, 3, 3], \
+        "the probe runs alone, the rest share one model"
+
+
+@pytest.fixture(scope="module")
+def ort_qnn():
+    pytest.importorskip("onnxruntime_qnn")
+    from adapters.ort_qnn import OrtQnnAdapter
+
+    ad = OrtQnnAdapter(timeout=60, batch_size=8, debug_hooks=True)
+    ok, why = ad.available()
+    if not ok:
+        pytest.skip(f"ort-qnn not usable here: {why}")
+    yield ad
+    ad.close()
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
+def test_ort_qnn_mixed_batch_gives_each_case_its_own_verdict(ort_qnn, mark):
+    crash = Case("__debug_segv__", [], {}, [Tensor("out[0]", "FLOAT_32", (1,))])
+    cases = [*_ort_mix(), _erroring(), crash, _add(12)]
+    alone = [ort_qnn.run(c) for c in cases]
+    assert alone[-2].status == CRASH, alone[-2].message
+    _assert_same(cases, alone, ort_qnn.run_many(cases))

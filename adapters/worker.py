@@ -295,13 +295,21 @@ class Worker:
             self.start()
         except WorkerError as e:
             return [Outcome(ERROR, message=str(e), details={"stage": "worker-start"}) for _ in payloads]
+        since = self._log_size()
+        t0 = time.perf_counter()
         try:
             results = self._request(("run_batch", list(payloads)), self.timeout * max(1, len(payloads)) ** 0.5)
         except (_Died, _TimedOut) as e:
-            lost = self._lost(e, self.proc.pid, 0, 0.0)
-            log.info("%s: a batch of %d cases was lost (%s); they run one by one", self.log_prefix, len(payloads),
-                     lost.message)  # fmt: skip
-            return [None] * len(payloads)
+            lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0)
+            out: list[Outcome | None] = [None] * len(payloads)
+            # "validate <k>": the child died checking case k's op config alone, before any graph existed
+            stage, _, index = str(lost.details.get("stage", "")).partition(" ")
+            if isinstance(e, _Died) and stage == "validate" and index.isdigit() and int(index) < len(payloads):
+                lost.details.update(stage=stage, batch={"size": len(payloads), "died_validating": int(index)})
+                out[int(index)] = lost
+            log.info("%s: a batch of %d cases was lost (%s); the rest run one by one", self.log_prefix,
+                     len(payloads), lost.message)  # fmt: skip
+            return out
         except WorkerError as e:
             log.warning("%s: batch failed in the worker (%s); its cases run one by one", self.log_prefix, e)
             return [None] * len(payloads)

@@ -91,8 +91,18 @@ def _rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def run_backend(name: str, cases: list, generate_ms: float) -> dict[str, Any]:
-    """Run ``cases`` through ``suite.execute`` on one backend in this process; split every case's time."""
+def _cells(cases: list) -> list[list]:
+    """The case set cut into its cells (op, configuration, tier), in order: what the conformance module
+    hands to the backend at once."""
+    cells: dict[tuple, list] = {}
+    for case in cases:
+        cells.setdefault((case.op, case.config, case.tier), []).append(case)
+    return list(cells.values())
+
+
+def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> dict[str, Any]:
+    """Run ``cases`` through ``suite.execute_many`` on one backend in this process, a cell at a time with
+    ``batch`` cases per backend call (1: one graph / session per case); split every case's time."""
     import adapters
     import suite
     from reports.record import Record
@@ -105,22 +115,26 @@ def run_backend(name: str, cases: list, generate_ms: float) -> dict[str, Any]:
     rss_before, warm = None, min(10, len(cases) // 4)  # after a warm-up: loading the library is not growth
     t_all = time.perf_counter()
     verdicts: dict[str, int] = {}
-    for i, case in enumerate(cases):
-        if i == warm:
+    done = 0
+    for cell in _cells(cases):
+        if rss_before is None and done >= warm:
             rss_before = _worker_rss(adapter)
         t0 = time.perf_counter()
-        rec: Record = suite.execute(case, adapter, name)
+        recs: list[Record] = suite.execute_many(cell, adapter, name, batch=batch)
         t1 = time.perf_counter()
-        rec.to_json()  # what recording costs (the line written per case)
+        for rec in recs:
+            rec.to_json()  # what recording costs (the line written per case)
         t2 = time.perf_counter()
-        split["generate"].append(generate_ms / 1000)
-        split["reference"].append(rec.timings.get("reference", 0.0))
-        split["backend"].append(rec.timings.get("backend", 0.0))
-        split["compare"].append(rec.timings.get("compare", 0.0))
+        done += len(cell)
+        for rec in recs:
+            split["generate"].append(generate_ms / 1000)
+            split["reference"].append(rec.timings.get("reference", 0.0))
+            split["backend"].append(rec.timings.get("backend", 0.0))
+            split["compare"].append(rec.timings.get("compare", 0.0))
+            verdicts[rec.verdict] = verdicts.get(rec.verdict, 0) + 1
         # whatever execute spent beyond the stages it timed (loading specs, building the record) is harness too
-        other = (t1 - t0) - sum(rec.timings.get(k, 0.0) for k in ("reference", "backend", "compare"))
-        split["record"].append(max(0.0, other) + (t2 - t1))
-        verdicts[rec.verdict] = verdicts.get(rec.verdict, 0) + 1
+        other = (t1 - t0) - sum(rec.timings.get(k, 0.0) for rec in recs for k in ("reference", "backend", "compare"))
+        split["record"] += [(max(0.0, other) + (t2 - t1)) / len(recs)] * len(recs)
     wall = time.perf_counter() - t_all
     rss_after = _worker_rss(adapter)
     adapter.close()
@@ -129,6 +143,7 @@ def run_backend(name: str, cases: list, generate_ms: float) -> dict[str, Any]:
     n = len(cases)
     return {
         "available": True,
+        "batch": batch,
         "cases": n,
         "verdicts": verdicts,
         "cases_per_second_1_worker": round(n / (wall + totals["generate"]), 2),
@@ -146,20 +161,21 @@ def _worker_rss(adapter) -> int | None:
     return worker.rss_kb() if worker is not None and hasattr(worker, "rss_kb") and worker.alive else None
 
 
-def _half(args: tuple[str, list, float]) -> tuple[int, float]:
+def _half(args: tuple[str, list, float, int]) -> tuple[int, float]:
     """One worker's share, timed from its first case to its last (process start-up is reported apart)."""
-    name, cases, generate_ms = args
+    name, cases, generate_ms, batch = args
     import opdefs
 
     opdefs.load_all()
     t0 = time.perf_counter()
-    run_backend(name, cases, generate_ms)
+    run_backend(name, cases, generate_ms, batch)
     return len(cases), time.perf_counter() - t0 + len(cases) * generate_ms / 1000
 
 
-def two_workers(name: str, cases: list, generate_ms: float) -> float:
-    """Cases per second with two processes, each running half of the set (as ``-n 2`` shares cells)."""
-    halves = [(name, cases[0::2], generate_ms), (name, cases[1::2], generate_ms)]
+def two_workers(name: str, cases: list, generate_ms: float, batch: int = 1) -> float:
+    """Cases per second with two processes, each running every other cell (as ``-n 2`` shares cells)."""
+    cells = _cells(cases)
+    halves = [(name, [c for cell in cells[k::2] for c in cell], generate_ms, batch) for k in (0, 1)]
     with mp.get_context("spawn").Pool(2) as pool:
         done = pool.map(_half, halves)
     return round(sum(n for n, _ in done) / max(sec for _, sec in done), 2)
@@ -199,15 +215,17 @@ def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
     cases = cells * (per_cell + max(1, -(-per_cell // 4)))
     seconds = 0.0
     for _name, r in results.items():
-        if r.get("available") and r.get("cases_per_second_2_workers"):
-            seconds += cases / r["cases_per_second_2_workers"]
+        best = (r.get("batched") or r) if r.get("available") else {}
+        if best.get("cases_per_second_2_workers"):
+            seconds += cases / best["cases_per_second_2_workers"]
     return {"cells": cells, "cases_per_backend": cases, "estimated_seconds": round(seconds, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases-per-cell", type=int, default=8, help="typical cases per cell of the fixed set")
+    ap.add_argument("--cases-per-cell", type=int, default=20, help="typical cases per cell of the fixed set (the main job draws 20)")
     ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--batch", type=int, default=32, help="cases per backend call in the batched pass")
     ap.add_argument("--refusal-examples", type=int, default=3, help="cases per cell in the all-op generation pass")
     ap.add_argument("--skip-refusals", action="store_true", help="skip the all-op generation pass")
     ap.add_argument("--main-job", action="store_true", help="run `python -m suite --examples 20` for real and time it")
@@ -227,11 +245,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{gen['generate_ms_per_case']:.1f} ms per case to generate", flush=True)  # fmt: skip
     results: dict[str, Any] = {}
     for name in args.backends.split(","):
-        print(f"{name}: 1 worker ...", flush=True)
+        print(f"{name}: one case per backend call, 1 worker ...", flush=True)
         r = run_backend(name, cases, gen["generate_ms_per_case"])
         if r.get("available"):
             print(f"{name}: 2 workers ...", flush=True)
             r["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case"])
+            print(f"{name}: batched ({args.batch} per call), 1 worker ...", flush=True)
+            b = run_backend(name, cases, gen["generate_ms_per_case"], args.batch)
+            b["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case"], args.batch)
+            b["backend_speedup"] = round(r["seconds_per_case_ms"]["backend"] / max(1e-9, b["seconds_per_case_ms"]
+                                                                                    ["backend"]), 2)  # fmt: skip
+            b["speedup"] = round(b["cases_per_second_1_worker"] / max(1e-9, r["cases_per_second_1_worker"]), 2)
+            same = b["verdicts"] == r["verdicts"]
+            b["same_verdict_counts"] = same
+            r["batched"] = b
         results[name] = r
     doc: dict[str, Any] = {"startup": {"spec_loading_seconds": round(specs_s, 3)}, "case_set": gen, "backends": results,
                            "targets": TARGETS}  # fmt: skip
@@ -262,11 +289,17 @@ def _print_table(doc: dict[str, Any]) -> None:
             rows.append([name, "unavailable", "", "", "", "", r.get("why", "")[:40]])
             continue
         ms = r["seconds_per_case_ms"]
-        rows.append([name, r["cases_per_second_1_worker"], r.get("cases_per_second_2_workers", ""),
-                     f"{ms['backend']:.2f}", f"{ms['generate'] + ms['reference'] + ms['compare'] + ms['record']:.2f}",
-                     r["harness_over_backend"], r.get("worker_rss_growth_kb_per_1000_cases") or ""])  # fmt: skip
-    print(tabulate(rows, headers=["backend", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
-                                  "harness/backend", "RSS kB/1000"]))  # fmt: skip
+        for label, x in (("1/call", r), (f"{(r.get('batched') or {}).get('batch', '')}/call", r.get("batched"))):
+            if not x:
+                continue
+            ms = x["seconds_per_case_ms"]
+            rows.append([name, label, x["cases_per_second_1_worker"], x.get("cases_per_second_2_workers", ""),
+                         f"{ms['backend']:.2f}",
+                         f"{ms['generate'] + ms['reference'] + ms['compare'] + ms['record']:.2f}",
+                         x["harness_over_backend"], x.get("worker_rss_growth_kb_per_1000_cases") or "",
+                         x.get("speedup", "")])  # fmt: skip
+    print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
+                                  "harness/backend", "RSS kB/1000", "speed-up"]))  # fmt: skip
     ref = doc.get("refusals")
     if ref:
         print(f"generation: {ref['refused']} draws refused for {ref['kept']} kept ({ref['ratio']} per case); "
@@ -282,11 +315,17 @@ def _headline(doc: dict[str, Any]) -> str:
         return f"{r.get('cases_per_second_2_workers', r.get('cases_per_second_1_worker', '?'))}" if r.get("available") \
             else "n/a"  # fmt: skip
 
+    def batched(name: str) -> str:
+        x = (b.get(name) or {}).get("batched") or {}
+        return (f" ({x.get('cases_per_second_2_workers')} batched, backend x{x.get('backend_speedup')})"
+                if x else "")  # fmt: skip
+
     htp = b.get("qnn-htp") or {}
     mj = doc["main_job"]
     t = mj.get("measured_seconds", mj["estimated_seconds"])
     kind = "" if "measured_seconds" in mj else " (estimated)"
-    return (f"qnn-htp: {cps('qnn-htp')} cases/s, harness/backend = {htp.get('harness_over_backend', 'n/a')}; "
-            f"ort-qnn: {cps('ort-qnn')} cases/s; main job 20/cell: {t:.0f} s{kind}")  # fmt: skip
+    return (f"qnn-htp: {cps('qnn-htp')} cases/s{batched('qnn-htp')}, harness/backend = "
+            f"{htp.get('harness_over_backend', 'n/a')}; ort-qnn: {cps('ort-qnn')} cases/s{batched('ort-qnn')}; "
+            f"main job 20/cell: {t:.0f} s{kind}")  # fmt: skip
 
 

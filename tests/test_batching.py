@@ -133,7 +133,10 @@ def test_qnn_mixed_batch_gives_each_case_its_own_verdict(qnn, mark):
     cases = [_add(1), _transpose((2, 3)), _erroring(), _add(2), _crashing(), _transpose((3, 2)), _add(3, (4, 5))]
     alone = [qnn.run(c) for c in cases]
     assert [o.status for o in alone] == [OK, REJECTED, ERROR, OK, CRASH, OK, OK], [o.message for o in alone]
-    _assert_same(cases, alone, qnn.run_many(cases))
+    together = qnn.run_many(cases)
+    _assert_same(cases, alone, together)
+    assert together[4].details["batch"]["died_validating"] == 4, \
+        "a crash while validating one node is that case's verdict without running it again"
 
 
 @pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])

@@ -320,7 +320,7 @@ def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None
         timing: dict[str, float] = {}
         try:
             node = _Node(bld, case, f"c{k}_")
-            refused = node.validate(lib, timing)
+            refused = node.validate(lib, timing, f"{VALIDATE} {k}")  # a crash here is case k's alone
         except Unexpressible as e:
             refused = Outcome(SKIP, message=str(e))
         if refused is not None:
@@ -398,9 +398,10 @@ class _Node:
         op.v1.numOfOutputs = len(out_structs)
         op.v1.outputTensors = self.out_arr
 
-    def validate(self, lib: b.QnnLibrary, timing: dict[str, float]) -> Outcome | None:
-        """REJECTED when the backend refuses the op config; None when it accepts."""
-        _mark(VALIDATE)
+    def validate(self, lib: b.QnnLibrary, timing: dict[str, float], mark: str = VALIDATE) -> Outcome | None:
+        """REJECTED when the backend refuses the op config; None when it accepts. ``mark`` is the stage
+        announced first: in a batch it names the node, so a crash in validation belongs to one case."""
+        _mark(mark)
         t0 = time.perf_counter()
         code = lib.raw("backendValidateOpConfig", lib.backend, self.op)
         timing["validate"] = timing.get("validate", 0.0) + time.perf_counter() - t0

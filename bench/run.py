@@ -223,7 +223,8 @@ def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases-per-cell", type=int, default=20, help="typical cases per cell of the fixed set (the main job draws 20)")
+    ap.add_argument("--cases-per-cell", type=int, default=20,
+                    help="typical cases per cell of the fixed set (the main job draws 20)")
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--batch", type=int, default=32, help="cases per backend call in the batched pass")
     ap.add_argument("--refusal-examples", type=int, default=3, help="cases per cell in the all-op generation pass")

@@ -450,11 +450,13 @@ class WorkerAdapter:
         return True, ""
 
     def info(self) -> dict[str, Any]:
+        """Kept after the first start: every record carries it, and asking a dead worker (after a crash)
+        would start a new process just to say the same thing."""
         if self._worker is None:
             return {"adapter": self.name, "library": None, "error": self._why_not}
-        info = dict(self._worker.start())
-        info.update(adapter=self.name, **self.identity())
-        return info
+        if getattr(self, "_info", None) is None:
+            self._info = {**self._worker.start(), "adapter": self.name, **self.identity()}
+        return dict(self._info)
 
     def identity(self) -> dict[str, Any]:
         """The options that make this backend what it is (precision, SoC ...), for every record."""

@@ -368,7 +368,8 @@ def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[
 
     opts = ["-p", "no:randomly", "-o", "console_output_style=classic", f"--backend={name}",
             f"--examples={args.examples}", f"--seed={args.seed}", "--no-shrink",
-            f"--results={run.results.resolve()}", f"--case-dir={(runs / 'cases').resolve()}"]  # fmt: skip
+            f"--results={run.results.resolve()}", f"--case-dir={(runs / 'cases').resolve()}",
+            f"--case-cache={(runs / 'case-cache').resolve()}"]  # fmt: skip  (each cell drawn once for all backends)
     if args.edge_examples:
         opts.append(f"--edge-examples={args.edge_examples}")
     findings = Path(__file__).resolve().parent / "findings" / f"{name}.yaml"

@@ -180,6 +180,11 @@ class Case:
         meta = json.loads(path.read_text())
         with np.load(path.with_suffix(".npz"), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
+        return cls.from_saved(meta, arrays)
+
+    @classmethod
+    def from_saved(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Case:
+        """The case ``to_json()`` and ``arrays()`` describe, the arrays as saved (``_to_savable``)."""
 
         def tensor(d: dict[str, Any] | None) -> Tensor | None:
             if d is None:

@@ -136,6 +136,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--shard", default=None, metavar="K/N",
                 help="run slice K of N (1-based): cells split deterministically, every machine giving the same --seed")
     g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
+    g.addoption("--case-cache", default=None, metavar="DIR",
+                help="keep drawn cells here and read them back on the next backend with the same seed (the main job "
+                     "draws each cell once for all its backends); keyed by everything a draw depends on")
     g.addoption("--batch", type=int, default=None, metavar="N",
                 help="cases per backend call where the adapter can batch (one QNN graph / ORT session for many); "
                      "1: one graph per case. Default: the adapter's own (32 for the built-in ones)")
@@ -470,6 +473,7 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
         "seed": run.seed,
         "no_shrink": pytestconfig.getoption("--no-shrink"),
         "batch": pytestconfig.getoption("--batch"),
+        "case_cache": pytestconfig.getoption("--case-cache"),
         "tier": pytestconfig.getoption("--tier"),
         "expectations": pytestconfig.getoption("--expectations"),
         "qnn_backend_lib": run.adapter_options.get("library"),

@@ -35,6 +35,7 @@ import opdefs
 import suite
 from cases import generate, negative
 from cases.case import Case
+from cases.cell_cache import Cell, CellCache
 from cases.plugin import examples_for, hypothesis_settings, take_adapter
 from reference.expected import infer
 from reports.expectations import Expectations
@@ -213,27 +214,49 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     strategy = counted()
     seen: dict[str, Record] = {}
     pending: dict[str, tuple[Case, float]] = {}  # drawn, not yet run: the cell's cases go to the backend together
-    last = {"t": time.perf_counter()}
     replay_options = _replay_options(conformance_options)
+    n = examples_for(conformance_options, tier)
 
     def execute(case):
         return suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
-                             time.perf_counter() - last["t"], request.node.nodeid, replay_options)  # fmt: skip
+                             0.0, request.node.nodeid, replay_options)  # fmt: skip
 
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
 
-    def collect(case):
-        cid = case.case_id()
-        if cid in seen or cid in pending:  # another draw built the same case: it counts once
-            tally["duplicates"] += 1
-            return
-        done = prior.cases.get((*cell, cid))
-        if done is not None:  # --resume: recorded cases stand
-            seen[cid] = done
-        else:
-            pending[cid] = (case, time.perf_counter() - last["t"])
-        last["t"] = time.perf_counter()
+    max_elements = conformance_options["max_elements"] or 4096
+
+    def draw() -> tuple[Cell, list[float]]:
+        """The cell's distinct cases in draw order, and the seconds each took to draw."""
+        drawn: dict[str, Case] = {}
+        seconds: list[float] = []
+        last = {"t": time.perf_counter()}
+
+        def collect(case):
+            cid = case.case_id()
+            if cid in drawn:  # another draw built the same case: it counts once
+                tally["duplicates"] += 1
+                return
+            drawn[cid] = case
+            seconds.append(time.perf_counter() - last["t"])
+            last["t"] = time.perf_counter()
+
+        satisfiable = _drive(collect, strategy, {**conformance_options, "examples": n, "edge_examples": n}, None)
+        return Cell(list(drawn.values()), tally["draws"], tally["duplicates"], satisfiable), seconds
+
+    def drawn_cell() -> tuple[Cell, list[float]]:
+        """From the run's case cache when another backend drew this cell already (``--case-cache``)."""
+        cache = CellCache(conformance_options["case_cache"]) if conformance_options.get("case_cache") else None
+        if cache is None:
+            return draw()
+        key = cache.key(op.path, config_label, tier, conformance_options["seed"], n, max_elements)
+        t0 = time.perf_counter()
+        got = cache.get(op_name, key)
+        if got is not None:
+            return got, [(time.perf_counter() - t0) / max(1, len(got.cases))] * len(got.cases)
+        got, seconds = draw()
+        cache.put(op_name, key, got)
+        return got, seconds
 
     def run_pending() -> None:
         """Every drawn case on the backend (batched where the adapter can), each recorded as it is judged."""
@@ -244,8 +267,6 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         for cid, rec in zip(list(pending), recs, strict=True):
             seen[cid] = record(rec)
         pending.clear()
-
-    n = examples_for(conformance_options, tier)
 
     def cell_record(cases: int, duplicates: int, refusals: int, **extra) -> None:
         """The cell's bookkeeping: cases asked for, drawn, drawn twice, refused by the generator."""
@@ -262,13 +283,20 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
+        got, seconds = drawn_cell()
         try:
-            satisfiable = _drive(collect, strategy, {**conformance_options, "examples": n, "edge_examples": n}, None)
+            for case, took in zip(got.cases, seconds, strict=True):
+                cid = case.case_id()
+                done = prior.cases.get((*cell, cid))
+                if done is not None:  # --resume: recorded cases stand
+                    seen[cid] = done
+                else:
+                    pending[cid] = (case, took)
             run_pending()
         finally:
-            refusals = tally["draws"] - len(seen) - len(pending) - tally["duplicates"]
-            cell_record(len(seen), tally["duplicates"], max(0, refusals))
-        if not satisfiable:
+            refusals = got.draws - len(got.cases) - got.duplicates
+            cell_record(len(got.cases), got.duplicates, max(0, refusals))
+        if not got.satisfiable:
             pytest.skip(unsatisfiable)
     recs = list(seen.values())
     bad = [r for r in recs if r.verdict in BAD]

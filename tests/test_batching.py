@@ -17,19 +17,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
 from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, Outcome, run_batched  # noqa: E402
-from adapters.qnn import bindings  # noqa: E402
 from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
+from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FINDING_CASES = REPO / "findings" / "cases"
 
-try:
-    bindings.default_library()
-    _NO_WHEEL = ""
-except bindings.LibraryNotFound as e:
-    _NO_WHEEL = str(e)
-needs_simulator = [pytest.mark.qnn, pytest.mark.skipif(bool(_NO_WHEEL), reason=f"no QNN HTP simulator: {_NO_WHEEL}")]
+needs_simulator = NEEDS_SIMULATOR
 
 
 # ---- cases ------------------------------------------------------------------------------------------
@@ -116,16 +111,19 @@ def test_batch_size_one_never_groups():
 
 
 # ---- QNN HTP simulator ------------------------------------------------------------------------------
+def _usable(adapter):
+    ok, why = adapter.available()
+    if not ok:
+        pytest.skip(f"{adapter.name} not usable here: {why}")
+    return adapter
+
+
 @pytest.fixture(scope="module")
 def qnn():
     from adapters.qnn.adapter import QnnAdapter
 
-    ad = QnnAdapter(timeout=60, batch_size=8)
-    ok, why = ad.available()
-    if not ok:
-        pytest.skip(f"QNN backend not usable here: {why}")
-    yield ad
-    ad.close()
+    with _usable(QnnAdapter(timeout=60, batch_size=8)) as ad:
+        yield ad
 
 
 @pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
@@ -184,12 +182,8 @@ def ort_qnn():
     pytest.importorskip("onnxruntime_qnn")
     from adapters.ort_qnn import OrtQnnAdapter
 
-    ad = OrtQnnAdapter(timeout=60, batch_size=8, debug_hooks=True)
-    ok, why = ad.available()
-    if not ok:
-        pytest.skip(f"ort-qnn not usable here: {why}")
-    yield ad
-    ad.close()
+    with _usable(OrtQnnAdapter(timeout=60, batch_size=8, debug_hooks=True)) as ad:
+        yield ad
 
 
 @pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])

@@ -24,20 +24,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
-from adapters.qnn import bindings  # noqa: E402
 from adapters.qnn.adapter import QnnAdapter  # noqa: E402
 from cases.case import Case, Encoding, Tensor  # noqa: E402
+from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
 
-try:
-    bindings.default_library()
-    _NO_WHEEL = ""
-except bindings.LibraryNotFound as e:
-    _NO_WHEEL = str(e)
-
-pytestmark = [
-    pytest.mark.qnn,
-    pytest.mark.skipif(bool(_NO_WHEEL), reason=f"QNN HTP simulator not available: {_NO_WHEEL}"),
-]
+pytestmark = NEEDS_SIMULATOR
 
 STORAGE = {"UFIXED_POINT_8": np.uint8, "SFIXED_POINT_8": np.int8, "UFIXED_POINT_16": np.uint16}
 

@@ -13,20 +13,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
 from adapters.qnn import adapter as qnn_adapter  # noqa: E402
-from adapters.qnn import bindings  # noqa: E402
 from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from reports.expectations import Expectations  # noqa: E402
+from tests.simulator import MISSING, NEEDS_SIMULATOR  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FINDINGS = REPO / "findings" / "qnn-htp.yaml"
 
-try:
-    bindings.default_library()
-    _NO_WHEEL = ""
-except bindings.LibraryNotFound as e:
-    _NO_WHEEL = str(e)
-needs_simulator = [pytest.mark.qnn, pytest.mark.skipif(bool(_NO_WHEEL), reason=f"no QNN HTP simulator: {_NO_WHEEL}")]
+needs_simulator = NEEDS_SIMULATOR
 
 
 def _transpose(perm: list[int], out_shape: tuple[int, ...]) -> Case:
@@ -102,8 +97,8 @@ def test_the_output_digest_depends_on_bits_shape_and_dtype() -> None:
 # ---- on the simulator ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qnn():
-    if _NO_WHEEL:
-        pytest.skip(_NO_WHEEL)
+    if MISSING:
+        pytest.skip(MISSING)
     ad = qnn_adapter.QnnAdapter(timeout=30)
     ok, why = ad.available()
     if not ok:

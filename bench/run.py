@@ -115,6 +115,7 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
     rss_before, warm = None, min(10, len(cases) // 4)  # after a warm-up: loading the library is not growth
     t_all = time.perf_counter()
     verdicts: dict[str, int] = {}
+    per_case: dict[str, tuple] = {}  # case_id -> (verdict, output digest, metrics): the batched pass must match
     done = 0
     for cell in _cells(cases):
         if rss_before is None and done >= warm:
@@ -132,6 +133,8 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
             split["backend"].append(rec.timings.get("backend", 0.0))
             split["compare"].append(rec.timings.get("compare", 0.0))
             verdicts[rec.verdict] = verdicts.get(rec.verdict, 0) + 1
+            per_case[rec.case_id] = (rec.verdict, ((rec.extra or {}).get("details") or {}).get("output_digest"),
+                                     json.dumps(rec.metrics, sort_keys=True, default=str))  # fmt: skip
         # whatever execute spent beyond the stages it timed (loading specs, building the record) is harness too
         other = (t1 - t0) - sum(rec.timings.get(k, 0.0) for rec in recs for k in ("reference", "backend", "compare"))
         split["record"] += [(max(0.0, other) + (t2 - t1)) / len(recs)] * len(recs)
@@ -146,6 +149,7 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
         "batch": batch,
         "cases": n,
         "verdicts": verdicts,
+        "per_case": per_case,
         "cases_per_second_1_worker": round(n / (wall + totals["generate"]), 2),
         "seconds_per_case_ms": {k: round(1000 * statistics.mean(v), 3) for k, v in split.items() if v},
         "backend_median_ms": round(1000 * statistics.median(split["backend"]), 3) if n else 0.0,
@@ -257,9 +261,12 @@ def main(argv: list[str] | None = None) -> int:
             b["backend_speedup"] = round(r["seconds_per_case_ms"]["backend"] / max(1e-9, b["seconds_per_case_ms"]
                                                                                     ["backend"]), 2)  # fmt: skip
             b["speedup"] = round(b["cases_per_second_1_worker"] / max(1e-9, r["cases_per_second_1_worker"]), 2)
-            same = b["verdicts"] == r["verdicts"]
-            b["same_verdict_counts"] = same
+            differ = sorted(k for k in r["per_case"] if r["per_case"][k] != b["per_case"].get(k))
+            b["cases_differing_from_one_per_call"] = len(differ)
+            b["differing_case_ids"] = differ[:20]
+            del r["per_case"], b["per_case"]
             r["batched"] = b
+        r.pop("per_case", None)
         results[name] = r
     doc: dict[str, Any] = {"startup": {"spec_loading_seconds": round(specs_s, 3)}, "case_set": gen, "backends": results,
                            "targets": TARGETS}  # fmt: skip
@@ -289,7 +296,6 @@ def _print_table(doc: dict[str, Any]) -> None:
         if not r.get("available"):
             rows.append([name, "unavailable", "", "", "", "", r.get("why", "")[:40]])
             continue
-        ms = r["seconds_per_case_ms"]
         for label, x in (("1/call", r), (f"{(r.get('batched') or {}).get('batch', '')}/call", r.get("batched"))):
             if not x:
                 continue
@@ -298,9 +304,9 @@ def _print_table(doc: dict[str, Any]) -> None:
                          f"{ms['backend']:.2f}",
                          f"{ms['generate'] + ms['reference'] + ms['compare'] + ms['record']:.2f}",
                          x["harness_over_backend"], x.get("worker_rss_growth_kb_per_1000_cases") or "",
-                         x.get("speedup", "")])  # fmt: skip
+                         x.get("speedup", ""), x.get("cases_differing_from_one_per_call", "")])  # fmt: skip
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
-                                  "harness/backend", "RSS kB/1000", "speed-up"]))  # fmt: skip
+                                  "harness/backend", "RSS kB/1000", "speed-up", "verdicts differ"]))  # fmt: skip
     ref = doc.get("refusals")
     if ref:
         print(f"generation: {ref['refused']} draws refused for {ref['kept']} kept ({ref['ratio']} per case); "

@@ -94,8 +94,9 @@ class Case:
     decisions: list[str] = field(default_factory=list)  # spec readings the expectation depends on
     tier: str = ""  # "typical" (how converters use the op) or "edge" (corner cases); "" for hand-made cases
     # Further executions of the same graph, for ops whose outputs depend on earlier executions (Buffer,
-    # Lstm, Gru): per step, one entry per input position holding that execution's stored data, None where
-    # the input is static (it keeps its data) or absent. Execution 0 is ``inputs`` itself.
+    # Lstm, Gru): per step, one entry per input position holding that execution's stored data (same shape,
+    # dtype and encoding), None where the input keeps execution 0's data (always for static and absent
+    # inputs). Execution 0 is ``inputs`` itself.
     steps: list[list[np.ndarray | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -106,7 +107,8 @@ class Case:
                 if a is None:
                     continue
                 if t is None or t.static:
-                    raise ValueError(f"step {k + 1}: in[{i}] is {'absent' if t is None else 'static'}, it takes no data")
+                    what = "absent" if t is None else "static"
+                    raise ValueError(f"step {k + 1}: in[{i}] is {what}, it takes no data")
                 replace(t, data=a)  # the Tensor checks shape and storage type
 
     @property

@@ -392,6 +392,11 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
         stage = "graphExecute"
         _mark(EXECUTE)
         _timed(timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None)
+        outputs = _collect(case, eout, out_bufs)
+        if case.steps:  # a stateful op: the same finalized graph runs again on each step's data
+            outputs += _execute_steps(case, in_bufs, lambda: _timed(
+                timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None),
+                lambda: _collect(case, eout, out_bufs))  # fmt: skip
     except b.QnnError as e:
         return _error(stage, e)
     finally:
@@ -403,9 +408,49 @@ def _run(lib: b.QnnLibrary, case: Case, options: GraphOptions, timing: dict[str,
     sizes = [int(eout[i].u.v1.mem.clientBuf.dataSize) for i in range(len(exec_out))]
     if sizes != [buf.nbytes for buf in out_bufs]:
         details["output_data_size"] = sizes  # the backend says it wrote a different amount
-    outputs = [buf.copy() for buf in out_bufs]
+    if case.steps:
+        details["executions"] = case.executions
     details["output_digest"] = output_digest(outputs)
     return Outcome(OK, outputs=outputs, details=details)
+
+
+def _execute_steps(case: Case, in_bufs: list[np.ndarray | None], execute: Callable[[], None],
+                   collect: Callable[[], list[np.ndarray]]) -> list[np.ndarray]:  # fmt: skip
+    """Executions 2.. of a case with ``steps``: each step's data is copied into the input buffers already
+    attached to the execute tensors (same addresses, same sizes), then the graph runs and its outputs are
+    collected. Static inputs keep their data; the graph keeps whatever state the op carries."""
+    outputs: list[np.ndarray] = []
+    for k in range(1, case.executions):
+        for buf, t in zip(in_bufs, present_inputs(case.step_inputs(k)), strict=False):
+            if buf is not None:
+                np.copyto(buf, np.asarray(t.data).reshape(buf.shape), casting="unsafe")
+        execute()
+        outputs += collect()
+    return outputs
+
+
+def _collect(case: Case, eout: Any, out_bufs: list[np.ndarray]) -> list[np.ndarray]:
+    """Copies of the output buffers. An output whose spec lets the backend report its current size
+    (``valid_rows: {count: current}``) is cut to the dimensions the backend wrote back, where they fit."""
+    outputs = [buf.copy() for buf in out_bufs]
+    current = _current_rows(case)
+    for i in current:
+        v = eout[i].u.v1
+        dims = tuple(int(v.dimensions[j]) for j in range(v.rank)) if v.rank and v.dimensions else ()
+        if len(dims) == outputs[i].ndim and dims != outputs[i].shape and all(
+                0 <= d <= m for d, m in zip(dims, outputs[i].shape, strict=True)):  # fmt: skip
+            outputs[i] = outputs[i][tuple(slice(0, d) for d in dims)].copy()
+    return outputs
+
+
+def _current_rows(case: Case) -> list[int]:
+    import opdefs
+
+    try:
+        rows = opdefs.load(case.op).valid_rows(len(case.outputs))
+    except (KeyError, opdefs.SpecError):
+        return []
+    return [i for i, r in rows.items() if r.get("count") == "current"]
 
 
 def _error(call: str, e: b.QnnError) -> Outcome:

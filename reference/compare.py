@@ -263,8 +263,11 @@ def _valid_rows(case: Case, expected: list[np.ndarray], actual: list[np.ndarray]
     for i, spec in sorted(rows.items()):
         count_absent = spec["count"] != "current" and int(spec["count"][4:-1]) >= len(case.outputs)
         if i < len(case.outputs) and not count_absent:  # without its count output every row is compared
-            groups.setdefault((spec["count"], int(spec.get("axis", 0))), []).append(i)
-    for (count, axis), members in groups.items():
+            key = (spec["count"], int(spec.get("axis", 0)))
+            if spec["count"] == "current" and spec.get("order") != "free":  # its own length, nothing to pair with
+                key += (i,)
+            groups.setdefault(key, []).append(i)
+    for (count, axis, *_), members in groups.items():
         outs = [case.outputs[i] for i in members]
         problem = None
         for i, out in zip(members, outs, strict=True):

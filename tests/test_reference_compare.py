@@ -252,3 +252,11 @@ def test_each_execution_of_a_case_with_steps_is_judged_and_a_failure_names_it() 
     j = judge(case, exp, bad, rows={})
     assert not j.passed and j.message.startswith("execution 3 of 3: out[0]"), j.message
     assert "backend returned 2 outputs for 3 executions" in judge(case, exp, good[:2], rows={}).message
+
+
+def test_outputs_with_their_own_current_dimension_may_differ_in_length_where_the_order_is_fixed() -> None:
+    case = Case("Levels", [], {}, [Tensor("out[0]", "FLOAT_32", (3, 2)), Tensor("out[1]", "FLOAT_32", (3, 2))])
+    exp = [np.ones((2, 2)), np.zeros((0, 2))]  # one level holds two rows, the other none
+    own = {"count": "current", "axis": 0}
+    j = judge(case, exp, [e.astype(np.float32) for e in exp], rows={0: own, 1: own})
+    assert j.passed, j.message

@@ -421,7 +421,7 @@ def _execute_steps(case: Case, in_bufs: list[np.ndarray | None], execute: Callab
     collected. Static inputs keep their data; the graph keeps whatever state the op carries."""
     outputs: list[np.ndarray] = []
     for k in range(1, case.executions):
-        for buf, t in zip(in_bufs, present_inputs(case.step_inputs(k)), strict=False):
+        for buf, t in zip(in_bufs, case.step_inputs(k), strict=False):  # in_bufs: the present inputs, in order
             if buf is not None:
                 np.copyto(buf, np.asarray(t.data).reshape(buf.shape), casting="unsafe")
         execute()

@@ -22,6 +22,14 @@ STATUSES = (OK, REJECTED, ERROR, CRASH, TIMEOUT, SKIP)
 
 @dataclass
 class Outcome:
+    """What one case did on a backend.
+
+    A case with ``steps`` (a stateful op executed several times, ``Case.executions``) gives the outputs of
+    every execution one after another in ``outputs``: execution 0's declared outputs, then execution 1's...,
+    ``len(case.outputs) * case.executions`` arrays in all (the layout ``reference.expected.expected`` uses),
+    with ``details["executions"]`` saying how many ran. A backend that cannot carry state between
+    executions returns SKIP, never the outputs of one execution."""
+
     status: str
     outputs: list[np.ndarray] = field(default_factory=list)  # stored values in each output's dtype
     message: str = ""

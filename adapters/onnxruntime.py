@@ -85,6 +85,9 @@ def finish(lowered: Lowered, outcome: Outcome) -> Outcome:
 
 
 def lower_or_skip(case: Case) -> Lowered | Outcome:
+    if case.steps:  # an ONNX Runtime session keeps no state between runs: a sequence would test nothing
+        return Outcome(SKIP, message=f"a sequence of {case.executions} executions of one graph: an ONNX model keeps no "
+                                     "state between runs", details={"stage": "lowering"})  # fmt: skip
     try:
         return lower(case)
     except Unlowerable as e:

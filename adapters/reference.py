@@ -46,7 +46,8 @@ class ReferenceAdapter:
             outs = encode_outputs(case, real)
         except Exception as e:  # a reference that breaks on a valid case is this backend's ERROR, not the run's
             return Outcome(ERROR, message=f"{type(e).__name__}: {e}", seconds=time.perf_counter() - t0)
-        return Outcome(OK, outs, seconds=time.perf_counter() - t0)
+        details = {"executions": case.executions} if case.steps else {}
+        return Outcome(OK, outs, seconds=time.perf_counter() - t0, details=details)
 
     def close(self) -> None:
         pass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,34 @@ class Case:
     broken: str | None = None  # for negative cases: the constraint this case violates
     decisions: list[str] = field(default_factory=list)  # spec readings the expectation depends on
     tier: str = ""  # "typical" (how converters use the op) or "edge" (corner cases); "" for hand-made cases
+    # Further executions of the same graph, for ops whose outputs depend on earlier executions (Buffer,
+    # Lstm, Gru): per step, one entry per input position holding that execution's stored data (same shape,
+    # dtype and encoding), None where the input keeps execution 0's data (always for static and absent
+    # inputs). Execution 0 is ``inputs`` itself.
+    steps: list[list[np.ndarray | None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for k, step in enumerate(self.steps):
+            if len(step) != len(self.inputs):
+                raise ValueError(f"step {k + 1}: {len(step)} inputs, the case has {len(self.inputs)}")
+            for i, (t, a) in enumerate(zip(self.inputs, step, strict=True)):
+                if a is None:
+                    continue
+                if t is None or t.static:
+                    what = "absent" if t is None else "static"
+                    raise ValueError(f"step {k + 1}: in[{i}] is {what}, it takes no data")
+                replace(t, data=a)  # the Tensor checks shape and storage type
+
+    @property
+    def executions(self) -> int:
+        """How many times the graph is executed: 1 + the further steps."""
+        return 1 + len(self.steps)
+
+    def step_inputs(self, k: int) -> list[Tensor | None]:
+        """The inputs of execution ``k`` (0 is ``inputs``): same tensors, that step's data."""
+        if k == 0:
+            return self.inputs
+        return [t if a is None else replace(t, data=a) for t, a in zip(self.inputs, self.steps[k - 1], strict=True)]
 
     # ---- identity ---------------------------------------------------------------------------
     @property
@@ -118,7 +146,8 @@ class Case:
         ins = ", ".join("-" if t is None else f"{t.dtype}{list(t.shape)}" for t in self.inputs)
         outs = ", ".join(f"{t.dtype}{list(t.shape)}" for t in self.outputs)
         ps = ", ".join(f"{k}={_param_text(p.value)}" for k, p in self.params.items())
-        return f"{self.op}({ins}; {ps}) -> {outs}"
+        runs = f" x {self.executions} executions" if self.steps else ""
+        return f"{self.op}({ins}; {ps}) -> {outs}{runs}"
 
     # ---- persistence ------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -134,7 +163,7 @@ class Case:
                 "data": key if t.data is not None else None,
             }
 
-        return {
+        meta = {
             "format": 1,
             "op": self.op,
             "config": self.config,
@@ -150,6 +179,10 @@ class Case:
                 for k, p in self.params.items()
             },
         }
+        if self.steps:  # absent for one-execution cases, so their JSON and case_id stay as they were
+            meta["steps"] = [[None if a is None else f"step{k + 1}:in{i}" for i, a in enumerate(step)]
+                             for k, step in enumerate(self.steps)]  # fmt: skip
+        return meta
 
     def arrays(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -162,6 +195,10 @@ class Case:
         for k, p in self.params.items():
             if p.is_tensor:
                 out[f"param:{k}"] = p.value
+        for k, step in enumerate(self.steps):
+            for i, a in enumerate(step):
+                if a is not None:
+                    out[f"step{k + 1}:in{i}"] = a
         return out
 
     def save(self, path: str | Path) -> Path:
@@ -201,9 +238,12 @@ class Case:
             if isinstance(v, str) and v == f"param:{k}":
                 v = _from_saved(arrays[v], p["dtype"])
             params[k] = Param(k, p["dtype"], v)
+        inputs = [tensor(t) for t in meta["inputs"]]
+        steps = [[None if key is None else _from_saved(arrays[key], inputs[i].dtype) for i, key in enumerate(step)]
+                 for step in meta.get("steps", [])]  # fmt: skip
         return cls(
             op=meta["op"],
-            inputs=[tensor(t) for t in meta["inputs"]],
+            inputs=inputs,
             params=params,
             outputs=[tensor(t) for t in meta["outputs"]],
             config=meta["config"],
@@ -212,6 +252,7 @@ class Case:
             broken=meta["broken"],
             decisions=meta.get("decisions", []),
             tier=meta.get("tier", ""),
+            steps=steps,
         )
 
 

@@ -458,6 +458,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 assume(all(_holds(c, env_case) for c in typical_when))
         bad = check.violations(op, case)
         assume(not bad)
+        case.steps = draw_steps(draw, op, case, settings)
         return case
 
     return build()
@@ -800,7 +801,7 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         ref = f"out[{i}]"
         dtype = config.dtype_of(decl["name"])
         if real is not None:
-            shape = tuple(np.shape(real[i]))
+            shape = declared_rows(op, i, tuple(np.shape(real[i])), case, env)
         elif ref in same_shape and same_shape[ref] in shapes:
             shape = shapes[same_shape[ref]]
         else:
@@ -820,3 +821,51 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
                 enc = encoding_for_range(min(bounds), max(bounds), dtype)
         outs.append(Tensor(ref, dtype, shape, None, enc))
     return outs, real
+
+
+# ---------------------------------------------------------------------------------------------
+# Data-dependent output lengths and sequences of executions (kept apart from the drawing above)
+# ---------------------------------------------------------------------------------------------
+def declared_rows(op: OpDef, i: int, shape: tuple[int, ...], case: Case, env: dict[str, Any]) -> tuple[int, ...]:
+    """The shape to declare for output ``i``: the reference's, except that an output whose valid length the
+    backend reports (``valid_rows.capacity``) is declared at its maximum, as a converter sizes it, so a
+    case may hold fewer valid rows than declared - none at all included."""
+    rows = op.valid_rows(i + 1).get(i) or {}
+    if "capacity" not in rows:
+        return shape
+    axis = int(rows.get("axis", 0))
+    cap = _eval_dim(rows["capacity"], {**env, **check.environment(op, case)})
+    if cap is None or axis >= len(shape) or cap < shape[axis]:
+        return shape
+    return shape[:axis] + (cap,) + shape[axis + 1 :]
+
+
+def draw_steps(draw: st.DrawFn, op: OpDef, case: Case, settings: Settings) -> list[list[np.ndarray | None]]:
+    """Further executions of the graph for an op that keeps state between them (``generate.executions``:
+    [lo, hi], the number of executions in all). Each step gives every non-static input new data of the same
+    shape, type and encoding, drawn inside the range execution 0's data spans (a bool, such as a reset
+    input, either way), so each step stays in the tier and the domain the first was drawn for."""
+    lo, hi = op.generation.get("executions") or (1, 1)
+    runs = draw(st.integers(lo, hi), label="executions")
+    if runs <= 1:
+        return []
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="steps seed"))
+    steps = [[None if t is None or t.static or t.data is None else _like(rng, t) for t in case.inputs]
+             for _ in range(runs - 1)]  # fmt: skip
+    if settings.infer is not None:  # every execution must be one the reference accepts (a ValueError refuses it)
+        probe = replace(case, steps=steps)
+        valid, _ = _infer(settings, op, probe)
+        assume(valid)
+    return steps
+
+
+def _like(rng: np.random.Generator, t: Tensor) -> np.ndarray:
+    d = dtypes.get(t.dtype)
+    data = np.asarray(t.data)
+    if d.kind == "bool":
+        return rng.integers(0, 2, data.shape).astype(bool)
+    if d.kind == "float":
+        finite = data[np.isfinite(data)].astype(np.float64)
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
+        return rng.uniform(lo, hi, data.shape).astype(data.dtype)
+    return rng.integers(int(data.min()), int(data.max()), data.shape, endpoint=True).astype(data.dtype)

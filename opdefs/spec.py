@@ -195,6 +195,26 @@ class OpDef:
         """Where the MasterOpDef is unclear: what the reference reads it as, and why."""
         return self.raw.get("decisions") or []
 
+    def output_decl(self, i: int) -> dict[str, Any] | None:
+        """The declaration output ``i`` falls under (a repeated declaration such as ``out[2..4]`` covers a range)."""
+        found = None
+        for d in self.outputs:
+            m = re.match(r"^out\[(\d+)", d["name"])
+            if m and int(m.group(1)) <= i:
+                found = d
+        return found
+
+    def valid_rows(self, n_outputs: int) -> dict[int, dict[str, Any]]:
+        """Outputs whose number of valid rows depends on the data (``valid_rows`` in the spec), by index:
+        ``count`` (the output holding it, or ``current``: the backend's current dimension), ``axis``,
+        ``order`` (fixed or free) and ``beyond`` (rows past the count unspecified, or checked)."""
+        out = {}
+        for i in range(n_outputs):
+            d = self.output_decl(i)
+            if d and d.get("valid_rows"):
+                out[i] = d["valid_rows"]
+        return out
+
     def enum_names(self) -> dict[str, int]:
         """Enum member names of every parameter (usable as names in expressions)."""
         out: dict[str, int] = {}
@@ -311,6 +331,14 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
         check_one(src, ("derived", k))
     for i, src in enumerate((op.get("generate") or {}).get("typical_when") or []):
         check_one(src, ("generate", "typical_when", i))
+    for i, t in enumerate(op.get("outputs") or []):
+        vr = t.get("valid_rows") or {}
+        if vr.get("count", "current") != "current" and vr["count"] not in refs:
+            problems.append(Problem(str(path), _line_for(lines, ("outputs", i, "valid_rows", "count")),
+                                    _field_name(op, ("outputs", i, "valid_rows", "count")),
+                                    f"{vr['count']} does not exist in {op.get('name')}"))  # fmt: skip
+        if "capacity" in vr:
+            check_one(vr["capacity"], ("outputs", i, "valid_rows", "capacity"))
     for i, t in enumerate(op.get("inputs") or []):
         if "shape_from" in t:
             check_one(t["shape_from"], ("inputs", i, "shape_from"))

@@ -20,6 +20,9 @@ import numpy as np
 
 Impl = Callable[..., list[np.ndarray]]
 _REGISTRY: dict[str, Impl] = {}
+# Ops whose outputs depend on earlier executions of the same graph: impl(executions, params, out_shapes,
+# out_dtypes, *, op) -> one output list per execution, the state carried between them.
+_SEQUENCES: dict[str, Callable[..., list[list[np.ndarray]]]] = {}
 _VERIFIED_BY: dict[str, str] = {}
 _LOADED = False
 
@@ -101,3 +104,40 @@ def run(
     full = dict(defaults(op))
     full.update(params or {})
     return impl(list(inputs), full, out_shapes, out_dtypes, op=op)
+
+
+SequenceImpl = Callable[..., list[list[np.ndarray]]]
+
+
+def register_sequence(*ops: str) -> Callable[[SequenceImpl], SequenceImpl]:
+    """Register how consecutive executions of one graph of ``ops`` behave (a case with ``steps``)."""
+
+    def deco(fn: SequenceImpl) -> SequenceImpl:
+        for op in ops:
+            _SEQUENCES[op] = fn
+        return fn
+
+    return deco
+
+
+def has_sequence(op: str) -> bool:
+    _load_families()
+    return op in _SEQUENCES
+
+
+def run_sequence(
+    op: str,
+    executions: list[list[np.ndarray | None]],
+    params: dict[str, Any] | None = None,
+    out_shapes: list[tuple[int, ...]] | None = None,
+    out_dtypes: list[Any] | None = None,
+) -> list[list[np.ndarray]]:
+    """Outputs of consecutive executions of one graph of ``op`` (the inputs of each, real-valued)."""
+    _load_families()
+    try:
+        impl = _SEQUENCES[op]
+    except KeyError:
+        raise NotImplementedError(f"no reference for consecutive executions of {op}: it keeps no state") from None
+    full = dict(defaults(op))
+    full.update(params or {})
+    return impl([list(e) for e in executions], full, out_shapes, out_dtypes, op=op)

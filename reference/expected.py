@@ -22,14 +22,28 @@ def out_dtype(qnn_dtype: str) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def _real_inputs(inputs: list) -> list[np.ndarray | None]:
+    real = [None if t is None else real_value(t) for t in inputs]
+    while real and real[-1] is None:
+        real.pop()
+    return real
+
+
 def expected(case: Case, with_out_shapes: bool = True) -> list[np.ndarray]:
-    inputs = [None if t is None else real_value(t) for t in case.inputs]
-    while inputs and inputs[-1] is None:
-        inputs.pop()
+    """The real outputs; for a case with ``steps``, every execution's outputs one after another (execution
+    0's, then 1's ...), each execution contributing exactly the case's declared outputs - the same layout
+    an adapter's Outcome uses (adapters/base.py)."""
     params = {k: p.value for k, p in case.params.items()}
     out_shapes = [t.shape for t in case.outputs] if (with_out_shapes and case.outputs) else None
     out_dtypes = [out_dtype(t.dtype) for t in case.outputs] if case.outputs else None
-    return reference.run(case.op, inputs, params, out_shapes, out_dtypes)
+    if not case.steps:
+        return reference.run(case.op, _real_inputs(case.inputs), params, out_shapes, out_dtypes)
+    runs = [_real_inputs(case.step_inputs(k)) for k in range(case.executions)]
+    per_step = reference.run_sequence(case.op, runs, params, out_shapes, out_dtypes)
+    n = len(case.outputs)
+    if any(len(outs) < n for outs in per_step):
+        raise ValueError(f"the reference gives fewer outputs per execution than the {n} the case declares")
+    return [o for outs in per_step for o in outs[:n]]
 
 
 def infer(op: OpDef, case: Case) -> list[np.ndarray] | None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import register, register_sequence
 
 FORWARD, REVERSE = 0, 1
 # Layer normalization inside Lstm: the spec names the weights but gives no epsilon; NNAPI's LSTM
@@ -231,6 +231,11 @@ def lstm(inputs, params, out_shapes, out_dtypes, *, op):
     return outs
 
 
+@register_sequence("Lstm")
+def lstm_executions(executions, params, out_shapes, out_dtypes, *, op):
+    return lstm_sequence(executions, params, len(out_shapes) if out_shapes else N_LSTM_MANDATORY_OUTPUTS)
+
+
 def lstm_sequence(executions: list[list[np.ndarray | None]], params: dict[str, Any],
                   n_outputs: int = N_LSTM_MANDATORY_OUTPUTS) -> list[list[np.ndarray]]:  # fmt: skip
     """Outputs of consecutive executions of one Lstm graph: a 3-D execution with reset false starts
@@ -292,6 +297,11 @@ def gru_execute(ins: list[np.ndarray | None], params: dict[str, Any], state: np.
 def gru(inputs, params, out_shapes, out_dtypes, *, op):
     outs, _ = gru_execute(inputs, params)
     return outs
+
+
+@register_sequence("Gru")
+def gru_executions(executions, params, out_shapes, out_dtypes, *, op):
+    return gru_sequence(executions, params)
 
 
 def gru_sequence(executions: list[list[np.ndarray | None]], params: dict[str, Any]) -> list[list[np.ndarray]]:

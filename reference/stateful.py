@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import register, register_sequence
 
 BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT = 0, 1, 2
 
@@ -91,3 +91,8 @@ def buffer_sequence(executions: list[list[np.ndarray | None]], params: dict[str,
 @register("Buffer", verified_by="hand")
 def buffer(inputs, params, out_shapes, out_dtypes, *, op):
     return buffer_sequence([list(inputs)], params)
+
+
+@register_sequence("Buffer")
+def buffer_executions(executions, params, out_shapes, out_dtypes, *, op):
+    return [[o] for o in buffer_sequence(executions, params)]

@@ -56,3 +56,45 @@ def test_negative_case_keeps_its_broken_constraint(tmp_path):
 def test_data_of_the_wrong_storage_type_is_refused():
     with pytest.raises(TypeError, match="stored as"):
         Tensor("in[0]", "UFIXED_POINT_8", (2,), np.zeros(2, np.float32))
+
+
+# ---- sequences of executions (stateful ops) ------------------------------------------------------------
+
+
+def _buffer_case(**kw) -> Case:
+    enc = Encoding((0.5,), (-128,))
+    return Case("Buffer", [Tensor("in[0]", "UFIXED_POINT_8", (1, 2), np.array([[3, 200]], np.uint8), enc),
+                           Tensor("in[1]", "BOOL_8", (), np.array(False))],
+                {"buffer_size": Param("buffer_size", "UINT_32", 4), "buffer_dim": Param("buffer_dim", "UINT_32", 1)},
+                [Tensor("out[0]", "UFIXED_POINT_8", (1, 4), None, enc)], config="UFIXED_POINT_8", seed=3,
+                **kw)  # fmt: skip
+
+
+def test_a_case_without_steps_keeps_the_id_it_had_before_steps_existed():
+    # 51d0cf018ede3621 is what cases/case.py computed for this case before the Case type had steps
+    case = _buffer_case()
+    assert case.case_id() == "51d0cf018ede3621", "a one-execution case changed its id: old records no longer match"
+    assert "steps" not in case.to_json(), "a one-execution case's JSON gained a 'steps' key"
+
+
+def test_a_case_with_steps_round_trips_with_every_step_bit_exact(tmp_path):
+    steps = [[np.array([[7, 9]], np.uint8), np.array(True)], [np.array([[1, 2]], np.uint8), None]]
+    case = _buffer_case(steps=steps)
+    back = Case.load(case.save(tmp_path / "s"))
+    assert back.executions == 3 and back.to_json() == case.to_json()
+    for k in (1, 2):
+        for a, b in zip(case.step_inputs(k), back.step_inputs(k), strict=True):
+            assert a.data.dtype == b.data.dtype and a.data.tobytes() == b.data.tobytes(), f"step {k}: {a.name} changed"
+    kept = back.step_inputs(2)[1].data.tobytes() == case.inputs[1].data.tobytes()
+    assert kept, "an input a step gives no data keeps execution 0's"
+
+
+def test_steps_are_part_of_a_case_s_identity():
+    one = _buffer_case(steps=[[np.array([[7, 9]], np.uint8), None]])
+    other = _buffer_case(steps=[[np.array([[7, 8]], np.uint8), None]])
+    assert len({_buffer_case().case_id(), one.case_id(), other.case_id()}) == 3
+
+
+def test_step_data_of_another_shape_is_refused():
+    with pytest.raises(ValueError, match="data shape"):
+        _buffer_case(steps=[[np.array([7, 9, 1], np.uint8), None]])

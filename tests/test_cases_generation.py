@@ -132,3 +132,40 @@ def test_only_ops_whose_spec_says_why_have_no_configuration():
     assert without == NOT_GENERATED, f"ops without configurations changed: {sorted(without ^ NOT_GENERATED)}"
     for name in without:
         assert generate.skip_reason(SPECS[name]), f"{name}: no configuration and no generate.skip reason"
+
+
+# ---- sequences of executions and data-dependent output lengths ------------------------------------------
+STATEFUL = sorted(name for name, op in SPECS.items()
+                  if op.generation.get("executions") and not generate.skip_reason(op))  # fmt: skip
+
+
+@pytest.mark.parametrize("op_name", STATEFUL)
+@pytest.mark.parametrize("tier", generate.TIERS)
+def test_a_stateful_op_s_cases_run_as_many_executions_as_its_spec_says(op_name, tier):
+    lo, hi = SPECS[op_name].generation["executions"]
+    cases = _draw(op_name, CASES_PER_CONFIG, tier=tier)
+    runs = sorted({c.executions for c in cases})
+    assert runs and lo <= runs[0] and runs[-1] <= hi, f"{op_name}: executions {runs} outside [{lo}, {hi}]"
+    if hi > 1:
+        assert runs[-1] > 1, f"{op_name}: {len(cases)} cases and none is a sequence of executions"
+    for c in cases:
+        for k in range(1, c.executions):
+            for t, s in zip(c.inputs, c.step_inputs(k), strict=True):
+                if t is not None and t.static:
+                    assert s.data is t.data, f"{op_name}: static {t.name} changed data at execution {k + 1}"
+
+
+def test_a_step_less_op_draws_no_steps():
+    assert all(not c.steps for c in _draw("ElementWiseAdd", 4)), "an op without generate.executions got steps"
+
+
+def test_an_output_whose_backend_reports_its_size_is_declared_at_its_capacity():
+    # DistributeFpnProposals: each FPN level holds 0..num_proposals RoIs and is declared with num_proposals rows
+    op = SPECS["DistributeFpnProposals"]
+    rows = op.valid_rows(5)
+    assert rows and all(r["count"] == "current" for r in rows.values())
+    for case in _draw("DistributeFpnProposals", 6, tier="typical"):
+        n = case.inputs[0].shape[0]
+        for i in rows:
+            t = case.outputs[i]
+            assert t.shape[0] == n, f"{t.name}: declared {t.shape}, capacity {n}"

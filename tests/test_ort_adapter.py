@@ -415,3 +415,11 @@ def test_qnn_worker_is_recycled_after_the_configured_count(qnn):
         assert qnn.worker_pid != pid
     finally:
         qnn.recycle_every = saved
+
+
+def test_a_sequence_of_executions_is_skipped_not_run_once(cpu):
+    # an ONNX Runtime session keeps no state between runs, so a case with steps has nothing to show there
+    case = add_f32()
+    case.steps = [[d.data.copy() if d is not None and not d.static else None for d in case.inputs]]
+    outcome = cpu.run(case)
+    assert outcome.status == "skip" and "executions" in outcome.message, (outcome.status, outcome.message)

@@ -330,3 +330,17 @@ def test_unknown_api_version_is_refused_when_loading():
         assert out.status == "error" and out.details["stage"] == "worker-start"
     finally:
         ad.close()
+
+
+# ---- sequences of executions (Case.steps) ---------------------------------------------------------------
+def test_a_case_with_steps_executes_the_graph_once_per_step_and_returns_every_execution(qnn):
+    # ElementWiseAdd keeps no state, so execution k must give exactly step k's a + b: 1+10, 2+10, 3+10;
+    # the static b keeps its data in every execution
+    a = [np.array([v], np.float32) for v in (1.0, 2.0, 3.0)]
+    b = Tensor("b", "FLOAT_32", (1,), np.array([10.0], np.float32), static=True)
+    case = Case("ElementWiseAdd", [Tensor("a", "FLOAT_32", (1,), a[0]), b], {}, [Tensor("o", "FLOAT_32", (1,))],
+                steps=[[a[1], None], [a[2], None]])  # fmt: skip
+    outcome = qnn.run(case)
+    outs = _ok(outcome)
+    assert [float(o[0]) for o in outs] == [11.0, 12.0, 13.0], outs
+    assert outcome.details["executions"] == 3

@@ -135,3 +135,128 @@ def test_a_value_outside_low_high_fails() -> None:
 def test_a_rank_0_16_bit_output_is_judged_like_any_other() -> None:
     j = judge_output(np.array(0.0), np.array(32768 + 30, np.uint16), out("UFIXED_POINT_16", (), U16))
     assert j.passed and j.checked == 1, j
+
+
+# ---- data-dependent output lengths (valid_rows) --------------------------------------------------------
+
+# An NMS-like op: out[0] boxes [batch, capacity, 4], out[1] scores [batch, capacity], out[2] the valid count per
+# batch element. The declarations are what an op's spec says in `valid_rows`.
+FREE = {"count": "out[2]", "axis": 1, "order": "free"}
+FIXED = {"count": "out[2]", "axis": 1, "order": "fixed"}
+
+
+def _nms_case(capacity: int = 4) -> Case:
+    outs = [Tensor("out[0]", "FLOAT_32", (1, capacity, 4)), Tensor("out[1]", "FLOAT_32", (1, capacity)),
+            Tensor("out[2]", "UINT_32", (1,))]
+    return Case("Nms", [], {}, outs)
+
+
+def _nms_expected() -> list[np.ndarray]:
+    boxes = np.zeros((1, 4, 4))
+    boxes[0, :3] = [[0, 0, 1, 1], [2, 2, 3, 3], [5, 5, 6, 6]]
+    return [boxes, np.array([[0.9, 0.7, 0.5, 0.0]]), np.array([3])]
+
+
+def _as_backend(real: list[np.ndarray]) -> list[np.ndarray]:
+    return [real[0].astype(np.float32), real[1].astype(np.float32), real[2].astype(np.uint32)]
+
+
+def test_valid_rows_in_another_order_pass_where_the_spec_leaves_the_order_free() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    perm = [2, 0, 1, 3]
+    act[0][0], act[1][0] = act[0][0][perm], act[1][0][perm]
+    j = judge(_nms_case(), exp, act, rows={0: FREE, 1: FREE})
+    assert j.passed, j.message
+
+
+def test_valid_rows_in_another_order_fail_where_the_order_is_fixed() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    perm = [2, 0, 1, 3]
+    act[0][0], act[1][0] = act[0][0][perm], act[1][0][perm]
+    j = judge(_nms_case(), exp, act, rows={0: FIXED, 1: FIXED})
+    assert not j.passed and "out[0]" in j.message, j.message
+
+
+def test_free_order_still_pairs_each_box_with_its_own_score() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    act[1][0, :3] = act[1][0, [1, 0, 2]]  # the scores of two boxes swapped, the boxes left in place
+    j = judge(_nms_case(), exp, act, rows={0: FREE, 1: FREE})
+    assert not j.passed, "rows were matched output by output instead of jointly"
+
+
+def test_equal_valid_rows_in_either_order_pass() -> None:
+    exp = _nms_expected()
+    exp[0][0, 1], exp[1][0, 1] = exp[0][0, 0], exp[1][0, 0]  # a tie: two identical rows
+    act = _as_backend(exp)
+    act[0][0, :3], act[1][0, :3] = act[0][0, [1, 0, 2]], act[1][0, [1, 0, 2]]
+    assert judge(_nms_case(), exp, act, rows={0: FREE, 1: FREE}).passed
+
+
+def test_rows_past_the_valid_count_are_not_checked_and_are_counted() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    act[0][0, 3], act[1][0, 3] = [9, -9, 1e30, np.nan], 123.0  # garbage in the padding row
+    j = judge(_nms_case(), exp, act, rows={0: FIXED, 1: FIXED})
+    assert j.passed, j.message
+    assert j.metrics["past_count"] == 4 + 1, j.metrics
+
+
+def test_a_wrong_valid_count_fails_with_a_message_giving_both_counts() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    act[2][0] = 2
+    j = judge(_nms_case(), exp, act, rows={0: FREE, 1: FREE})
+    assert not j.passed and "out[2]: valid count expected [3], got [2]" in j.message, j.message
+
+
+def test_rows_past_the_count_are_checked_where_the_spec_names_the_fill() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    act[1][0, 3] = 0.25  # the spec says zero padding
+    padded = {**FREE, "beyond": "checked"}
+    assert not judge(_nms_case(), exp, act, rows={0: padded, 1: padded}).passed
+
+
+def test_valid_rows_sorted_by_score_may_not_rise() -> None:
+    exp = _nms_expected()
+    act = _as_backend(exp)
+    act[0][0, :3], act[1][0, :3] = act[0][0, [1, 0, 2]], act[1][0, [1, 0, 2]]
+    by_score = {**FREE, "sorted_by": "out[1]"}
+    j = judge(_nms_case(), exp, act, rows={0: by_score, 1: by_score})
+    assert not j.passed and "descending order" in j.message, j.message
+
+
+def test_a_current_dimension_is_the_count_and_fewer_rows_than_declared_pass() -> None:
+    case = Case("Proposals", [], {}, [Tensor("out[0]", "FLOAT_32", (5, 4))])
+    exp = [np.arange(8.0).reshape(2, 4)]
+    current = {0: {"count": "current", "axis": 0, "order": "free"}}
+    assert judge(case, exp, [exp[0][::-1].astype(np.float32)], rows=current).passed
+    j = judge(case, exp, [np.zeros((3, 4), np.float32)], rows=current)
+    assert not j.passed and "valid count (current dim 0) expected 2, got 3" in j.message, j.message
+
+
+# ---- sequences of executions (steps) -----------------------------------------------------------------
+
+
+def test_each_execution_of_a_case_with_steps_is_judged_and_a_failure_names_it() -> None:
+    x = Tensor("in[0]", "FLOAT_32", (2,), np.zeros(2, np.float32))
+    case = Case("Buffer", [x], {}, [Tensor("out[0]", "FLOAT_32", (2,))],
+                steps=[[np.ones(2, np.float32)], [np.ones(2, np.float32)]])  # fmt: skip
+    exp = [np.zeros(2), np.ones(2), np.full(2, 2.0)]
+    good = [e.astype(np.float32) for e in exp]
+    assert judge(case, exp, good, rows={}).passed
+    bad = [good[0], good[1], np.zeros(2, np.float32)]
+    j = judge(case, exp, bad, rows={})
+    assert not j.passed and j.message.startswith("execution 3 of 3: out[0]"), j.message
+    assert "backend returned 2 outputs for 3 executions" in judge(case, exp, good[:2], rows={}).message
+
+
+def test_outputs_with_their_own_current_dimension_may_differ_in_length_where_the_order_is_fixed() -> None:
+    case = Case("Levels", [], {}, [Tensor("out[0]", "FLOAT_32", (3, 2)), Tensor("out[1]", "FLOAT_32", (3, 2))])
+    exp = [np.ones((2, 2)), np.zeros((0, 2))]  # one level holds two rows, the other none
+    own = {"count": "current", "axis": 0}
+    j = judge(case, exp, [e.astype(np.float32) for e in exp], rows={0: own, 1: own})
+    assert j.passed, j.message

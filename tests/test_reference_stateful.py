@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import reference
+from cases.case import Case, Param, Tensor
 from reference.stateful import BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT, blocked, buffer_sequence
 
 
@@ -68,3 +69,44 @@ def test_single_execution_form_is_a_fresh_buffer() -> None:
 def test_refuses_invalid_configurations(params: dict) -> None:
     with pytest.raises(ValueError):
         buffer_sequence(frames(1), params)
+
+
+# ---- a Buffer case is a sequence of executions (Case.steps), judged execution by execution ----------------
+
+
+def _sequence_case(mode: int) -> Case:
+    x = [np.array([[v]], np.float32) for v in (1, 2, 3, 4)]
+    return Case("Buffer", [Tensor("in[0]", "FLOAT_32", (1, 1), x[0])],
+                {"buffer_size": Param("buffer_size", "UINT_32", 3), "buffer_dim": Param("buffer_dim", "UINT_32", 0),
+                 "mode": Param("mode", "UINT_32", mode)},
+                [Tensor("out[0]", "FLOAT_32", (3, 1))], steps=[[v] for v in x[1:]])  # fmt: skip
+
+
+def test_the_expectation_of_a_case_with_steps_carries_the_buffer_across_executions() -> None:
+    from reference.expected import expected
+
+    got = [o.reshape(-1).tolist() for o in expected(_sequence_case(NON_BLOCKING_RIGHT))]
+    assert got == [[0, 0, 1], [0, 1, 2], [1, 2, 3], [2, 3, 4]], got
+
+
+def test_a_buffer_sequence_passes_on_the_reference_backend_and_each_execution_is_judged() -> None:
+    import adapters
+    import suite
+
+    case = _sequence_case(BLOCKING)
+    rec = suite.execute(case, adapters.get("reference"), "reference")
+    assert rec.verdict == "PASS" and rec.metrics["executions"] == 4, (rec.verdict, rec.message, rec.metrics)
+    assert rec.metrics["unconstrained"] == 2 * 3, "the two blocked executions leave their outputs to the backend"
+
+
+def test_a_backend_that_forgets_the_buffer_between_executions_fails_at_the_execution_that_shows_it() -> None:
+    from adapters.base import OK, Outcome
+    from reference.compare import encode_outputs, judge
+    from reference.expected import expected
+
+    case = _sequence_case(NON_BLOCKING_LEFT)
+    exp = expected(case)
+    stateless = [np.array([[v], [0], [0]], np.float32) for v in (1, 2, 3, 4)]  # each execution from an empty buffer
+    j = judge(case, exp, Outcome(OK, stateless).outputs)
+    assert not j.passed and j.message.startswith("execution 2 of 4"), j.message
+    assert judge(case, exp, encode_outputs(case, exp)).passed

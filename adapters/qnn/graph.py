@@ -318,6 +318,8 @@ def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None
     for k, case in enumerate(cases):
         t0 = time.perf_counter()
         timing: dict[str, float] = {}
+        if case.steps:  # several executions of one graph: a case of its own (None: it runs alone)
+            continue
         try:
             node = _Node(bld, case, f"c{k}_")
             refused = node.validate(lib, timing, f"{VALIDATE} {k}")  # a crash here is case k's alone
@@ -434,11 +436,13 @@ class _Node:
             outs.append(copy)
         return ins, outs
 
-    def result(self, precision: str | None, sizes: list[int]) -> Outcome:
+    def result(self, precision: str | None, sizes: list[int], outputs: list[np.ndarray]) -> Outcome:
+        """``outputs``: every execution's outputs, one after another (``adapters.base.Outcome``)."""
         details: dict[str, Any] = {"stage": STAGE_OK, "precision": precision or "backend default"}
         if sizes != [buf.nbytes for buf in self.out_bufs]:
             details["output_data_size"] = sizes  # the backend says it wrote a different amount
-        outputs = [buf.copy() for buf in self.out_bufs]
+        if self.case.steps:
+            details["executions"] = self.case.executions
         details["output_digest"] = output_digest(outputs)
         return Outcome(OK, outputs=outputs, details=details)
 
@@ -477,6 +481,15 @@ def _build_and_execute(lib: b.QnnLibrary, nodes: list[_Node], precision: str | N
         stage = "graphExecute"
         _mark(EXECUTE)
         _timed(timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None)
+        outputs, at = [], 0
+        for node in nodes:
+            outputs.append(_collect(node.case, eout, node.out_bufs, at))
+            at += node.n_out
+        if len(nodes) == 1 and nodes[0].case.steps:  # a stateful op: the same graph runs again on each step's data
+            node = nodes[0]
+            outputs[0] += _execute_steps(node.case, node.in_bufs, lambda: _timed(
+                timing, "execute", lib.call, "graphExecute", graph, ein, len(exec_in), eout, len(exec_out), None, None),
+                lambda: _collect(node.case, eout, node.out_bufs, 0))  # fmt: skip
     except b.QnnError as e:
         return [_error(stage, e) for _ in nodes]
     finally:
@@ -485,11 +498,51 @@ def _build_and_execute(lib: b.QnnLibrary, nodes: list[_Node], precision: str | N
             log.warning("contextFree failed: error %d", code)
     _mark(STAGE_OK)
     results, at = [], 0
-    for node in nodes:
+    for node, outs in zip(nodes, outputs, strict=True):
         sizes = [int(eout[at + i].u.v1.mem.clientBuf.dataSize) for i in range(node.n_out)]
         at += node.n_out
-        results.append(node.result(precision, sizes))
+        results.append(node.result(precision, sizes, outs))
     return results
+
+
+def _execute_steps(case: Case, in_bufs: list[np.ndarray | None], execute: Callable[[], None],
+                   collect: Callable[[], list[np.ndarray]]) -> list[np.ndarray]:  # fmt: skip
+    """Executions 2.. of a case with ``steps``: each step's data is copied into the input buffers already
+    attached to the execute tensors (same addresses, same sizes), then the graph runs and its outputs are
+    collected. Static inputs keep their data; the graph keeps whatever state the op carries."""
+    outputs: list[np.ndarray] = []
+    for k in range(1, case.executions):
+        for buf, t in zip(in_bufs, case.step_inputs(k), strict=False):  # in_bufs: the present inputs, in order
+            if buf is not None:
+                np.copyto(buf, np.asarray(t.data).reshape(buf.shape), casting="unsafe")
+        execute()
+        outputs += collect()
+    return outputs
+
+
+def _collect(case: Case, eout: Any, out_bufs: list[np.ndarray], at: int) -> list[np.ndarray]:
+    """Copies of the output buffers (the case's execute tensors start at ``eout[at]``). An output whose
+    spec lets the backend report its current size (``valid_rows: {count: current}``) is cut to the
+    dimensions the backend wrote back, where they fit."""
+    outputs = [buf.copy() for buf in out_bufs]
+    current = _current_rows(case)
+    for i in current:
+        v = eout[at + i].u.v1
+        dims = tuple(int(v.dimensions[j]) for j in range(v.rank)) if v.rank and v.dimensions else ()
+        if len(dims) == outputs[i].ndim and dims != outputs[i].shape and all(
+                0 <= d <= m for d, m in zip(dims, outputs[i].shape, strict=True)):  # fmt: skip
+            outputs[i] = outputs[i][tuple(slice(0, d) for d in dims)].copy()
+    return outputs
+
+
+def _current_rows(case: Case) -> list[int]:
+    import opdefs
+
+    try:
+        rows = opdefs.load(case.op).valid_rows(len(case.outputs))
+    except (KeyError, opdefs.SpecError):
+        return []
+    return [i for i, r in rows.items() if r.get("count") == "current"]
 
 
 def _error(call: str, e: b.QnnError) -> Outcome:

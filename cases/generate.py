@@ -46,6 +46,8 @@ class Settings:
     max_dim: int = 5  # free dims of the edge tier: 1..max_dim
     tier: str = EDGE
     typical_dims: tuple[int, int] = (2, 6)  # free dims of the typical tier: no size-1 degenerate axes
+    typical_ranks: tuple[int, int] = (2, 4)  # free ranks of the typical tier
+    onto: bool = False  # the spec's ``broadcast_onto``: later inputs stretch onto the first, never the other way
     infer: Infer | None = field(default=None, compare=False)
 
 
@@ -324,7 +326,14 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     typical = settings.tier == TYPICAL
     if typical and op.generation.get("typical_dims"):
         settings = replace(settings, typical_dims=tuple(op.generation["typical_dims"]))
-    drop_later = set(op.generation.get("typical_drop") or []) if typical else set()
+    if typical and op.generation.get("typical_ranks"):
+        settings = replace(settings, typical_ranks=tuple(op.generation["typical_ranks"]))
+    broadcast = list(op.generation.get("broadcast") or op.generation.get("broadcast_onto") or [])
+    if op.generation.get("broadcast_onto"):
+        settings = replace(settings, onto=True)
+    # inputs drawn to shape the case, then left out (the output tensor carries what they say): always in
+    # the typical tier, as converters do; on a coin flip in the edge tier, where both forms are valid
+    shapers = set(op.generation.get("typical_drop") or [])
     typical_when = [expr.parse(x) for x in op.generation.get("typical_when") or []] if typical else []
     explicit_ranks = {len((d.get("shape") or {}).get("dims") or []) for d in op.inputs + op.outputs}
     same_shape = _same_shape_targets(op)
@@ -405,12 +414,13 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     lo = hi
                 else:  # the last one makes up the curated number of inputs (generate.inputs_count)
                     lo = max(lo, total_lo - idx)
+                lo = _least_count(op, idx, lo, max(lo, hi))  # 'num_inputs() - 1 >= 1' (Concat, Pack): not 1
                 count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
             if optional:
                 # typical: present exactly where converters emit the input (weights and biases)
-                give = (decl.get("static") in ("preferred", "always") or name in drop_later) if typical else \
-                    draw(st.booleans(), label=f"give {name}")  # fmt: skip
+                give = (decl.get("static") in ("preferred", "always") or name in shapers) if typical else \
+                    (name in shapers or draw(st.booleans(), label=f"give {name}"))  # fmt: skip
                 if stop_optional or not give:
                     stop_optional = True
                     continue
@@ -424,7 +434,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     shape = _shape_from(op, decl["shape_from"], inputs, params, env)
                 else:
                     shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
-                                        dim_value, settings)  # fmt: skip
+                                        dim_value, settings, broadcast)  # fmt: skip
                 assume(shape is not None)
                 assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
                 shapes[ref] = shape
@@ -477,6 +487,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         made = _outputs(op, config, case, env, shapes, same_shape, settings)
         assume(made is not None)
         case.outputs, real = made
+        drop_later = shapers if typical else {n for n in shapers if draw(st.booleans(), label=f"leave out {n}")}
         if drop_later:  # drawn to shape the case; converters leave it out (the output tensor carries it)
             case.inputs = [None if t is not None and t.name in drop_later else t for t in case.inputs]
             while case.inputs and case.inputs[-1] is None:
@@ -497,6 +508,24 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         return case
 
     return build()
+
+
+def _least_count(op: OpDef, first: int, lo: int, hi: int) -> int:
+    """The fewest tensors of a repeated input starting at ``first`` that the ``num_inputs()`` checks allow."""
+    checks = [c.check for c in op.constraints if c.check is not None and "num_inputs" in c.check.source]
+    for n in range(lo, hi + 1):
+        k, fn = expr.function_binding("num_inputs", lambda n=n: first + n)
+        if all(_holds(c, {k: fn}) or _unknown(c, {k: fn}) for c in checks):
+            return n
+    return lo
+
+
+def _unknown(condition: expr.Expr, env: dict[str, Any]) -> bool:
+    try:
+        expr.holds(condition, env)
+    except expr.EvalError:
+        return True
+    return False
 
 
 def _deferred_params(op: OpDef) -> list[str]:
@@ -741,7 +770,8 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
 
 
-def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings):
+def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings,
+                broadcast=()):  # fmt: skip
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
     sh = decl.get("shape") or {}
@@ -769,12 +799,21 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     if sym and sym in env:
         r = int(env[sym])
     else:
-        r = draw(st.integers(2 if settings.tier == TYPICAL else 1, settings.max_rank), label=f"rank {ref}")
+        lo_r, hi_r = settings.typical_ranks if settings.tier == TYPICAL else (1, settings.max_rank)
+        r = draw(st.integers(lo_r, hi_r), label=f"rank {ref}")
         if sym:
             env[sym] = r
-    if first_shape is not None and draw(st.booleans(), label=f"{ref} like in[0]"):
-        # broadcast-friendly: the trailing dims of the first input, some set to 1
-        tail = list(first_shape[-r:]) if r <= len(first_shape) else [1] * (r - len(first_shape)) + list(first_shape)
+    lead = broadcast[0] if ref in broadcast[1:] and broadcast[0] in shapes else None
+    if lead is not None and settings.onto and r > len(shapes[lead]):
+        r = len(shapes[lead])
+        if sym:
+            env[sym] = r
+    like_first = first_shape is not None and not broadcast and draw(st.booleans(), label=f"{ref} like in[0]")
+    if lead is not None or like_first:
+        # broadcast-friendly: the trailing dims of the first input, some set to 1 (one way, so it also
+        # holds where only the later input stretches: Prelu's slope)
+        base = shapes[lead] if lead is not None else first_shape
+        tail = list(base[-r:]) if r <= len(base) else [1] * (r - len(base)) + list(base)
         ones = draw(st.lists(st.booleans(), min_size=len(tail), max_size=len(tail)), label=f"{ref} ones")
         shape = tuple(1 if o and draw(st.booleans()) else t for t, o in zip(tail, ones, strict=True))
     else:
@@ -851,6 +890,12 @@ def _special_codes(rng: np.random.Generator, d: dtypes.QnnDtype, enc: Encoding, 
 def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical=False, axis=None,
                       product=None) -> Tensor:  # fmt: skip
     d = dtypes.get(dtype)
+    if "product" in values and len(shape) == 1:  # a shape for the op to take: whole numbers multiplying out
+        n_in = 1 + max((_first_index(k) for k in shapes if k.startswith("in[")), default=-1)
+        ins = [expr.TensorInfo(shapes[f"in[{i}]"], "") if f"in[{i}]" in shapes else
+               expr.TensorInfo((), "", present=False) for i in range(n_in)]  # fmt: skip
+        total = _eval_dim(values["product"], {**env, "_in": ins})
+        return Tensor(ref, dtype, shape, _factorisation(rng, total or 1, shape[0], typical).astype(d.storage))
     if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
         return _tensor_in_range(rng, ref, dtype, shape, values, env)
     domain = values.get("domain")
@@ -883,6 +928,26 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t
+
+
+def _factorisation(rng: np.random.Generator, total: int, n: int, typical: bool) -> np.ndarray:
+    """``n`` positive whole numbers whose product is ``total``: its prime factors dealt out at random
+    (in the typical tier, to empty places first, so a size-1 axis appears only when the primes run out)."""
+    primes, x, p = [], total, 2
+    while x > 1 and p * p <= x:
+        while x % p == 0:
+            primes.append(p)
+            x //= p
+        p += 1
+    if x > 1:
+        primes.append(x)
+    out = np.ones(n, dtype=np.int64)
+    order = rng.permutation(len(primes))
+    empty = list(rng.permutation(n))
+    for k in order:
+        slot = empty.pop() if typical and empty else int(rng.integers(0, n))
+        out[slot] *= primes[k]
+    return out
 
 
 def _away_from_zero(t: Tensor) -> None:

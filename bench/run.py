@@ -185,29 +185,58 @@ def two_workers(name: str, cases: list, generate_ms: float, batch: int = 1) -> f
     return round(sum(n for n, _ in done) / max(sec for _, sec in done), 2)
 
 
-def refusal_scan(examples: int) -> dict[str, Any]:
-    """Draws thrown away per case kept, per op (typical and edge, every configuration)."""
+def refusal_scan(examples: int, seed: int = 0, op_regex: str | None = None) -> dict[str, Any]:
+    """Draws thrown away per case kept, and generation time per case, per op (every configuration, both
+    tiers, ``examples`` cases per cell, no backend). A refused draw is hypothesis work that yields no case:
+    the generator filtered instead of constructing."""
+    import re
+
     import opdefs
     from cases import generate
 
     per_op = {}
-    for name, op in sorted(opdefs.load_all().items()):
+    ops = sorted(opdefs.load_all().items())
+    if op_regex:
+        ops = [(n, o) for n, o in ops if re.search(op_regex, n)]
+    t_scan = time.perf_counter()
+    for i, (name, op) in enumerate(ops):
         kept = refused = 0
+        seconds = 0.0
         for config in generate.configs(op):
             for tier in generate.TIERS:
                 if (op.generation.get("unsatisfiable") or {}).get(tier):
                     continue
-                got, ref, _ = draw_cases(name, config.label, tier, examples)
+                got, ref, sec = draw_cases(name, config.label, tier, examples, seed)
                 kept += len(got)
                 refused += ref
+                seconds += sec
         if kept or refused:
-            per_op[name] = {"kept": kept, "refused": refused, "ratio": round(refused / max(1, kept), 3)}
+            per_op[name] = {"kept": kept, "refused": refused, "ratio": round(refused / max(1, kept), 3),
+                            "generate_ms_per_case": round(1000 * seconds / max(1, kept), 2)}  # fmt: skip
+        if sys.stderr.isatty() or (i + 1) % 20 == 0 or i + 1 == len(ops):
+            print(f"  generation pass: {i + 1}/{len(ops)} ops, {time.perf_counter() - t_scan:.0f} s", file=sys.stderr,
+                  flush=True)  # fmt: skip
     kept = sum(v["kept"] for v in per_op.values())
     refused = sum(v["refused"] for v in per_op.values())
+    ms = sum(v["generate_ms_per_case"] * v["kept"] for v in per_op.values())
     above = sorted((k for k, v in per_op.items() if v["ratio"] > TARGETS["refusals_per_case"]),
                    key=lambda k: -per_op[k]["ratio"])  # fmt: skip
     return {"kept": kept, "refused": refused, "ratio": round(refused / max(1, kept), 3), "ops_above_target": above,
+            "examples_per_cell": examples, "seed": seed, "generate_ms_per_case": round(ms / max(1, kept), 2),
             "per_op": per_op}  # fmt: skip
+
+
+def _print_refusals(ref: dict[str, Any]) -> None:
+    """Every op above the target with its figures, then the overall ratio."""
+    from tabulate import tabulate
+
+    rows = [[k, ref["per_op"][k]["refused"], ref["per_op"][k]["kept"], ref["per_op"][k]["ratio"],
+             ref["per_op"][k]["generate_ms_per_case"]] for k in ref["ops_above_target"]]  # fmt: skip
+    if rows:
+        print(tabulate(rows, headers=["op above target", "refused", "kept", "refused/kept", "gen ms/case"]))
+    print(f"generation: {ref['refused']} draws refused for {ref['kept']} kept ({ref['ratio']} per case, target "
+          f"{TARGETS['refusals_per_case']} per op); {len(ref['ops_above_target'])} op(s) above; "
+          f"{ref['generate_ms_per_case']} ms per case")  # fmt: skip
 
 
 def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
@@ -233,9 +262,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32, help="cases per backend call in the batched pass")
     ap.add_argument("--refusal-examples", type=int, default=3, help="cases per cell in the all-op generation pass")
     ap.add_argument("--skip-refusals", action="store_true", help="skip the all-op generation pass")
+    ap.add_argument("--generation-only", action="store_true",
+                    help="only the all-op generation pass (refused draws and ms per case per op; no backend); "
+                         "writes bench/out/generation.json unless -o is given")  # fmt: skip
+    ap.add_argument("--op", default=None, help="regex: limit the generation pass to these ops")
+    ap.add_argument("--seed", type=int, default=0, help="hypothesis seed of the generation pass")
     ap.add_argument("--main-job", action="store_true", help="run `python -m suite --examples 20` for real and time it")
-    ap.add_argument("-o", "--output", default=str(OUT / "bench.json"))
+    ap.add_argument("-o", "--output", default=None, help="JSON file (default bench/out/bench.json)")
     args = ap.parse_args(argv)
+    if args.generation_only:
+        doc = {"refusals": refusal_scan(args.refusal_examples, args.seed, args.op), "targets": TARGETS}
+        out = Path(args.output or OUT / "generation.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        _print_refusals(doc["refusals"])
+        print(f"details: {out}")
+        return 0
 
     t0 = time.perf_counter()
     import opdefs
@@ -272,14 +314,14 @@ def main(argv: list[str] | None = None) -> int:
                            "targets": TARGETS}  # fmt: skip
     if not args.skip_refusals:
         print("generation pass over every op ...", flush=True)
-        doc["refusals"] = refusal_scan(args.refusal_examples)
+        doc["refusals"] = refusal_scan(args.refusal_examples, args.seed, args.op)
     doc["main_job"] = main_job_estimate(results, 20)
     if args.main_job:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "suite", "--examples", "20", "--runs", "runs/bench-main",
                         "--out", "runs/bench-main/out"], cwd=REPO, check=False)  # fmt: skip
         doc["main_job"]["measured_seconds"] = round(time.perf_counter() - t0, 1)
-    out = Path(args.output)
+    out = Path(args.output or OUT / "bench.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     _print_table(doc)
@@ -307,11 +349,8 @@ def _print_table(doc: dict[str, Any]) -> None:
                          x.get("speedup", ""), x.get("cases_differing_from_one_per_call", "")])  # fmt: skip
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
                                   "harness/backend", "RSS kB/1000", "speed-up", "verdicts differ"]))  # fmt: skip
-    ref = doc.get("refusals")
-    if ref:
-        print(f"generation: {ref['refused']} draws refused for {ref['kept']} kept ({ref['ratio']} per case); "
-              f"ops above {TARGETS['refusals_per_case']}: {', '.join(ref['ops_above_target'][:15]) or 'none'}"
-              + (" ..." if len(ref["ops_above_target"]) > 15 else ""))  # fmt: skip
+    if doc.get("refusals"):
+        _print_refusals(doc["refusals"])
 
 
 def _headline(doc: dict[str, Any]) -> str:

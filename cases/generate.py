@@ -16,6 +16,7 @@ on real results too. Without it, outputs are derived from the spec alone where t
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -45,6 +46,8 @@ class Settings:
     max_dim: int = 5  # free dims of the edge tier: 1..max_dim
     tier: str = EDGE
     typical_dims: tuple[int, int] = (2, 6)  # free dims of the typical tier: no size-1 degenerate axes
+    typical_ranks: tuple[int, int] = (2, 4)  # free ranks of the typical tier
+    onto: bool = False  # the spec's ``broadcast_onto``: later inputs stretch onto the first, never the other way
     infer: Infer | None = field(default=None, compare=False)
 
 
@@ -323,13 +326,22 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     typical = settings.tier == TYPICAL
     if typical and op.generation.get("typical_dims"):
         settings = replace(settings, typical_dims=tuple(op.generation["typical_dims"]))
-    drop_later = set(op.generation.get("typical_drop") or []) if typical else set()
+    if typical and op.generation.get("typical_ranks"):
+        settings = replace(settings, typical_ranks=tuple(op.generation["typical_ranks"]))
+    broadcast = list(op.generation.get("broadcast") or op.generation.get("broadcast_onto") or [])
+    if op.generation.get("broadcast_onto"):
+        settings = replace(settings, onto=True)
+    # inputs drawn to shape the case, then left out (the output tensor carries what they say): always in
+    # the typical tier, as converters do; on a coin flip in the edge tier, where both forms are valid
+    shapers = set(op.generation.get("typical_drop") or [])
     typical_when = [expr.parse(x) for x in op.generation.get("typical_when") or []] if typical else []
     explicit_ranks = {len((d.get("shape") or {}).get("dims") or []) for d in op.inputs + op.outputs}
     same_shape = _same_shape_targets(op)
     domains = op.dims
     derived = op.derived
     counts = op.generation
+    deferred = _deferred_params(op)
+    divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
 
     @st.composite
     def build(draw: st.DrawFn) -> Case:
@@ -350,7 +362,14 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
                     lo = max(lo, settings.typical_dims[0])
-                v = draw(st.integers(lo, hi), label=name)
+                step = next((int(env[b]) for a, b in divisible if a == name and isinstance(env.get(b), int | np.integer)
+                             and int(env[b]) > 0), 1)  # fmt: skip
+                if step > 1:  # 'channel % group == 0' with group drawn: a multiple of it, not a refusal
+                    k_lo, k_hi = -(-lo // step), hi // step
+                    assume(k_lo <= k_hi)
+                    v = step * draw(st.integers(k_lo, k_hi), label=name)
+                else:
+                    v = draw(st.integers(lo, hi), label=name)
             env[name] = v
             return v
 
@@ -360,6 +379,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             if p["dtype"] == "STRING":
                 assume(False)
             optional = p.get("mandatory") is False
+            if name in deferred:
+                continue
             if optional and not typical and not draw(st.booleans(), label=f"give {name}"):
                 continue  # typical cases give every parameter explicitly, as converters do
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value)
@@ -377,6 +398,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         shapes: dict[str, tuple[int, ...]] = {}
         first_shape: tuple[int, ...] | None = None
         rank_shapes: dict[str, tuple[int, ...]] = {}
+        makers: dict[str, Callable[[tuple[int, ...]], Tensor]] = {}
         stop_optional = False
         total_lo, total_hi = counts.get("inputs_count", (0, 2**31))
         for k_decl, decl in enumerate(op.inputs):
@@ -392,12 +414,13 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     lo = hi
                 else:  # the last one makes up the curated number of inputs (generate.inputs_count)
                     lo = max(lo, total_lo - idx)
+                lo = _least_count(op, idx, lo, max(lo, hi))  # 'num_inputs() - 1 >= 1' (Concat, Pack): not 1
                 count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
             if optional:
                 # typical: present exactly where converters emit the input (weights and biases)
-                give = (decl.get("static") in ("preferred", "always") or name in drop_later) if typical else \
-                    draw(st.booleans(), label=f"give {name}")  # fmt: skip
+                give = (decl.get("static") in ("preferred", "always") or name in shapers) if typical else \
+                    (name in shapers or draw(st.booleans(), label=f"give {name}"))  # fmt: skip
                 if stop_optional or not give:
                     stop_optional = True
                     continue
@@ -411,17 +434,40 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     shape = _shape_from(op, decl["shape_from"], inputs, params, env)
                 else:
                     shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
-                                        dim_value, settings)  # fmt: skip
+                                        dim_value, settings, broadcast)  # fmt: skip
                 assume(shape is not None)
                 assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
                 shapes[ref] = shape
                 first_shape = first_shape or shape
                 while len(inputs) < idx + k:
                     inputs.append(None)
-                t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical,
-                                      _axis_of(decl, config), _encoding_source(decl, inputs, typical))  # fmt: skip
-                t.static = static
-                inputs.append(t)
+                def make(shape, ref=ref, dtype=dtype, values=values, decl=decl, static=static) -> Tensor:
+                    t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical,
+                                          _axis_of(decl, config), _encoding_source(decl, inputs, typical))  # fmt: skip
+                    t.static = static
+                    return t
+
+                makers[ref] = make
+                inputs.append(make(shape))
+        # ---- parameters no tensor depends on (an axis, a permutation): drawn inside the bounds their
+        # checks set from the tensors now drawn, instead of blind and then refused -------------------
+        if deferred:
+            for name in deferred:
+                p = op.params[name]
+                if p["dtype"] == "STRING":
+                    assume(False)
+                if p.get("mandatory") is False and not typical and not draw(st.booleans(), label=f"give {name}"):
+                    continue
+                value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
+                                      makers, same_shape)  # fmt: skip
+                if value is None:
+                    continue
+                params[name] = Param(name, param_dtype(p, config), value)
+                env[name] = value
+            if typical:
+                params = _valid_optional_params(op, params)
+                env = {k: v for k, v in env.items() if k not in op.params or k in params}
+            env.update({k: v for k, v in op.param_defaults().items() if k not in env})
         if typical and op.family == "data movement":
             _share_encoding(inputs)
         # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
@@ -441,6 +487,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         made = _outputs(op, config, case, env, shapes, same_shape, settings)
         assume(made is not None)
         case.outputs, real = made
+        drop_later = shapers if typical else {n for n in shapers if draw(st.booleans(), label=f"leave out {n}")}
         if drop_later:  # drawn to shape the case; converters leave it out (the output tensor carries it)
             case.inputs = [None if t is not None and t.name in drop_later else t for t in case.inputs]
             while case.inputs and case.inputs[-1] is None:
@@ -462,6 +509,149 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         return case
 
     return build()
+
+
+def _least_count(op: OpDef, first: int, lo: int, hi: int) -> int:
+    """The fewest tensors of a repeated input starting at ``first`` that the ``num_inputs()`` checks allow."""
+    checks = [c.check for c in op.constraints if c.check is not None and "num_inputs" in c.check.source]
+    for n in range(lo, hi + 1):
+        k, fn = expr.function_binding("num_inputs", lambda n=n: first + n)
+        if all(_holds(c, {k: fn}) or _unknown(c, {k: fn}) for c in checks):
+            return n
+    return lo
+
+
+def _unknown(condition: expr.Expr, env: dict[str, Any]) -> bool:
+    try:
+        expr.holds(condition, env)
+    except expr.EvalError:
+        return True
+    return False
+
+
+def _deferred_params(op: OpDef) -> list[str]:
+    """Parameters no tensor shape, value range, dim formula or other parameter names, in declaration
+    order: they can wait until the tensors exist, so a check such as ``axis <= rank(in[0]) - 1`` bounds
+    the draw instead of refusing it afterwards. A parameter some tensor depends on is drawn first."""
+    used: set[str] = set(op.derived) | set(op.dims)
+    words = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+    def note(x: Any) -> None:
+        used.update(words.findall(str(x)))
+
+    for d in op.inputs + op.outputs:
+        for key in ("shape", "values", "shape_from", "repeated", "encoding_from"):
+            if key in d:
+                note(d[key] if key != "shape" else {k: v for k, v in d[key].items() if k != "text"})
+        if "by_operation" in (d.get("values") or {}):
+            used.add("operation")
+    for src in op.derived.values():
+        note(src)
+    for name, p in op.params.items():
+        for key in ("domain", "generate"):
+            if key in p:
+                note(p[key])
+        dims = (p.get("shape") or {}).get("dims") or []
+        used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
+    for c in op.constraints:  # a parameter bounded by another one comes after it: keep the two together
+        if c.check is not None and c.owner in op.params:
+            for other in c.check.names() & set(op.params):
+                if other != c.owner and list(op.params).index(other) > list(op.params).index(c.owner):
+                    used.add(other)
+    return [n for n in op.params if n not in used]
+
+
+def _eval_int(e: expr.Expr, env: dict[str, Any]) -> int | None:
+    try:
+        v = np.asarray(e.evaluate(env), dtype=np.float64)
+    except (expr.ExprError, expr.EvalError, TypeError, ValueError, IndexError, KeyError):
+        return None
+    return int(np.floor(v)) if v.shape == () and np.isfinite(v) else None
+
+
+def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings, config: Config,
+                  dim_value: Callable[[str], int], inputs: list[Tensor | None], params: dict[str, Param],
+                  shapes: dict[str, tuple[int, ...]], makers: dict[str, Callable], same_shape: dict[str, str]) -> Any:
+    """An integer parameter drawn inside the bounds its checks give once the tensors exist: scalars in
+    ``[lo, hi]``; vectors unique where a check says ``unique`` (a permutation when the length is the
+    range's), increasing where one says ``increasing``; where a check says the values index dims of a
+    given size (``values(shape(in[0]))[axes] == 1``), among those dims, pinning some to that size when
+    the tensor has none. Anything else goes the ordinary way (``_draw_param``)."""
+    dt = dtypes.get(param_dtype(p, config))
+    checks = _param_checks(op, name)
+    if dt.kind not in ("int", "uint") or "generate" in p or p.get("values"):
+        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+    full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
+    lows, highs = [], []
+    for c in checks:
+        lo_e, hi_e = c.bounds(name)
+        lows += [v for v in (_eval_int(e, full) for e in lo_e) if v is not None]
+        highs += [v for v in (_eval_int(e, full) for e in hi_e) if v is not None]
+    if not highs and "domain" not in p:
+        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+    positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
+    lo = max(lows) if lows else (1 if positive else 0)
+    hi = min(highs) if highs else settings.max_rank
+    if "domain" in p:
+        d_lo, d_hi = _bounds(p, env)
+        lo, hi = max(lo, d_lo), min(hi, d_hi)
+    if dt.kind == "uint":
+        lo = max(lo, 0)
+    assume(lo <= hi)
+    candidates = list(range(lo, hi + 1))
+    pin = next((x for x in (c.indexed_shape_equals(name) for c in checks) if x), None)
+    if pin is not None:
+        ref, size = pin
+        idx = _first_index(ref)
+        shape = shapes.get(ref)
+        assume(shape is not None)
+        matching = [i for i in candidates if -len(shape) <= i < len(shape) and shape[i] == size]
+        shared = ref in same_shape or ref in same_shape.values()
+        if not matching and ref in makers and not shared and candidates:
+            # no dim of that size: give the tensor one (its data is drawn again for the new shape)
+            pos = [i for i in candidates if 0 <= i < len(shape)]
+            assume(bool(pos))
+            k = draw(st.integers(1, len(pos)), label=f"{name} pinned dims")
+            chosen = draw(st.permutations(pos), label=f"{name} pinned")[:k]
+            new_shape = tuple(size if i in chosen else d for i, d in enumerate(shape))
+            shapes[ref] = new_shape
+            inputs[idx] = makers[ref](new_shape)
+            matching = sorted(chosen)
+        candidates = matching
+    sh = p.get("shape") or {}
+    if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
+        assume(bool(candidates))
+        default = p.get("default")
+        choice = st.sampled_from(candidates)
+        if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
+            choice = st.one_of(st.just(default), choice)
+        return draw(choice, label=name)
+    dims = sh.get("dims") or []
+    unique = any(c.requires_unique(name) for c in checks)
+    increasing = any(_names_call(c, "increasing", name) for c in checks)
+    if len(dims) != 1:
+        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+    n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
+    cap = len(candidates) if unique or increasing else settings.max_rank
+    if n is None:
+        assume(cap >= 1)
+        n = draw(st.integers(1, min(cap, settings.max_rank)), label=f"len {name}")
+        if isinstance(dims[0], str):
+            env[dims[0]] = n
+    assume(n <= cap and (n == 0 or candidates))
+    if increasing:
+        vals = sorted(draw(st.permutations(candidates), label=name)[:n])
+    elif unique:
+        vals = draw(st.permutations(candidates), label=name)[:n]
+    else:
+        vals = draw(st.lists(st.sampled_from(candidates), min_size=n, max_size=n), label=name)
+    return np.asarray(vals, dtype=dt.storage).reshape((n,))
+
+
+def _names_call(e: expr.Expr, fn: str, name: str) -> bool:
+    """Whether a conjunct of ``e`` is ``fn(name)``."""
+    return any(isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == fn and len(x.args) == 1
+               and isinstance(x.args[0], ast.Name) and x.args[0].id == name for x in e.conjuncts())  # fmt: skip
 
 
 def _shape_from(op: OpDef, source: str, inputs: list[Tensor | None], params: dict[str, Param],
@@ -581,7 +771,8 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
 
 
-def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings):
+def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings,
+                broadcast=()):  # fmt: skip
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
     sh = decl.get("shape") or {}
@@ -609,12 +800,21 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     if sym and sym in env:
         r = int(env[sym])
     else:
-        r = draw(st.integers(2 if settings.tier == TYPICAL else 1, settings.max_rank), label=f"rank {ref}")
+        lo_r, hi_r = settings.typical_ranks if settings.tier == TYPICAL else (1, settings.max_rank)
+        r = draw(st.integers(lo_r, hi_r), label=f"rank {ref}")
         if sym:
             env[sym] = r
-    if first_shape is not None and draw(st.booleans(), label=f"{ref} like in[0]"):
-        # broadcast-friendly: the trailing dims of the first input, some set to 1
-        tail = list(first_shape[-r:]) if r <= len(first_shape) else [1] * (r - len(first_shape)) + list(first_shape)
+    lead = broadcast[0] if ref in broadcast[1:] and broadcast[0] in shapes else None
+    if lead is not None and settings.onto and r > len(shapes[lead]):
+        r = len(shapes[lead])
+        if sym:
+            env[sym] = r
+    like_first = first_shape is not None and not broadcast and draw(st.booleans(), label=f"{ref} like in[0]")
+    if lead is not None or like_first:
+        # broadcast-friendly: the trailing dims of the first input, some set to 1 (one way, so it also
+        # holds where only the later input stretches: Prelu's slope)
+        base = shapes[lead] if lead is not None else first_shape
+        tail = list(base[-r:]) if r <= len(base) else [1] * (r - len(base)) + list(base)
         ones = draw(st.lists(st.booleans(), min_size=len(tail), max_size=len(tail)), label=f"{ref} ones")
         shape = tuple(1 if o and draw(st.booleans()) else t for t, o in zip(tail, ones, strict=True))
     else:
@@ -691,6 +891,12 @@ def _special_codes(rng: np.random.Generator, d: dtypes.QnnDtype, enc: Encoding, 
 def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical=False, axis=None,
                       product=None) -> Tensor:  # fmt: skip
     d = dtypes.get(dtype)
+    if "product" in values and len(shape) == 1:  # a shape for the op to take: whole numbers multiplying out
+        n_in = 1 + max((_first_index(k) for k in shapes if k.startswith("in[")), default=-1)
+        ins = [expr.TensorInfo(shapes[f"in[{i}]"], "") if f"in[{i}]" in shapes else
+               expr.TensorInfo((), "", present=False) for i in range(n_in)]  # fmt: skip
+        total = _eval_dim(values["product"], {**env, "_in": ins})
+        return Tensor(ref, dtype, shape, _factorisation(rng, total or 1, shape[0], typical).astype(d.storage))
     if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
         return _tensor_in_range(rng, ref, dtype, shape, values, env)
     domain = values.get("domain")
@@ -723,6 +929,26 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t
+
+
+def _factorisation(rng: np.random.Generator, total: int, n: int, typical: bool) -> np.ndarray:
+    """``n`` positive whole numbers whose product is ``total``: its prime factors dealt out at random
+    (in the typical tier, to empty places first, so a size-1 axis appears only when the primes run out)."""
+    primes, x, p = [], total, 2
+    while x > 1 and p * p <= x:
+        while x % p == 0:
+            primes.append(p)
+            x //= p
+        p += 1
+    if x > 1:
+        primes.append(x)
+    out = np.ones(n, dtype=np.int64)
+    order = rng.permutation(len(primes))
+    empty = list(rng.permutation(n))
+    for k in order:
+        slot = empty.pop() if typical and empty else int(rng.integers(0, n))
+        out[slot] *= primes[k]
+    return out
 
 
 def _away_from_zero(t: Tensor) -> None:

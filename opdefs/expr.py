@@ -274,6 +274,63 @@ class Expr:
                     best = bound if best is None else max(best, bound)
         return best
 
+    def bounds(self, name: str) -> tuple[list[Expr], list[Expr]]:
+        """Expressions bounding ``name`` (or every element of it) from below and from above, in integer
+        terms, from conjuncts such as ``all(0 <= axis <= rank(in[0])-1)`` or ``all(perm < rank(in[0]))``:
+        the generator evaluates them once the tensors they name exist and draws inside, instead of
+        drawing blind and refusing. ``values(name)`` counts as ``name``; comparisons inside other
+        calls (``implies``) say nothing unconditional and are skipped."""
+        lows: list[Expr] = []
+        highs: list[Expr] = []
+        for part in self.conjuncts():
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all" and part.args:
+                part = part.args[0]
+            if not isinstance(part, ast.Compare):
+                continue
+            operands = [part.left, *part.comparators]
+            for op, left, right in zip(part.ops, operands, operands[1:], strict=False):
+                if isinstance(op, ast.Gt | ast.GtE) and _is_value_of(left, name):
+                    lows.append(_bound_expr(right, 1 if isinstance(op, ast.Gt) else 0))
+                elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(left, name):
+                    highs.append(_bound_expr(right, -1 if isinstance(op, ast.Lt) else 0))
+                elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(right, name):
+                    lows.append(_bound_expr(left, 1 if isinstance(op, ast.Lt) else 0))
+                elif isinstance(op, ast.Gt | ast.GtE) and _is_value_of(right, name):
+                    highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
+        return lows, highs
+
+    def indexed_shape_equals(self, name: str) -> tuple[str, int] | None:
+        """``(tensor, c)`` when a conjunct is ``all(values(shape(tensor))[name] == c)``: the values of
+        ``name`` index dims of ``tensor`` whose size is ``c`` (Squeeze's axes: dims of size 1)."""
+        for part in self.conjuncts():
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all" and part.args:
+                part = part.args[0]
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq)):
+                continue
+            left, right = part.left, part.comparators[0]
+            if not (isinstance(right, ast.Constant) and isinstance(right.value, int) and isinstance(left, ast.Subscript)
+                    and _is_name(left.slice, name)):  # fmt: skip
+                continue
+            base = left.value
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "values":
+                base = base.args[0] if base.args else base
+            tensor = _shape_of(base)
+            if tensor:
+                return tensor, int(right.value)
+        return None
+
+    def divisibility(self) -> list[tuple[str, str]]:
+        """``(dividend, divisor)`` name pairs from conjuncts ``a % b == 0`` (GroupNorm's channel and group)."""
+        out = []
+        for part in self.conjuncts():
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq)):
+                continue
+            left, right = part.left, part.comparators[0]
+            if (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and isinstance(left.left, ast.Name)
+                    and isinstance(left.right, ast.Name) and isinstance(right, ast.Constant) and right.value == 0):
+                out.append((left.left.id, left.right.id))  # fmt: skip
+        return out
+
     def requires_unique(self, name: str) -> bool:
         """Whether a conjunct is ``unique(name)``."""
         return any(isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "unique"
@@ -282,6 +339,20 @@ class Expr:
 
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_value_of(node: ast.expr, name: str) -> bool:
+    """``name`` itself or ``values(name)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "values" and node.args:
+        node = node.args[0]
+    return _is_name(node, name)
+
+
+def _bound_expr(node: ast.expr, shift: int) -> Expr:
+    """``node + shift`` as an expression of its own (a strict bound moved onto the integers)."""
+    body = node if not shift else ast.BinOp(node, ast.Add(), ast.Constant(shift))
+    tree = ast.fix_missing_locations(ast.Expression(body))
+    return Expr(ast.unparse(tree), tree)
 
 
 def _shape_of(node: ast.expr) -> str | None:

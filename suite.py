@@ -20,7 +20,7 @@ from cases import check
 from cases.case import Case
 from opdefs import expr
 from reference.compare import judge
-from reference.expected import expected
+from reference.expected import expected, reading
 from reports.families import family_of
 from reports.record import Record
 
@@ -109,6 +109,10 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics
         message = j.message
+        try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
+            metrics.update(reading(case, outcome.outputs))
+        except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict
+            metrics["reading_error"] = f"{type(e).__name__}: {e}"
         if j.passed and j.checked == 0 and metrics.get("unconstrained") and not metrics.get("n"):
             verdict = "UNCHECKED"
             message = "not checkable element by element: the spec leaves every value to the backend (random or noise)"

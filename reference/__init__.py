@@ -24,6 +24,10 @@ _REGISTRY: dict[str, Impl] = {}
 # out_dtypes, *, op) -> one output list per execution, the state carried between them.
 _SEQUENCES: dict[str, Callable[..., list[list[np.ndarray]]]] = {}
 _VERIFIED_BY: dict[str, str] = {}
+# Ops whose spec leaves a choice open that the reference made as a recorded decision, with the other
+# readings implemented too: diagnose(inputs, params, actual, *, op) -> {"reading": the reading whose
+# expectation is closest to what a backend returned, "reading_errors": {reading: largest error}}.
+_DIAGNOSES: dict[str, Callable[..., dict[str, Any]]] = {}
 _LOADED = False
 
 # How an implementation is verified, declared where it is registered (not learned by running tests):
@@ -141,3 +145,28 @@ def run_sequence(
     full = dict(defaults(op))
     full.update(params or {})
     return impl([list(e) for e in executions], full, out_shapes, out_dtypes, op=op)
+
+
+def register_diagnosis(*ops: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Register, for ops whose spec leaves a reading open (Nv12ToRgb's colour matrix ...), a function
+    that says which reading a backend's real-valued outputs follow."""
+
+    def deco(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        for op in ops:
+            _DIAGNOSES[op] = fn
+        return fn
+
+    return deco
+
+
+def diagnose(op: str, inputs: list[np.ndarray | None], params: dict[str, Any] | None,
+             actual: list[np.ndarray]) -> dict[str, Any]:  # fmt: skip
+    """Which of the implemented readings a backend's outputs (real values) follow; {} where the op has
+    no open reading."""
+    _load_families()
+    fn = _DIAGNOSES.get(op)
+    if fn is None:
+        return {}
+    full = dict(defaults(op))
+    full.update(params or {})
+    return fn(list(inputs), full, list(actual), op=op)

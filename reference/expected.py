@@ -6,6 +6,9 @@ both read a case the same way.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 
 import reference
@@ -50,3 +53,13 @@ def infer(op: OpDef, case: Case) -> list[np.ndarray] | None:
     """The generator's ``infer`` callback (``cases.generate.Settings.infer``): the reference's real outputs
     for a case being built, using its declared output shapes once it has some; None without a reference."""
     return expected(case, with_out_shapes=bool(case.outputs)) if reference.has(op.name) else None
+
+
+def reading(case: Case, actual: list[np.ndarray]) -> dict[str, Any]:
+    """Which implemented reading of an open point of the spec a backend's stored outputs follow
+    (``reference.diagnose``): {} for ops without one, and for cases whose outputs cannot be read."""
+    if not reference.has(case.op) or case.steps or len(actual) < len(case.outputs):
+        return {}
+    real = [real_value(replace(t, data=np.asarray(a))) for t, a in zip(case.outputs, actual, strict=False)]
+    params = {k: p.value for k, p in case.params.items()}
+    return reference.diagnose(case.op, _real_inputs(case.inputs), params, real)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import register, register_diagnosis
 
 OUTPUT_ORDER_RGB, OUTPUT_ORDER_BGR = 0, 1
 CHROMA_ORDER = {"Nv12ToRgb": "uv", "Nv21ToRgb": "vu"}
@@ -128,3 +128,11 @@ def best_matching_variant(op: str, frames: np.ndarray, params: dict[str, Any], a
     errors = [(name, float(np.max(np.abs(nv_to_rgb(frames, h, w, CHROMA_ORDER[op], order, name) - actual))))
               for name in VARIANTS]  # fmt: skip
     return sorted(errors, key=lambda e: e[1])
+
+
+@register_diagnosis("Nv12ToRgb", "Nv21ToRgb")
+def nv_reading(inputs, params, actual, *, op) -> dict[str, Any]:
+    """The colour matrix and range a backend implements (the spec names none): the variant closest to
+    its output, with every variant's largest error in 8-bit steps."""
+    errors = best_matching_variant(op, inputs[0], params, actual[0])
+    return {"reading": errors[0][0], "reading_errors": {name: round(err, 3) for name, err in errors}}

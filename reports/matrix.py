@@ -151,6 +151,8 @@ class Cell:
     draws: dict[str, dict[str, int]] = field(default_factory=dict)  # tier -> requested, cases, refusals...
     shrunk: list[CaseDetail] = field(default_factory=list)
     stage_counts: Counter[str] = field(default_factory=Counter)  # where each case stopped, see ``stages``
+    # where the spec leaves a reading open (reference.diagnose): which reading each case's outputs followed
+    readings: Counter[str] = field(default_factory=Counter)
 
     @property
     def family(self) -> str:
@@ -204,6 +206,8 @@ class Cell:
         stage = record_stage(r)
         if stage is not None:
             self.stage_counts[stage] += 1
+        if isinstance(r.metrics.get("reading"), str):
+            self.readings[r.metrics["reading"]] += 1
         for key in ERROR_METRICS:
             value = _number(r.metrics.get(key))
             if value is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from reports import stages
+from reports import readings, stages
 from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY
 from reports.matrix import (
     ABBREVIATIONS,
@@ -90,6 +90,7 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
         out.append("")
     out += _totals_section(m)
     out += stages.to_markdown(m)  # validate / finalize / execute (reports/stages.py)
+    out += readings.to_markdown(m)  # open readings of the spec: which one each backend follows
     out += _build_section(m)
     out += _look_at_section(m)
     return "\n".join(out).rstrip("\n") + "\n"

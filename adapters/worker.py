@@ -298,7 +298,9 @@ class Worker:
         since = self._log_size()
         t0 = time.perf_counter()
         try:
-            results = self._request(("run_batch", list(payloads)), self.timeout * max(1, len(payloads)) ** 0.5)
+            # the one-case timeout for the whole batch: a batch of small cases takes well under a second, and a
+            # hang costs this wait once before its cases run alone (where the hanging one waits again)
+            results = self._request(("run_batch", list(payloads)), self.timeout)
         except (_Died, _TimedOut) as e:
             lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0)
             out: list[Outcome | None] = [None] * len(payloads)

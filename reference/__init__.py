@@ -4,7 +4,8 @@ Implementations live one op family per module (``reference/elementwise.py`` ...)
 function ``impl(inputs, params, out_shapes, out_dtypes, *, op) -> list[np.ndarray]`` (``op`` lets one
 function serve several names, e.g. ElementWiseAdd and ElementWiseBinary) that sees real values
 (quantized inputs already dequantized) and a params dict in which every parameter the spec gives a
-default for is present. Outputs are real-valued float64 (or bool / integer arrays where the op's
+default for is present (per-operation and symbolic defaults resolved too, by ``resolved``).
+Outputs are real-valued float64 (or bool / integer arrays where the op's
 meaning is logical or an index); quantizing them with the output encoding is ``reference.quant``'s
 and the comparator's job, never an implementation's.
 """
@@ -77,12 +78,12 @@ def has(op: str) -> bool:
     return op in _REGISTRY
 
 
-def defaults(op: str) -> dict[str, Any]:
-    """The spec defaults of ``op``'s parameters (concrete ones only; symbolic defaults such as
-    ``N-1`` are resolved by the implementation, which knows N)."""
+def resolved(op: str, params: dict[str, Any], inputs: list[np.ndarray | None]) -> dict[str, Any]:
+    """``params`` with every default the spec states filled in (opdefs.OpDef.resolved_params: concrete,
+    per-operation and symbolic ones such as Softmax's ``N-1``, the ranks read off ``inputs``)."""
     import opdefs
 
-    return opdefs.load(op).param_defaults()
+    return opdefs.load(op).resolved_params(params, [None if x is None else np.ndim(x) for x in inputs])
 
 
 def run(
@@ -98,6 +99,4 @@ def run(
         impl = _REGISTRY[op]
     except KeyError:
         raise NotImplementedError(f"no reference implementation for {op}") from None
-    full = dict(defaults(op))
-    full.update(params or {})
-    return impl(list(inputs), full, out_shapes, out_dtypes, op=op)
+    return impl(list(inputs), resolved(op, dict(params or {}), list(inputs)), out_shapes, out_dtypes, op=op)

@@ -44,8 +44,8 @@ _NP_PAD_MODE = {
 
 
 def param(params: dict[str, Any], name: str, default: Any = None) -> Any:
-    """A parameter value, or ``default`` when absent; a symbolic spec default (a string such as
-    ``"N-1"``) counts as absent, since only the implementation knows N."""
+    """A parameter value, or ``default`` when absent (spec defaults, symbolic ones such as ``N-1``
+    included, are already in ``params``: reference.run resolves them)."""
     v = params.get(name)
     if v is None or isinstance(v, str):
         return default
@@ -216,7 +216,7 @@ def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
 def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
     """out_channel[i*G + g] = in_channel[g*group_size + i]: view the axis as (G, group_size) and swap."""
     x = np.asarray(inputs[0])
-    axis = check_axis(int_param(params, "axis", x.ndim - 1), x.ndim)
+    axis = check_axis(int_param(params, "axis"), x.ndim)
     groups = int_param(params, "num_groups")
     ch = x.shape[axis]
     if groups < 1 or ch % groups:
@@ -232,7 +232,7 @@ def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
 @register("Concat", verified_by="onnxruntime")
 def concat(inputs, params, out_shapes, out_dtypes, *, op):
     xs = [np.asarray(t) for t in inputs if t is not None]
-    axis = check_axis(int_param(params, "axis", xs[0].ndim - 1), xs[0].ndim)
+    axis = check_axis(int_param(params, "axis"), xs[0].ndim)
     return [np.concatenate(xs, axis=axis)]
 
 
@@ -355,7 +355,7 @@ def tile(inputs, params, out_shapes, out_dtypes, *, op):
 def shape(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     start = int_param(params, "start", 0)
-    end = int_param(params, "end", x.ndim)
+    end = int_param(params, "end")
     if not (0 <= start < end <= x.ndim):
         raise ValueError(f"start={start}, end={end} outside 0 <= start < end <= {x.ndim}")
     dtype = out_dtypes[0] if out_dtypes else np.uint32

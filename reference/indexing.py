@@ -221,7 +221,7 @@ def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
 def one_hot(inputs, params, out_shapes, out_dtypes, *, op):
     idx = _indices(inputs[0])
     depth = int_param(params, "depth")
-    axis = check_axis(int_param(params, "axis", idx.ndim), idx.ndim + 1)
+    axis = check_axis(int_param(params, "axis"), idx.ndim + 1)
     on = np.asarray(param(params, "on_value", 1)).reshape(())
     off = np.asarray(param(params, "off_value", 0)).reshape(())
     dtype = np.bool_ if out_dtypes and np.dtype(out_dtypes[0]) == np.bool_ else np.float64

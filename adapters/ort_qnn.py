@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import ERROR, OK, REJECTED, Outcome
-from adapters.onnx_lowering import Lowered, supported
+from adapters.onnx import Lowered, supported
 from adapters.onnxruntime import OPTIMIZATION_LEVELS, finish, lower_or_skip, run_session, session_options
 from adapters.qnn.worker import (
     DEBUG_OPS,

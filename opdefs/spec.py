@@ -9,6 +9,7 @@ Validation is three layers, all reported together so one run of lint shows every
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -237,6 +238,10 @@ class OpDef:
     def references(self) -> list[dict[str, Any]]:
         """Catalogue references of the op (``references:``)."""
         return list(self.raw.get("references") or [])
+
+    def as_dict(self) -> dict[str, Any]:
+        """A deep copy of the whole spec as plain data (for dumps and comparisons; code asks the properties)."""
+        return copy.deepcopy(self.raw)
 
     # ---- enums: the numbering lives in the YAML only ---------------------------------------------
     def enum(self, param: str) -> dict[str, int]:

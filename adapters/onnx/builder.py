@@ -17,7 +17,7 @@ Anything a lowering cannot express raises ``Unlowerable`` (the adapter's SKIP), 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,12 +58,14 @@ class Unlowerable(Exception):
     """This case has no ONNX form here (the adapter reports SKIP with this message)."""
 
 
+@dataclass
 class OutputSpec:
     name: str  # the ONNX graph output
     dtype: str  # declared QNN datatype
     shape: tuple[int, ...]  # declared shape
 
 
+@dataclass
 class Lowered:
     """What a session needs: the serialized model, its feeds, and how to read its outputs back."""
 

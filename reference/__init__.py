@@ -86,6 +86,17 @@ def resolved(op: str, params: dict[str, Any], inputs: list[np.ndarray | None]) -
     return opdefs.load(op).resolved_params(params, [None if x is None else np.ndim(x) for x in inputs])
 
 
+def member(op: str, params: dict[str, Any], name: str) -> str:
+    """The member name of enum parameter ``name`` in ``params`` (reference.run has filled in its default):
+    implementations compare names, the numbering lives in the spec only. ValueError when it is absent or
+    not a member."""
+    import opdefs
+
+    if params.get(name) is None:
+        raise ValueError(f"{op}: the parameter {name!r} is missing")
+    return opdefs.load(op).enum_name(name, params[name])
+
+
 def run(
     op: str,
     inputs: list[np.ndarray | None],

@@ -220,7 +220,7 @@ def depth_space(onnx_op: str) -> Lowering:
 def _patch_positions(b: Builder, hw: Sequence[int]) -> tuple[list[int], list[int], list[int], list[int], list[int],
                                                                list[int]]:  # fmt: skip
     k, s = b.p.ints("kernel_size"), b.p.ints("stride")
-    d = b.p.ints("dilation", [1, 1])
+    d = b.p.ints("dilation")
     before, after = pairs(b, 2)
     if min(k + s + d) < 1:
         raise Unlowerable(f"kernel_size {k}, stride {s}, dilation {d}: every entry must be > 0")

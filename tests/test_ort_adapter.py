@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plai
 import adapters  # noqa: E402
 import opdefs  # noqa: E402
 from adapters import onnx as lowering  # noqa: E402
+from adapters.onnx import elementwise  # noqa: E402
 from adapters.onnxruntime import OrtCpuAdapter  # noqa: E402
 from cases.case import Case, Encoding, Param, Tensor  # noqa: E402
 
@@ -324,6 +325,14 @@ def test_conv_filter_is_transposed_and_per_axis_axis_follows():
 
 def test_every_lowered_op_has_a_spec():
     assert set(lowering.LOWERINGS) <= set(opdefs.load_all())
+
+
+@pytest.mark.parametrize(("op", "table"), [("ElementWiseUnary", "UNARY"), ("ElementWiseBinary", "BINARY"),
+                                           ("ElementWiseNeuron", "NEURON")])  # fmt: skip
+def test_operation_table_has_an_entry_for_every_member_the_spec_lists(op, table):
+    listed, lowered = set(opdefs.load(op).enum("operation")), set(getattr(elementwise, table))
+    assert lowered == listed, f"{op}: members without a lowering {sorted(listed - lowered)}, " \
+                              f"lowerings for no member {sorted(lowered - listed)}"
 
 
 def test_registry_and_options():

@@ -134,22 +134,15 @@ UNARY_CHECKS = {
     "SIN": (onnx_op("Sin"), lambda s: uniform(s, -7, 7)),
     "SQRT": (onnx_op("Sqrt"), lambda s: uniform(s, 0, 100)),
 }
-DEDICATED_UNARY = {
-    "ElementWiseAbs": "ABS",
-    "ElementWiseAsin": "ASIN",
-    "ElementWiseAtan": "ATAN",
-    "ElementWiseCeil": "CEIL",
-    "ElementWiseCos": "COS",
-    "ElementWiseExp": "EXP",
-    "ElementWiseFloor": "FLOOR",
-    "ElementWiseLog": "LOG",
-    "ElementWiseNeg": "NEG",
-    "ElementWiseRound": "ROUND",
-    "ElementWiseRsqrt": "RSQRT",
-    "ElementWiseSign": "SIGN",
-    "ElementWiseSin": "SIN",
-    "ElementWiseSquareRoot": "SQRT",
-}
+# Dedicated op -> the generic op's member it is: the op is named for the member in CamelCase
+# (ElementWiseFloorDiv is FLOOR_DIV), derived here from the names rather than copied from the module's
+# table, so a wrong entry there cannot hide. RECIPROCAL has no dedicated op; SQRT's is ElementWiseSquareRoot.
+def _camel(member_name: str) -> str:
+    return "".join(part.capitalize() for part in member_name.split("_"))
+
+
+DEDICATED_UNARY = {("ElementWiseSquareRoot" if n == "SQRT" else f"ElementWise{_camel(n)}"): n
+                   for n in UNARY_CHECKS if n != "RECIPROCAL"}  # fmt: skip
 SHAPES = [(7,), (3, 5), (2, 3, 4), (1, 2, 3, 4), (2, 1, 3, 1, 2)]
 
 
@@ -314,28 +307,7 @@ BINARY_CHECKS = {
     "OR": (_select_bool(onnx_op("Or")), lambda s: small_ints(s, -1, 1), lambda s: small_ints(s, -1, 1), True),
     "XOR": (_select_bool(onnx_op("Xor")), lambda s: small_ints(s, -1, 1), lambda s: small_ints(s, -1, 1), True),
 }
-DEDICATED_BINARY = {
-    "ElementWiseAdd": "ADD",
-    "ElementWiseAnd": "AND",
-    "ElementWiseDivide": "DIVIDE",
-    "ElementWiseEqual": "EQUAL",
-    "ElementWiseFloorDiv": "FLOOR_DIV",
-    "ElementWiseFmod": "FMOD",
-    "ElementWiseGreater": "GREATER",
-    "ElementWiseGreaterEqual": "GREATER_EQUAL",
-    "ElementWiseLess": "LESS",
-    "ElementWiseLessEqual": "LESS_EQUAL",
-    "ElementWiseMaximum": "MAXIMUM",
-    "ElementWiseMinimum": "MINIMUM",
-    "ElementWiseMod": "MOD",
-    "ElementWiseMultiply": "MULTIPLY",
-    "ElementWiseNotEqual": "NOT_EQUAL",
-    "ElementWiseOr": "OR",
-    "ElementWisePower": "POWER",
-    "ElementWiseSquaredDifference": "SQUARED_DIFFERENCE",
-    "ElementWiseSubtract": "SUBTRACT",
-    "ElementWiseXor": "XOR",
-}
+DEDICATED_BINARY = {f"ElementWise{_camel(n)}": n for n in BINARY_CHECKS}
 broadcastable_pairs = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4)
 
 

@@ -21,7 +21,6 @@ from cases.case import Case
 from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected, reading
-from reports.families import family_of
 from reports.record import Record
 
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
@@ -48,7 +47,7 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
 
 def family(op: opdefs.OpDef) -> str:
     """The op's family for the reports' row groups: the spec's ``family:`` when it has one, else the name table's."""
-    return str(op.raw.get("family") or family_of(op.name))
+    return op.family
 
 
 def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import onnx
 from onnx import compose, helper
 
-from adapters.onnx_lowering import Lowered, OutputSpec
+from adapters.onnx import Lowered, OutputSpec
 
 
 def merge(parts: Sequence[Lowered]) -> Lowered:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome, run_batched
-from adapters.onnx_lowering import Lowered, Unlowerable, lower, read_outputs, supported
+from adapters.onnx import Lowered, Unlowerable, lower, read_outputs, supported
 from cases.case import Case
 
 OPTIMIZATION_LEVELS = ("all", "extended", "basic", "disable")

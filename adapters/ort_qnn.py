@@ -1,5 +1,5 @@
 """ONNX Runtime with the QNN execution provider (HTP backend) as a backend: the lowered ONNX models of
-``adapters.onnx_lowering`` run through the onnxruntime-qnn plugin EP.
+``adapters.onnx`` run through the onnxruntime-qnn plugin EP.
 
 How the EP is reached: the onnxruntime-qnn wheel is a *plugin* EP library, not a provider compiled
 into onnxruntime. The worker registers it with ``onnxruntime.register_execution_provider_library(
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import ERROR, OK, REJECTED, Outcome
-from adapters.onnx_lowering import Lowered, supported
+from adapters.onnx import Lowered, supported
 from adapters.onnxruntime import (
     OPTIMIZATION_LEVELS,
     finish,

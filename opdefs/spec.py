@@ -9,11 +9,13 @@ Validation is three layers, all reported together so one run of lint shows every
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -237,6 +239,104 @@ class OpDef:
                 out.add(r["last"])
         return out
 
+    # ---- spec facts other modules used to read out of the YAML's layout ----------------------------
+    @property
+    def package(self) -> str | None:
+        """The op package the op belongs to (``package:``), None for the built-in ``qti.aisw`` ops."""
+        return self.raw.get("package")
+
+    @property
+    def summary(self) -> str:
+        return str(self.raw.get("summary") or "")
+
+    @property
+    def sections_none(self) -> list[str]:
+        """MasterOpDef sections the seed states as "None" (an op with no outputs says so here)."""
+        return list(self.raw.get("sections_none") or [])
+
+    @property
+    def references(self) -> list[dict[str, Any]]:
+        """Catalogue references of the op (``references:``)."""
+        return list(self.raw.get("references") or [])
+
+    def as_dict(self) -> dict[str, Any]:
+        """A deep copy of the whole spec as plain data (for dumps and comparisons; code asks the properties)."""
+        return copy.deepcopy(self.raw)
+
+    # ---- enums: the numbering lives in the YAML only ---------------------------------------------
+    def enum(self, param: str) -> dict[str, int]:
+        """Member name -> value of enum parameter ``param``; KeyError when it is not an enum."""
+        values = (self.params.get(param) or {}).get("values")
+        if not values:
+            raise KeyError(f"{self.name}: {param} is not an enum parameter")
+        return dict(values)
+
+    def enum_name(self, param: str, value: Any) -> str:
+        """The member name of ``value`` (an int, a numpy scalar or 1-element array, or a member name)
+        for enum parameter ``param``; ValueError naming the valid members when it is none of them."""
+        members = self.enum(param)
+        if isinstance(value, str) and value in members:
+            return value
+        try:
+            v = int(np.asarray(value).reshape(-1)[0]) if not isinstance(value, str) else None
+        except (TypeError, ValueError, IndexError):
+            v = None
+        for k, n in members.items():
+            if v is not None and n == v:
+                return k
+        listed = ", ".join(f"{k} ({n})" for k, n in members.items())
+        raise ValueError(f"{self.name}: {param} {value!r} is not one of {listed}")
+
+    def enum_value(self, param: str, name: str) -> int:
+        """The number of member ``name`` of enum parameter ``param``."""
+        members = self.enum(param)
+        if name not in members:
+            raise KeyError(f"{self.name}: {param} has no member {name!r} (members: {', '.join(members)})")
+        return members[name]
+
+    # ---- defaults ----------------------------------------------------------------------------------
+    def rank_symbols(self, ranks: Sequence[int | None]) -> dict[str, int]:
+        """Rank symbols of the inputs (``rank: N``) bound to the ranks of a case's inputs, in order; a
+        variadic input binds its symbol to its first tensor's rank."""
+        env: dict[str, int] = {}
+        for spec_in, r in zip(self.inputs, ranks, strict=False):
+            sym = (spec_in.get("shape") or {}).get("rank")
+            if isinstance(sym, str) and sym != "any" and r is not None and sym not in env:
+                env[sym] = int(r)
+        return env
+
+    def resolved_params(self, params: Mapping[str, Any], ranks: Sequence[int | None] = ()) -> dict[str, Any]:
+        """Every parameter a case runs with: the value it gives, else the default for its ``operation``
+        (``default: {by_operation: ...}``), else the spec's concrete default, else a symbolic default
+        (``default: {expr: N-1}``) evaluated on the input ranks. The one place defaults are resolved,
+        so the reference and every lowering read the same numbers. A ``fill`` default (a vector whose
+        length the spec leaves open) and a default that cannot be evaluated stay absent."""
+        out: dict[str, Any] = {**self.param_defaults(), **params}
+        spec = self.params
+        operation: str | None = None
+        if "operation" in out and spec.get("operation", {}).get("values"):
+            try:
+                operation = self.enum_name("operation", out["operation"])
+            except ValueError:
+                operation = None
+        env: dict[str, Any] | None = None
+        for name, p in spec.items():
+            if name in params and params[name] is not None:
+                continue
+            d = p.get("default")
+            if not isinstance(d, dict):
+                continue
+            if "by_operation" in d:
+                if operation is not None and operation in d["by_operation"]:
+                    out[name] = d["by_operation"][operation]
+            elif "expr" in d:
+                env = self.rank_symbols(ranks) if env is None else env
+                try:
+                    out[name] = _default_expr(str(d["expr"])).evaluate(env)
+                except (expr.ExprError, expr.EvalError, TypeError, ValueError):
+                    pass
+        return out
+
     def param_defaults(self) -> dict[str, Any]:
         """Concrete parameter defaults (symbolic / per-operation ones are left to the consumer)."""
         out: dict[str, Any] = {}
@@ -259,6 +359,11 @@ class OpDef:
             if t["name"] == name:
                 return t
         return None
+
+
+@functools.lru_cache(maxsize=256)
+def _default_expr(source: str) -> expr.Expr:
+    return expr.parse(source)
 
 
 def _validate_schema(data: Any, lines: dict[tuple, int], path: Path) -> list[Problem]:
@@ -327,6 +432,10 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
                 e = check_one(c["check"], p) if "check" in c else None
                 constraints.append(Constraint(c.get("id", "?"), c.get("kind", "?"), c.get("seed", ""), owner,
                                               c.get("line"), e, c.get("unchecked")))  # fmt: skip
+    for i, p in enumerate(op.get("params") or []):
+        d = p.get("default")
+        if isinstance(d, dict) and "expr" in d:
+            check_one(str(d["expr"]), ("params", i, "default", "expr"))
     for k, src in (op.get("derived") or {}).items():
         check_one(src, ("derived", k))
     for i, src in enumerate((op.get("generate") or {}).get("typical_when") or []):

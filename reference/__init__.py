@@ -4,7 +4,8 @@ Implementations live one op family per module (``reference/elementwise.py`` ...)
 function ``impl(inputs, params, out_shapes, out_dtypes, *, op) -> list[np.ndarray]`` (``op`` lets one
 function serve several names, e.g. ElementWiseAdd and ElementWiseBinary) that sees real values
 (quantized inputs already dequantized) and a params dict in which every parameter the spec gives a
-default for is present. Outputs are real-valued float64 (or bool / integer arrays where the op's
+default for is present (per-operation and symbolic defaults resolved too, by ``resolved``).
+Outputs are real-valued float64 (or bool / integer arrays where the op's
 meaning is logical or an index); quantizing them with the output encoding is ``reference.quant``'s
 and the comparator's job, never an implementation's.
 """
@@ -84,12 +85,23 @@ def has(op: str) -> bool:
     return op in _REGISTRY
 
 
-def defaults(op: str) -> dict[str, Any]:
-    """The spec defaults of ``op``'s parameters (concrete ones only; symbolic defaults such as
-    ``N-1`` are resolved by the implementation, which knows N)."""
+def resolved(op: str, params: dict[str, Any], inputs: list[np.ndarray | None]) -> dict[str, Any]:
+    """``params`` with every default the spec states filled in (opdefs.OpDef.resolved_params: concrete,
+    per-operation and symbolic ones such as Softmax's ``N-1``, the ranks read off ``inputs``)."""
     import opdefs
 
-    return opdefs.load(op).param_defaults()
+    return opdefs.load(op).resolved_params(params, [None if x is None else np.ndim(x) for x in inputs])
+
+
+def member(op: str, params: dict[str, Any], name: str) -> str:
+    """The member name of enum parameter ``name`` in ``params`` (reference.run has filled in its default):
+    implementations compare names, the numbering lives in the spec only. ValueError when it is absent or
+    not a member."""
+    import opdefs
+
+    if params.get(name) is None:
+        raise ValueError(f"{op}: the parameter {name!r} is missing")
+    return opdefs.load(op).enum_name(name, params[name])
 
 
 def run(
@@ -105,9 +117,7 @@ def run(
         impl = _REGISTRY[op]
     except KeyError:
         raise NotImplementedError(f"no reference implementation for {op}") from None
-    full = dict(defaults(op))
-    full.update(params or {})
-    return impl(list(inputs), full, out_shapes, out_dtypes, op=op)
+    return impl(list(inputs), resolved(op, dict(params or {}), list(inputs)), out_shapes, out_dtypes, op=op)
 
 
 SequenceImpl = Callable[..., list[list[np.ndarray]]]
@@ -142,9 +152,9 @@ def run_sequence(
         impl = _SEQUENCES[op]
     except KeyError:
         raise NotImplementedError(f"no reference for consecutive executions of {op}: it keeps no state") from None
-    full = dict(defaults(op))
-    full.update(params or {})
-    return impl([list(e) for e in executions], full, out_shapes, out_dtypes, op=op)
+    first = list(executions[0]) if executions else []
+    return impl([list(e) for e in executions], resolved(op, dict(params or {}), first), out_shapes, out_dtypes,
+                op=op)
 
 
 def register_diagnosis(*ops: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
@@ -167,6 +177,4 @@ def diagnose(op: str, inputs: list[np.ndarray | None], params: dict[str, Any] | 
     fn = _DIAGNOSES.get(op)
     if fn is None:
         return {}
-    full = dict(defaults(op))
-    full.update(params or {})
-    return fn(list(inputs), full, list(actual), op=op)
+    return fn(list(inputs), resolved(op, dict(params or {}), list(inputs)), list(actual), op=op)

@@ -4,64 +4,25 @@ The ElementWiseNeuron ``operation`` enum and the dedicated ops (Elu, Gelu, Relu6
 table of formulas, so a dedicated op and its Neuron variant cannot drift apart. Each formula is the
 seed's, computed in float64 in a numerically stable arrangement of the same mathematics.
 
-ElementWiseNeuron's alpha and beta have per-operation defaults (1.0 for ELU, 0.2 for HARD_SIGMOID;
-0.5 for HARD_SIGMOID, 1.0 for SOFTPLUS: seed 4582-4602) that a flat spec default cannot express, so
-reference.run cannot fill them; they are resolved here from the spec's per-operation table: a missing
-or non-numeric value takes the operation's default.
+The tables are keyed by the member names of ElementWiseNeuron's ``operation`` enum; the numbers live
+only in opdefs/ElementWiseNeuron.yaml. Its alpha and beta have per-operation defaults (seed 4582-4602),
+which reference.run fills in from the spec (opdefs.OpDef.resolved_params) like every other default.
 
 Every reading taken where the seed is silent is recorded in opdefs/<Op>.yaml under `decisions:`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
+import opdefs
 from reference import register
 
 Array = np.ndarray
-
-
-class NeuronOperation(IntEnum):
-    """ElementWiseNeuron ``operation`` values (seed lines 4561-4569)."""
-
-    ELU = 0
-    GELU = 1
-    HARD_SIGMOID = 2
-    HARD_SWISH = 3
-    RELU = 4
-    RELU_MIN_MAX = 5
-    SIGMOID = 6
-    SOFTPLUS = 7
-    TANH = 8
-
-
-class MaskedSoftmaxMode(IntEnum):
-    """MaskedSoftmax ``mode`` values (seed lines 8828-8829)."""
-
-    UNCOMPRESSED = 0
-    COMPRESSED = 1
-
-
-N = NeuronOperation
-
-
-@functools.cache
-def neuron_defaults() -> dict[str, dict[NeuronOperation, float]]:
-    """ElementWiseNeuron's per-operation alpha / beta defaults, read from the op's spec, which holds
-    them as ``default: {by_operation: {ELU: 1.0, ...}}`` (seed 4582-4583, 4601-4602)."""
-    import opdefs
-
-    params = opdefs.load("ElementWiseNeuron").params
-    return {
-        name: {NeuronOperation[k]: float(v) for k, v in params[name]["default"]["by_operation"].items()}
-        for name in ("alpha", "beta")
-    }
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -104,19 +65,15 @@ def softplus(x: Array, beta: float, threshold: float) -> Array:
     return y
 
 
-def _neuron_param(params: dict[str, Any], name: str, operation: NeuronOperation) -> float:
-    """alpha / beta for ``operation``: the given value, else the operation's own default. A value
-    that is not a plain number (None, or a per-operation table a spec loader may carry) counts as
-    not given."""
+def _neuron_param(params: dict[str, Any], name: str, operation: str) -> float:
+    """alpha / beta for ``operation``: reference.run has already put the operation's default in
+    place of a missing value, so a value that is still not a plain number means there is none."""
     v = params.get(name)
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
         return float(v)
     if isinstance(v, np.ndarray) and v.size == 1:
         return float(v.reshape(-1)[0])
-    try:
-        return neuron_defaults()[name][operation]
-    except KeyError:
-        raise ValueError(f"ElementWiseNeuron: {name} is not a parameter of {operation.name}") from None
+    raise ValueError(f"ElementWiseNeuron: {name} is not a parameter of {operation}")
 
 
 def _required(op: str, params: dict[str, Any], name: str) -> float:
@@ -127,36 +84,36 @@ def _required(op: str, params: dict[str, Any], name: str) -> float:
 
 
 # Each entry: operation -> function(x, params) with params already holding what the op needs.
-NEURON: dict[NeuronOperation, Callable[[Array, dict[str, Any]], Array]] = {
-    N.ELU: lambda x, p: elu(x, _neuron_param(p, "alpha", N.ELU)),
-    N.GELU: lambda x, p: gelu(x),
-    N.HARD_SIGMOID: lambda x, p: hard_sigmoid(
-        x, _neuron_param(p, "alpha", N.HARD_SIGMOID), _neuron_param(p, "beta", N.HARD_SIGMOID)
+NEURON: dict[str, Callable[[Array, dict[str, Any]], Array]] = {
+    "ELU": lambda x, p: elu(x, _neuron_param(p, "alpha", "ELU")),
+    "GELU": lambda x, p: gelu(x),
+    "HARD_SIGMOID": lambda x, p: hard_sigmoid(
+        x, _neuron_param(p, "alpha", "HARD_SIGMOID"), _neuron_param(p, "beta", "HARD_SIGMOID")
     ),
-    N.HARD_SWISH: lambda x, p: hard_swish(x),
-    N.RELU: lambda x, p: np.maximum(0.0, x),
-    N.RELU_MIN_MAX: lambda x, p: relu_min_max(
+    "HARD_SWISH": lambda x, p: hard_swish(x),
+    "RELU": lambda x, p: np.maximum(0.0, x),
+    "RELU_MIN_MAX": lambda x, p: relu_min_max(
         x, _required("ElementWiseNeuron", p, "min_value"), _required("ElementWiseNeuron", p, "max_value")
     ),
-    N.SIGMOID: lambda x, p: sigmoid(x),
-    N.SOFTPLUS: lambda x, p: softplus(x, _neuron_param(p, "beta", N.SOFTPLUS), float(p.get("threshold", -1.0))),
-    N.TANH: lambda x, p: np.tanh(x),
+    "SIGMOID": lambda x, p: sigmoid(x),
+    "SOFTPLUS": lambda x, p: softplus(x, _neuron_param(p, "beta", "SOFTPLUS"), float(p.get("threshold", -1.0))),
+    "TANH": lambda x, p: np.tanh(x),
 }
 
 # Dedicated ops: the Neuron operation each one is, and the fixed parameters it implies. Params the
 # dedicated op itself declares (Elu's alpha, ElementWiseSoftplus's beta/threshold, ReluMinMax's
 # bounds) are passed through from the case.
-DEDICATED: dict[str, tuple[NeuronOperation, dict[str, float]]] = {
-    "Elu": (N.ELU, {}),
-    "Gelu": (N.GELU, {}),
-    "HardSwish": (N.HARD_SWISH, {}),
-    "Relu": (N.RELU, {}),
-    "Relu1": (N.RELU_MIN_MAX, {"min_value": -1.0, "max_value": 1.0}),
-    "Relu6": (N.RELU_MIN_MAX, {"min_value": 0.0, "max_value": 6.0}),
-    "ReluMinMax": (N.RELU_MIN_MAX, {}),
-    "Sigmoid": (N.SIGMOID, {}),
-    "ElementWiseSoftplus": (N.SOFTPLUS, {}),
-    "Tanh": (N.TANH, {}),
+DEDICATED: dict[str, tuple[str, dict[str, float]]] = {
+    "Elu": ("ELU", {}),
+    "Gelu": ("GELU", {}),
+    "HardSwish": ("HARD_SWISH", {}),
+    "Relu": ("RELU", {}),
+    "Relu1": ("RELU_MIN_MAX", {"min_value": -1.0, "max_value": 1.0}),
+    "Relu6": ("RELU_MIN_MAX", {"min_value": 0.0, "max_value": 6.0}),
+    "ReluMinMax": ("RELU_MIN_MAX", {}),
+    "Sigmoid": ("SIGMOID", {}),
+    "ElementWiseSoftplus": ("SOFTPLUS", {}),
+    "Tanh": ("TANH", {}),
 }
 
 
@@ -173,10 +130,9 @@ def neuron(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarra
         operation, fixed = DEDICATED[op]
         params = {**params, **fixed}
     else:
-        try:
-            operation = NeuronOperation(int(params["operation"]))
-        except (KeyError, ValueError):
-            raise ValueError(f"{op}: operation {params.get('operation')!r} is not one of 0..8") from None
+        if params.get("operation") is None:
+            raise ValueError(f"{op}: the mandatory parameter 'operation' is missing")
+        operation = opdefs.load(op).enum_name("operation", params["operation"])
     with np.errstate(over="ignore"):
         return [NEURON[operation](x, params)]
 
@@ -193,12 +149,11 @@ def prelu(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray
 
 
 def _axis(op: str, params: dict[str, Any], ndim: int) -> int:
-    """UINT_32 axis in [0, N-1]; Softmax's symbolic default N-1 (11954) resolved here."""
+    """UINT_32 axis in [0, N-1]; Softmax's symbolic default N-1 (11954) is resolved by reference.run
+    from the spec, so a missing axis here is LogSoftmax's mandatory one."""
     v = params.get("axis")
     if v is None or isinstance(v, str):
-        if op == "LogSoftmax":
-            raise ValueError("LogSoftmax: the mandatory parameter 'axis' is missing")
-        return ndim - 1
+        raise ValueError(f"{op}: the mandatory parameter 'axis' is missing")
     axis = int(v)
     if not 0 <= axis < ndim:
         raise ValueError(f"{op}: axis {axis} outside [0, {ndim - 1}]")
@@ -257,8 +212,8 @@ def masked_softmax(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[n
     if x.ndim != 4 or m.ndim != 2 or m.shape[0] != x.shape[0]:
         raise ValueError(f"{op}: needs in[0] [batch, h, w, channel], in[1] [batch, M]; got {x.shape}, {m.shape}")
     batch, _, width, channel = x.shape
-    mode = MaskedSoftmaxMode(int(params["mode"]))
-    if mode is MaskedSoftmaxMode.UNCOMPRESSED:
+    mode = opdefs.load(op).enum_name("mode", params["mode"])
+    if mode == "UNCOMPRESSED":
         if m.shape[1] != channel:
             raise ValueError(f"{op}: UNCOMPRESSED mask has {m.shape[1]} columns, channel is {channel}")
         additive = m[:, None, None, :]

@@ -19,23 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import member, register
 
 # Enum values, from the seed's "Values" lists.
-DEPTH_MODE_DCR = 0  # DepthToSpace / SpaceToDepth, 2435-2437 and 12130-12132
-DEPTH_MODE_CRD = 1
-PADDING_VALID = 0  # ExtractPatches, 5946-5948
-PADDING_SAME = 1
-PAD_CONSTANT = 0  # Pad, 9620-9627
-PAD_MIRROR_SYMMETRIC = 1
-PAD_MIRROR_REFLECT = 2
-PAD_EDGE = 3
+# Enum parameters are compared by the spec's member names (the numbers live in the YAML only):
+# DepthToSpace / SpaceToDepth mode DCR / CRD (2435-2437, 12130-12132), ExtractPatches padding VALID /
+# SAME (5946-5948), Pad scheme (9620-9627).
 
 _NP_PAD_MODE = {
-    PAD_CONSTANT: "constant",
-    PAD_MIRROR_SYMMETRIC: "symmetric",
-    PAD_MIRROR_REFLECT: "reflect",
-    PAD_EDGE: "edge",
+    "CONSTANT": "constant",
+    "MIRROR_SYMMETRIC": "symmetric",
+    "MIRROR_REFLECT": "reflect",
+    "EDGE": "edge",
 }
 
 
@@ -44,8 +39,8 @@ _NP_PAD_MODE = {
 
 
 def param(params: dict[str, Any], name: str, default: Any = None) -> Any:
-    """A parameter value, or ``default`` when absent; a symbolic spec default (a string such as
-    ``"N-1"``) counts as absent, since only the implementation knows N."""
+    """A parameter value, or ``default`` when absent (spec defaults, symbolic ones such as ``N-1``
+    included, are already in ``params``: reference.run resolves them)."""
     v = params.get(name)
     if v is None or isinstance(v, str):
         return default
@@ -111,15 +106,15 @@ def _zero_like(x: np.ndarray) -> Any:
 def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     bh, bw = _block(params)
-    mode = int_param(params, "mode", DEPTH_MODE_DCR)
+    mode = member(op, params, "mode")
     n, h, w, c = x.shape
     if c % (bh * bw):
         raise ValueError(f"depth {c} not divisible by block {bh}x{bw}")
     co = c // (bh * bw)
     # 'depth, column, then row' (2413) lists the sub-indices fastest first: DCR is NNAPI/TF/ONNX DCR.
-    if mode == DEPTH_MODE_DCR:  # channel = (row*bw + col)*co + d
+    if mode == "DCR":  # channel = (row*bw + col)*co + d
         y = x.reshape(n, h, w, bh, bw, co).transpose(0, 1, 3, 2, 4, 5)
-    elif mode == DEPTH_MODE_CRD:  # channel = d*bh*bw + row*bw + col
+    elif mode == "CRD":  # channel = d*bh*bw + row*bw + col
         y = x.reshape(n, h, w, co, bh, bw).transpose(0, 1, 4, 2, 5, 3)
     else:
         raise ValueError(f"unknown mode {mode}")
@@ -130,14 +125,14 @@ def depth_to_space(inputs, params, out_shapes, out_dtypes, *, op):
 def space_to_depth(inputs, params, out_shapes, out_dtypes, *, op):
     x = _nhwc(inputs[0], op)
     bh, bw = _block(params)
-    mode = int_param(params, "mode", DEPTH_MODE_DCR)
+    mode = member(op, params, "mode")
     n, h, w, c = x.shape
     if h % bh or w % bw:
         raise ValueError(f"spatial {h}x{w} not divisible by block {bh}x{bw}")
     t = x.reshape(n, h // bh, bh, w // bw, bw, c)  # axes: n, ho, row, wo, col, d
-    if mode == DEPTH_MODE_DCR:
+    if mode == "DCR":
         y = t.transpose(0, 1, 3, 2, 4, 5)
-    elif mode == DEPTH_MODE_CRD:
+    elif mode == "CRD":
         y = t.transpose(0, 1, 3, 5, 2, 4)
     else:
         raise ValueError(f"unknown mode {mode}")
@@ -185,13 +180,13 @@ def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
     for name, v in (("size", size), ("stride", stride), ("rate", rate)):
         if v is None or v.shape != (2,) or np.any(v < 1):
             raise ValueError(f"{name} must be two values > 0, got {v}")
-    padding = int_param(params, "padding")
+    padding = member(op, params, "padding")
     n, h, w, c = x.shape
     dil = (size - 1) * rate + 1
-    if padding == PADDING_VALID:
+    if padding == "VALID":
         out = [max(0, (dim - d) // s + 1) for dim, d, s in zip((h, w), dil, stride, strict=True)]
         pad = [(0, 0), (0, 0)]
-    elif padding == PADDING_SAME:
+    elif padding == "SAME":
         # TensorFlow's SAME (the text at 5939 is its documentation's): half the total before.
         out = [-(-dim // s) for dim, s in zip((h, w), stride, strict=True)]
         total = [max((o - 1) * s + d - dim, 0) for o, s, d, dim in zip(out, stride, dil, (h, w), strict=True)]
@@ -216,7 +211,7 @@ def extract_patches(inputs, params, out_shapes, out_dtypes, *, op):
 def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
     """out_channel[i*G + g] = in_channel[g*group_size + i]: view the axis as (G, group_size) and swap."""
     x = np.asarray(inputs[0])
-    axis = check_axis(int_param(params, "axis", x.ndim - 1), x.ndim)
+    axis = check_axis(int_param(params, "axis"), x.ndim)
     groups = int_param(params, "num_groups")
     ch = x.shape[axis]
     if groups < 1 or ch % groups:
@@ -232,7 +227,7 @@ def channel_shuffle(inputs, params, out_shapes, out_dtypes, *, op):
 @register("Concat", verified_by="onnxruntime")
 def concat(inputs, params, out_shapes, out_dtypes, *, op):
     xs = [np.asarray(t) for t in inputs if t is not None]
-    axis = check_axis(int_param(params, "axis", xs[0].ndim - 1), xs[0].ndim)
+    axis = check_axis(int_param(params, "axis"), xs[0].ndim)
     return [np.concatenate(xs, axis=axis)]
 
 
@@ -355,7 +350,7 @@ def tile(inputs, params, out_shapes, out_dtypes, *, op):
 def shape(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     start = int_param(params, "start", 0)
-    end = int_param(params, "end", x.ndim)
+    end = int_param(params, "end")
     if not (0 <= start < end <= x.ndim):
         raise ValueError(f"start={start}, end={end} outside 0 <= start < end <= {x.ndim}")
     dtype = out_dtypes[0] if out_dtypes else np.uint32
@@ -381,22 +376,22 @@ def constant_of_shape(inputs, params, out_shapes, out_dtypes, *, op):
 @register("Pad", verified_by="onnxruntime")
 def pad(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
-    scheme = int_param(params, "scheme")
+    scheme = member(op, params, "scheme")
     amounts = int_vector(params, "pad_amount")
     if amounts is None or amounts.size != 2 * x.ndim or np.any(amounts < 0):
         raise ValueError(f"pad_amount must be [{x.ndim}, 2] non-negative values, got {amounts}")
     amounts = amounts.reshape(x.ndim, 2)
     if scheme not in _NP_PAD_MODE:
         raise ValueError(f"unknown scheme {scheme}")
-    limit = {PAD_MIRROR_REFLECT: 1, PAD_MIRROR_SYMMETRIC: 0}.get(scheme)
+    limit = {"MIRROR_REFLECT": 1, "MIRROR_SYMMETRIC": 0}.get(scheme)
     if limit is not None:
         for i, (before, after) in enumerate(amounts):
             if max(before, after) > x.shape[i] - limit:
                 raise ValueError(f"pad {before, after} on dim {i} of size {x.shape[i]} exceeds the mirror limit")
-    if scheme == PAD_EDGE and x.size == 0 and amounts.any():
+    if scheme == "EDGE" and x.size == 0 and amounts.any():
         raise ValueError("EDGE padding of an empty tensor")
     kwargs: dict[str, Any] = {}
-    if scheme == PAD_CONSTANT:
+    if scheme == "CONSTANT":
         # 'backend specific' type (9630): taken as a real value, like every value the reference sees.
         value = param(params, "pad_constant_value", 0)
         kwargs["constant_values"] = np.asarray(value).reshape(()).astype(x.dtype)

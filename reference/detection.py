@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import HAND, register
+from reference import HAND, member, register
 from reference.boxes import (
     BBOX_XFORM_CLIP,
     as_index_dtype,
@@ -195,20 +195,17 @@ def combined_nms(inputs, params, out_shapes, out_dtypes, *, op):
 # ---------------------------------------------------------------------------------------------
 # BoxWithNmsLimit (NNAPI BOX_WITH_NMS_LIMIT / Caffe2 BoxWithNMSLimit)
 
-NMS_HARD, NMS_LINEAR, NMS_GAUSSIAN = 0, 1, 2
-
-
-def _nnapi_kernel(method: int, iou_thr: float, sigma: float):
+def _nnapi_kernel(method: str, iou_thr: float, sigma: float):
     """The three kernels as the MasterOpDef writes them (616-618): factors, never outright removal."""
-    if method == NMS_HARD:
+    if method == "hard":  # nms_kernel_method members, as the spec names them
         return lambda v: 1.0 if v < iou_thr else 0.0
-    if method == NMS_LINEAR:
+    if method == "linear":
         return lambda v: 1.0 if v < iou_thr else 1.0 - v
-    if method == NMS_GAUSSIAN:
+    if method == "gaussian":
         if sigma <= 0:
             raise ValueError("gaussian NMS needs sigma > 0")
         return lambda v: math.exp(-v * v / sigma)
-    raise ValueError(f"nms_kernel_method {method} is not 0, 1 or 2")
+    raise ValueError(f"nms_kernel_method {method} is not hard, linear or gaussian")
 
 
 def _image_runs(batch_idx: np.ndarray) -> list[tuple[int, np.ndarray]]:
@@ -244,7 +241,7 @@ def box_with_nms_limit(inputs, params, out_shapes, out_dtypes, *, op):
             raise ValueError("batch index outside the batch splits")
     else:
         n_batch = int(batch_idx.max()) + 1 if num_rois else 0
-    method = int(scalar(params, "nms_kernel_method"))
+    method = member(op, params, "nms_kernel_method")
     iou_thr = float(scalar(params, "iou_threshold"))
     sigma = float(scalar(params, "sigma"))
     nms_score_thr = float(scalar(params, "nms_score_threshold"))
@@ -278,7 +275,6 @@ def box_with_nms_limit(inputs, params, out_shapes, out_dtypes, *, op):
 # ---------------------------------------------------------------------------------------------
 # DetectionOutput (SSD: Caffe DetectionOutput / NNAPI DETECTION_POSTPROCESSING)
 
-NMS_TYPE_FAST, NMS_TYPE_REGULAR = 0, 1
 
 
 def decode_ssd(loc: np.ndarray, anchors: np.ndarray, factors: np.ndarray) -> np.ndarray:
@@ -325,14 +321,12 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
         raise ValueError("delta_scaling_factors must be non-zero")
     conf = float(scalar(params, "confidence_threshold"))
     iou_thr = float(scalar(params, "iou_threshold"))
-    nms_type = int(scalar(params, "nms_type", NMS_TYPE_FAST))
+    nms_type = member(op, params, "nms_type")
     bg = int(scalar(params, "background_class_idx", 0))
     use_bg = bool(scalar(params, "use_bg_in_nms", False))
     output_bg = bool(scalar(params, "output_background", True))
     eta = float(scalar(params, "nms_eta", 1.0))
     limit = int(scalar(params, "detection_limit", -1))
-    if nms_type not in (NMS_TYPE_FAST, NMS_TYPE_REGULAR):
-        raise ValueError(f"nms_type {nms_type} is not FAST (0) or REGULAR (1)")
     if not 0 <= bg < num_classes:
         raise ValueError(f"background_class_idx {bg} outside [0, num_classes)")
     cap = capacity(out_shapes, 0, 1, num_anchors * num_classes)
@@ -350,7 +344,7 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
             decoded = decode_ssd(loc[b].reshape(num_anchors, num_classes, 4), anc[:, None, :], factors)
         s = scores[b]
         dets: list[tuple[float, int, int]] = []
-        if nms_type == NMS_TYPE_REGULAR:
+        if nms_type == "REGULAR":
             for c in classes:
                 cand = np.flatnonzero(s[:, c] >= conf)
                 kept = _caffe_nms(decoded[cand, c], s[cand, c], iou_thr, eta, limit if limit > 0 else None)

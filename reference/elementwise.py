@@ -2,7 +2,8 @@
 
 One table per arity maps an operation to its numpy function. The dedicated ops (ElementWiseAbs,
 ElementWiseAdd ...) and the ``operation`` enums of ElementWiseUnary / ElementWiseBinary both look up
-the same table, so a dedicated op and its enum variant cannot drift apart.
+the same table, so a dedicated op and its enum variant cannot drift apart. The tables are keyed by
+the enum's member names; their numbers live only in opdefs/ElementWiseUnary.yaml / ElementWiseBinary.yaml.
 
 Values arrive real (quantized inputs already dequantized; integer-typed data as integer-valued
 floats). Results are the exact real results in float64; wrapping or saturating to the output type is
@@ -15,58 +16,13 @@ Every reading taken where the seed is silent is recorded in opdefs/<Op>.yaml und
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from enum import Enum, IntEnum
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
+import opdefs
 from reference import register
-
-
-class UnaryOperation(IntEnum):
-    """ElementWiseUnary ``operation`` values (seed lines 5539-5554)."""
-
-    ABS = 0
-    ASIN = 1
-    ATAN = 2
-    CEIL = 3
-    COS = 4
-    EXP = 5
-    FLOOR = 6
-    LOG = 7
-    NEG = 8
-    NOT = 9
-    RECIPROCAL = 10
-    ROUND = 11
-    RSQRT = 12
-    SIGN = 13
-    SIN = 14
-    SQRT = 15
-
-
-class BinaryOperation(IntEnum):
-    """ElementWiseBinary ``operation`` values (seed lines 3553-3572)."""
-
-    ADD = 0
-    AND = 1
-    DIVIDE = 2
-    EQUAL = 3
-    FLOOR_DIV = 4
-    FMOD = 5
-    GREATER = 6
-    GREATER_EQUAL = 7
-    LESS = 8
-    LESS_EQUAL = 9
-    MAXIMUM = 10
-    MINIMUM = 11
-    MOD = 12
-    MULTIPLY = 13
-    NOT_EQUAL = 14
-    OR = 15
-    POWER = 16
-    SQUARED_DIFFERENCE = 17
-    SUBTRACT = 18
-    XOR = 19
 
 
 class Kind(Enum):
@@ -78,8 +34,6 @@ class Kind(Enum):
 
 
 Array = np.ndarray
-U = UnaryOperation
-B = BinaryOperation
 
 
 def _rsqrt(x: Array) -> Array:
@@ -87,43 +41,43 @@ def _rsqrt(x: Array) -> Array:
 
 
 # Numerical unary operations. ROUND is numpy's rint: ties to even, as the spec demands (4875, 5441).
-UNARY: dict[UnaryOperation, Callable[[Array], Array]] = {
-    U.ABS: np.abs,
-    U.ASIN: np.arcsin,
-    U.ATAN: np.arctan,
-    U.CEIL: np.ceil,
-    U.COS: np.cos,
-    U.EXP: np.exp,
-    U.FLOOR: np.floor,
-    U.LOG: np.log,
-    U.NEG: np.negative,
-    U.RECIPROCAL: np.reciprocal,
-    U.ROUND: np.rint,
-    U.RSQRT: _rsqrt,
-    U.SIGN: np.sign,
-    U.SIN: np.sin,
-    U.SQRT: np.sqrt,
+UNARY: dict[str, Callable[[Array], Array]] = {
+    "ABS": np.abs,
+    "ASIN": np.arcsin,
+    "ATAN": np.arctan,
+    "CEIL": np.ceil,
+    "COS": np.cos,
+    "EXP": np.exp,
+    "FLOOR": np.floor,
+    "LOG": np.log,
+    "NEG": np.negative,
+    "RECIPROCAL": np.reciprocal,
+    "ROUND": np.rint,
+    "RSQRT": _rsqrt,
+    "SIGN": np.sign,
+    "SIN": np.sin,
+    "SQRT": np.sqrt,
 }
 
 # NOT is the one logical unary operation: "non-zero values are treated as true" (4680).
-LOGICAL_UNARY: dict[UnaryOperation, Callable[[Array], Array]] = {U.NOT: lambda x: x == 0}
+LOGICAL_UNARY: dict[str, Callable[[Array], Array]] = {"NOT": lambda x: x == 0}
 
-DEDICATED_UNARY: dict[str, UnaryOperation] = {
-    "ElementWiseAbs": U.ABS,
-    "ElementWiseAsin": U.ASIN,
-    "ElementWiseAtan": U.ATAN,
-    "ElementWiseCeil": U.CEIL,
-    "ElementWiseCos": U.COS,
-    "ElementWiseExp": U.EXP,
-    "ElementWiseFloor": U.FLOOR,
-    "ElementWiseLog": U.LOG,
-    "ElementWiseNeg": U.NEG,
-    "ElementWiseNot": U.NOT,
-    "ElementWiseRound": U.ROUND,
-    "ElementWiseRsqrt": U.RSQRT,
-    "ElementWiseSign": U.SIGN,
-    "ElementWiseSin": U.SIN,
-    "ElementWiseSquareRoot": U.SQRT,
+DEDICATED_UNARY: dict[str, str] = {
+    "ElementWiseAbs": "ABS",
+    "ElementWiseAsin": "ASIN",
+    "ElementWiseAtan": "ATAN",
+    "ElementWiseCeil": "CEIL",
+    "ElementWiseCos": "COS",
+    "ElementWiseExp": "EXP",
+    "ElementWiseFloor": "FLOOR",
+    "ElementWiseLog": "LOG",
+    "ElementWiseNeg": "NEG",
+    "ElementWiseNot": "NOT",
+    "ElementWiseRound": "ROUND",
+    "ElementWiseRsqrt": "RSQRT",
+    "ElementWiseSign": "SIGN",
+    "ElementWiseSin": "SIN",
+    "ElementWiseSquareRoot": "SQRT",
 }
 
 
@@ -140,54 +94,54 @@ def _floor_div(a: Array, b: Array) -> Array:
 
 # (kind, function) per binary operation. MOD takes the divisor's sign (numpy mod, 3406, 4281), FMOD
 # the dividend's (C fmod, 3332, 3917).
-BINARY: dict[BinaryOperation, tuple[Kind, Callable[[Array, Array], Array]]] = {
-    B.ADD: (Kind.NUMERICAL, np.add),
-    B.DIVIDE: (Kind.NUMERICAL, np.true_divide),
-    B.FLOOR_DIV: (Kind.NUMERICAL, _floor_div),
-    B.FMOD: (Kind.NUMERICAL, np.fmod),
-    B.MAXIMUM: (Kind.NUMERICAL, np.maximum),
-    B.MINIMUM: (Kind.NUMERICAL, np.minimum),
-    B.MOD: (Kind.NUMERICAL, np.mod),
-    B.MULTIPLY: (Kind.NUMERICAL, np.multiply),
-    B.POWER: (Kind.NUMERICAL, np.power),
-    B.SQUARED_DIFFERENCE: (Kind.NUMERICAL, _squared_difference),
-    B.SUBTRACT: (Kind.NUMERICAL, np.subtract),
-    B.EQUAL: (Kind.COMPARISON, np.equal),
-    B.GREATER: (Kind.COMPARISON, np.greater),
-    B.GREATER_EQUAL: (Kind.COMPARISON, np.greater_equal),
-    B.LESS: (Kind.COMPARISON, np.less),
-    B.LESS_EQUAL: (Kind.COMPARISON, np.less_equal),
-    B.NOT_EQUAL: (Kind.COMPARISON, np.not_equal),
-    B.AND: (Kind.LOGICAL, np.logical_and),
-    B.OR: (Kind.LOGICAL, np.logical_or),
-    B.XOR: (Kind.LOGICAL, np.logical_xor),
+BINARY: dict[str, tuple[Kind, Callable[[Array, Array], Array]]] = {
+    "ADD": (Kind.NUMERICAL, np.add),
+    "DIVIDE": (Kind.NUMERICAL, np.true_divide),
+    "FLOOR_DIV": (Kind.NUMERICAL, _floor_div),
+    "FMOD": (Kind.NUMERICAL, np.fmod),
+    "MAXIMUM": (Kind.NUMERICAL, np.maximum),
+    "MINIMUM": (Kind.NUMERICAL, np.minimum),
+    "MOD": (Kind.NUMERICAL, np.mod),
+    "MULTIPLY": (Kind.NUMERICAL, np.multiply),
+    "POWER": (Kind.NUMERICAL, np.power),
+    "SQUARED_DIFFERENCE": (Kind.NUMERICAL, _squared_difference),
+    "SUBTRACT": (Kind.NUMERICAL, np.subtract),
+    "EQUAL": (Kind.COMPARISON, np.equal),
+    "GREATER": (Kind.COMPARISON, np.greater),
+    "GREATER_EQUAL": (Kind.COMPARISON, np.greater_equal),
+    "LESS": (Kind.COMPARISON, np.less),
+    "LESS_EQUAL": (Kind.COMPARISON, np.less_equal),
+    "NOT_EQUAL": (Kind.COMPARISON, np.not_equal),
+    "AND": (Kind.LOGICAL, np.logical_and),
+    "OR": (Kind.LOGICAL, np.logical_or),
+    "XOR": (Kind.LOGICAL, np.logical_xor),
 }
 
 # How a quotient becomes an integer when the declared output type is an integer type. The spec is
 # silent (3678-3690); NNAPI DIV, which the spec cites, floors (opdefs/ElementWiseDivide.yaml decisions).
-INTEGER_QUOTIENT_ROUNDING: dict[BinaryOperation, Callable[[Array], Array]] = {B.DIVIDE: np.floor}
+INTEGER_QUOTIENT_ROUNDING: dict[str, Callable[[Array], Array]] = {"DIVIDE": np.floor}
 
-DEDICATED_BINARY: dict[str, BinaryOperation] = {
-    "ElementWiseAdd": B.ADD,
-    "ElementWiseAnd": B.AND,
-    "ElementWiseDivide": B.DIVIDE,
-    "ElementWiseEqual": B.EQUAL,
-    "ElementWiseFloorDiv": B.FLOOR_DIV,
-    "ElementWiseFmod": B.FMOD,
-    "ElementWiseGreater": B.GREATER,
-    "ElementWiseGreaterEqual": B.GREATER_EQUAL,
-    "ElementWiseLess": B.LESS,
-    "ElementWiseLessEqual": B.LESS_EQUAL,
-    "ElementWiseMaximum": B.MAXIMUM,
-    "ElementWiseMinimum": B.MINIMUM,
-    "ElementWiseMod": B.MOD,
-    "ElementWiseMultiply": B.MULTIPLY,
-    "ElementWiseNotEqual": B.NOT_EQUAL,
-    "ElementWiseOr": B.OR,
-    "ElementWisePower": B.POWER,
-    "ElementWiseSquaredDifference": B.SQUARED_DIFFERENCE,
-    "ElementWiseSubtract": B.SUBTRACT,
-    "ElementWiseXor": B.XOR,
+DEDICATED_BINARY: dict[str, str] = {
+    "ElementWiseAdd": "ADD",
+    "ElementWiseAnd": "AND",
+    "ElementWiseDivide": "DIVIDE",
+    "ElementWiseEqual": "EQUAL",
+    "ElementWiseFloorDiv": "FLOOR_DIV",
+    "ElementWiseFmod": "FMOD",
+    "ElementWiseGreater": "GREATER",
+    "ElementWiseGreaterEqual": "GREATER_EQUAL",
+    "ElementWiseLess": "LESS",
+    "ElementWiseLessEqual": "LESS_EQUAL",
+    "ElementWiseMaximum": "MAXIMUM",
+    "ElementWiseMinimum": "MINIMUM",
+    "ElementWiseMod": "MOD",
+    "ElementWiseMultiply": "MULTIPLY",
+    "ElementWiseNotEqual": "NOT_EQUAL",
+    "ElementWiseOr": "OR",
+    "ElementWisePower": "POWER",
+    "ElementWiseSquaredDifference": "SQUARED_DIFFERENCE",
+    "ElementWiseSubtract": "SUBTRACT",
+    "ElementWiseXor": "XOR",
 }
 
 
@@ -236,13 +190,11 @@ def _broadcast_shape(op: str, *arrays: Array) -> tuple[int, ...]:
         raise ValueError(f"{op}: input shapes {shapes} do not broadcast") from None
 
 
-def _operation(op: str, params: dict[str, Any], enum: type[IntEnum]) -> IntEnum:
-    try:
-        return enum(int(params["operation"]))
-    except KeyError:
-        raise ValueError(f"{op}: the mandatory parameter 'operation' is missing") from None
-    except ValueError:
-        raise ValueError(f"{op}: operation {params['operation']!r} is not one of {[int(v) for v in enum]}") from None
+def _operation(op: str, params: dict[str, Any]) -> str:
+    """The ``operation`` member's name, as opdefs/<op>.yaml numbers it."""
+    if params.get("operation") is None:
+        raise ValueError(f"{op}: the mandatory parameter 'operation' is missing")
+    return opdefs.load(op).enum_name("operation", params["operation"])
 
 
 def _inputs(op: str, inputs: Sequence[Array | None], n: int) -> list[Array]:
@@ -255,7 +207,7 @@ def _inputs(op: str, inputs: Sequence[Array | None], n: int) -> list[Array]:
 # --- unary ---------------------------------------------------------------------------------------
 
 
-def apply_unary(operation: UnaryOperation, x: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
+def apply_unary(operation: str, x: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
     """One unary operation on real values; NOT gives a logical result."""
     if operation in LOGICAL_UNARY:
         return _logical_result(LOGICAL_UNARY[operation](np.asarray(x)), out_dtypes)
@@ -266,7 +218,7 @@ def apply_unary(operation: UnaryOperation, x: Array, out_dtypes: Sequence[Any] |
 @register(*DEDICATED_UNARY, "ElementWiseUnary", verified_by="onnxruntime")
 def elementwise_unary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)
-    operation = DEDICATED_UNARY[op] if op in DEDICATED_UNARY else _operation(op, params, UnaryOperation)
+    operation = DEDICATED_UNARY[op] if op in DEDICATED_UNARY else _operation(op, params)
     return [apply_unary(operation, x, out_dtypes)]
 
 
@@ -301,7 +253,7 @@ def logit(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray
 # --- binary --------------------------------------------------------------------------------------
 
 
-def apply_binary(operation: BinaryOperation, a: Array, b: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
+def apply_binary(operation: str, a: Array, b: Array, out_dtypes: Sequence[Any] | None = None) -> Array:
     """One binary operation on real values, numpy-broadcast (multidirectional)."""
     kind, fn = BINARY[operation]
     if kind is Kind.LOGICAL:
@@ -320,7 +272,7 @@ def apply_binary(operation: BinaryOperation, a: Array, b: Array, out_dtypes: Seq
 def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     a, b = _inputs(op, inputs, 2)
     _broadcast_shape(op, a, b)
-    operation = DEDICATED_BINARY[op] if op in DEDICATED_BINARY else _operation(op, params, BinaryOperation)
+    operation = DEDICATED_BINARY[op] if op in DEDICATED_BINARY else _operation(op, params)
     return [apply_binary(operation, a, b, out_dtypes)]
 
 

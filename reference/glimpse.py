@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import member, register, resolved
 
-NOISE_UNIFORM, NOISE_GAUSSIAN, NOISE_ZEROES = 0, 1, 2
+NOISE_UNIFORM, NOISE_GAUSSIAN, NOISE_ZEROES = "Uniform", "Gaussian", "Zeroes"  # noise members, as the spec names them
 
 
 def window_origin(offset_yx: np.ndarray, image_hw: tuple[int, int], glimpse_hw: tuple[int, int], centered: bool,
@@ -41,7 +41,7 @@ def window_origin(offset_yx: np.ndarray, image_hw: tuple[int, int], glimpse_hw: 
 
 
 def extract(image: np.ndarray, offsets: np.ndarray, glimpse_hw: tuple[int, int], centered: bool, normalized: bool,
-            noise: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+            noise: str) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(glimpses [b, gh, gw, c], noise mask [b, gh, gw, c]); noise cells are 0 for Zeroes, NaN otherwise."""
     b, h, w, c = image.shape
     gh, gw = glimpse_hw
@@ -59,13 +59,16 @@ def extract(image: np.ndarray, offsets: np.ndarray, glimpse_hw: tuple[int, int],
     return out, mask
 
 
-def _params(params: dict[str, Any]) -> tuple[tuple[int, int], bool, bool, int]:
+def _noise(params: dict[str, Any]) -> str:
+    """The noise member; a comparator may pass the case's params without the spec's defaults."""
+    return member("ExtractGlimpse", resolved("ExtractGlimpse", params, []), "noise")
+
+
+def _params(params: dict[str, Any]) -> tuple[tuple[int, int], bool, bool, str]:
     size = np.asarray(params["size"]).reshape(-1)
     if size.size != 2 or np.any(size < 1):
         raise ValueError(f"size must be [glimpse_height, glimpse_width] >= 1, got {size.tolist()}")
-    noise = int(params.get("noise", NOISE_UNIFORM))
-    if noise not in (NOISE_UNIFORM, NOISE_GAUSSIAN, NOISE_ZEROES):
-        raise ValueError(f"noise {noise} is not Uniform (0), Gaussian (1) or Zeroes (2)")
+    noise = _noise(params)
     return (int(size[0]), int(size[1])), bool(params.get("centered", True)), bool(params.get("normalized", True)), noise
 
 
@@ -91,7 +94,7 @@ def check_noise(actual: np.ndarray, inputs: list[np.ndarray], params: dict[str, 
     """Whether a backend's noise cells lie in TensorFlow's noise range (``slack``: an output step)."""
     image = np.asarray(inputs[0], dtype=np.float64)
     mask = noise_mask(inputs, params)
-    noise = int(params.get("noise", NOISE_UNIFORM))
+    noise = _noise(params)
     actual = np.asarray(actual, dtype=np.float64)
     if noise == NOISE_UNIFORM:
         lo = image.min(axis=(1, 2, 3), keepdims=True)

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import register
+from reference import member, register
 from reference.resampling import flag
-
-ARGB, RGBA = 0, 1  # input_order (22-37)
 
 
 @register("ArgbToRgb", verified_by="hand")
@@ -18,11 +16,9 @@ def argb_to_rgb(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     if x.ndim != 4 or x.shape[-1] != 4:
         raise ValueError(f"ArgbToRgb takes [b, h, w, 4], got shape {x.shape}")
-    order = int(np.asarray(params.get("input_order", ARGB)).reshape(()))
-    if order not in (ARGB, RGBA):
-        raise ValueError(f"input_order {order} is not one of 0, 1")
+    order = member(op, params, "input_order")  # 22-37
     if params.get("reverse_output") is None:
         raise ValueError("reverse_output is mandatory")
     # the three colour channels: after A in ARGB, before A in RGBA
-    rgb = x[..., 1:4] if order == ARGB else x[..., 0:3]
+    rgb = x[..., 1:4] if order == "ARGB" else x[..., 0:3]
     return [rgb[..., ::-1].copy() if flag(params, "reverse_output") else rgb.copy()]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from reference import register, register_diagnosis
+from reference import member, register, register_diagnosis
 
-OUTPUT_ORDER_RGB, OUTPUT_ORDER_BGR = 0, 1
+OUTPUT_ORDER_RGB, OUTPUT_ORDER_BGR = "RGB", "BGR"  # output_order members, as the spec names them
 CHROMA_ORDER = {"Nv12ToRgb": "uv", "Nv21ToRgb": "vu"}
 
 
@@ -98,11 +98,11 @@ def split_planes(frames: np.ndarray, h: int, w: int, chroma_order: str) -> tuple
     return y, up(u), up(v)
 
 
-def nv_to_rgb(frames: np.ndarray, h: int, w: int, chroma_order: str, output_order: int = OUTPUT_ORDER_RGB,
+def nv_to_rgb(frames: np.ndarray, h: int, w: int, chroma_order: str, output_order: str = OUTPUT_ORDER_RGB,
               variant: str = DEFAULT_VARIANT) -> np.ndarray:  # fmt: skip
     """[b, h, w, 3] in the requested channel order."""
     if output_order not in (OUTPUT_ORDER_RGB, OUTPUT_ORDER_BGR):
-        raise ValueError(f"output_order {output_order} is neither RGB (0) nor BGR (1)")
+        raise ValueError(f"output_order {output_order} is neither RGB nor BGR")
     rgb = VARIANTS[variant].to_rgb(*split_planes(np.asarray(frames, dtype=np.float64), h, w, chroma_order))
     return rgb[..., ::-1] if output_order == OUTPUT_ORDER_BGR else rgb
 
@@ -113,7 +113,7 @@ def nv_to_rgb_op(inputs, params, out_shapes, out_dtypes, *, op):
     if frames.ndim != 2:
         raise ValueError(f"in[0] must be [b, w*h*3/2], got rank {frames.ndim}")
     h, w = image_size(out_shapes, frames.shape[1])
-    return [nv_to_rgb(frames, h, w, CHROMA_ORDER[op], int(params["output_order"]))]
+    return [nv_to_rgb(frames, h, w, CHROMA_ORDER[op], member(op, params, "output_order"))]
 
 
 def best_matching_variant(op: str, frames: np.ndarray, params: dict[str, Any], actual: np.ndarray,
@@ -124,7 +124,7 @@ def best_matching_variant(op: str, frames: np.ndarray, params: dict[str, Any], a
     actual = np.asarray(actual, dtype=np.float64)
     frames = np.asarray(frames, dtype=np.float64)
     h, w = image_size([actual.shape], frames.shape[1])
-    order = int(params.get("output_order", OUTPUT_ORDER_RGB))
+    order = OUTPUT_ORDER_RGB if params.get("output_order") is None else member(op, params, "output_order")
     errors = [(name, float(np.max(np.abs(nv_to_rgb(frames, h, w, CHROMA_ORDER[op], order, name) - actual))))
               for name in VARIANTS]  # fmt: skip
     return sorted(errors, key=lambda e: e[1])

@@ -21,13 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import member, register
 from reference.datamovement import check_axis, int_param, param
-
-SCATTER_NONE = 0  # ScatterElements 11664-11670, ScatterNd 11767-11772
-SCATTER_ADD = 1
-SCATTER_MUL = 2
-SCATTER_MAX = 3  # ScatterElements only
 
 _UINT32_MINUS_ONE = 2**32 - 1
 
@@ -140,22 +135,22 @@ def gather_nd(inputs, params, out_shapes, out_dtypes, *, op):
 # Scatters
 
 
-def _scatter_rows(table: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduction: int, op: str) -> None:
+def _scatter_rows(table: np.ndarray, rows: np.ndarray, updates: np.ndarray, reduction: str, op: str) -> None:
     """Apply ``updates[i]`` to ``table[rows[i]]`` in place, per the reduction.
 
     NONE: duplicates "override previous updated values" (11656), so the last one in row-major order
     wins. MAX starts from the copy of in[0], as the spec's formula does."""
-    if reduction == SCATTER_NONE:
+    if reduction == "NONE":
         # Last occurrence wins: keep, per target row, the highest position i.
         rev_rows = rows[::-1]
         _, first_in_rev = np.unique(rev_rows, return_index=True)
         keep = len(rows) - 1 - first_in_rev
         table[rows[keep]] = updates[keep]
-    elif reduction == SCATTER_ADD:
+    elif reduction == "ADD":
         np.add.at(table, rows, updates)
-    elif reduction == SCATTER_MUL:
+    elif reduction == "MUL":
         np.multiply.at(table, rows, updates)
-    elif reduction == SCATTER_MAX and op == "ScatterElements":
+    elif reduction == "MAX" and op == "ScatterElements":
         np.maximum.at(table, rows, updates)
     else:
         raise ValueError(f"{op}: unknown reduction {reduction}")
@@ -167,7 +162,7 @@ def scatter_elements(inputs, params, out_shapes, out_dtypes, *, op):
     idx = _indices(inputs[1])
     upd = np.asarray(inputs[2])
     axis = check_axis(int_param(params, "axis", 0), x.ndim)
-    reduction = int_param(params, "reduction", SCATTER_NONE)
+    reduction = member(op, params, "reduction")  # ScatterElements 11664-11670, ScatterNd 11767-11772
     if idx.shape != upd.shape or idx.ndim != x.ndim:
         raise ValueError(f"in[1] {idx.shape} and in[2] {upd.shape} must share in[0]'s rank {x.ndim} and shape")
     if any(i > d for k, (i, d) in enumerate(zip(idx.shape, x.shape, strict=True)) if k != axis):
@@ -187,7 +182,7 @@ def scatter_nd(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0])
     idx = _indices(inputs[1])
     upd = np.asarray(inputs[2])
-    reduction = int_param(params, "reduction", SCATTER_NONE)
+    reduction = member(op, params, "reduction")  # ScatterElements 11664-11670, ScatterNd 11767-11772
     skip, rows, k = _nd_batches(x, idx, 0, op)
     rest = x.shape[k:]
     expected = idx.shape[:-1] + rest
@@ -221,7 +216,7 @@ def nonzero(inputs, params, out_shapes, out_dtypes, *, op):
 def one_hot(inputs, params, out_shapes, out_dtypes, *, op):
     idx = _indices(inputs[0])
     depth = int_param(params, "depth")
-    axis = check_axis(int_param(params, "axis", idx.ndim), idx.ndim + 1)
+    axis = check_axis(int_param(params, "axis"), idx.ndim + 1)
     on = np.asarray(param(params, "on_value", 1)).reshape(())
     off = np.asarray(param(params, "off_value", 0)).reshape(())
     dtype = np.bool_ if out_dtypes and np.dtype(out_dtypes[0]) == np.bool_ else np.float64

@@ -11,18 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
-
-# InstanceNorm "mode" values (seed lines 7528-7540)
-INSTANCE_NORM_MODE_MU_SIGMA = 0
-INSTANCE_NORM_MODE_RMS = 1
-# InstanceNorm "region" values (7548-7560)
-INSTANCE_NORM_REGION_ACROSS_SPATIAL = 0
-INSTANCE_NORM_REGION_ACROSS_CHANNEL = 1
-INSTANCE_NORM_REGION_ACROSS_ALL = 2
-# Lrn "region" values (8163-8177)
-LRN_REGION_ACROSS_CHANNEL = 0
-LRN_REGION_WITHIN_CHANNEL = 1
+from reference import member, register
 
 # InstanceNorm RMS mode: the spec's RMS (7464, 7472) is a plain sum of squares plus epsilon, with no
 # division by the element count. Kept literal; flip this if a QNN backend shows a mean is meant.
@@ -92,13 +81,10 @@ def group_norm(
     return [y * _per_channel(_optional(inputs, 1), 1.0, c) + _per_channel(_optional(inputs, 2), 0.0, c)]
 
 
-def _instance_region_axes(region: int, ndim: int) -> tuple[int, ...]:
+def _instance_region_axes(region: str, ndim: int) -> tuple[int, ...]:
+    """InstanceNorm ``region`` (7548-7560) -> the axes its statistics are taken over."""
     spatial = tuple(range(1, ndim - 1))
-    return {
-        INSTANCE_NORM_REGION_ACROSS_SPATIAL: spatial,
-        INSTANCE_NORM_REGION_ACROSS_CHANNEL: (ndim - 1,),
-        INSTANCE_NORM_REGION_ACROSS_ALL: spatial + (ndim - 1,),
-    }[region]
+    return {"ACROSS_SPATIAL": spatial, "ACROSS_CHANNEL": (ndim - 1,), "ACROSS_ALL": spatial + (ndim - 1,)}[region]
 
 
 @register("InstanceNorm", verified_by="onnxruntime")
@@ -112,8 +98,8 @@ def instance_norm(
     gamma = _per_channel(inputs[1], 1.0, c)
     beta = _per_channel(_optional(inputs, 2), 0.0, c)
     eps = float(params.get("epsilon", 1e-12))
-    axes = _instance_region_axes(int(params.get("region", INSTANCE_NORM_REGION_ACROSS_SPATIAL)), x.ndim)
-    if int(params.get("mode", INSTANCE_NORM_MODE_MU_SIGMA)) == INSTANCE_NORM_MODE_RMS:
+    axes = _instance_region_axes(member(op, params, "region"), x.ndim)
+    if member(op, params, "mode") == "RMS":  # mode: 7528-7540
         reduce_sq = np.mean if INSTANCE_NORM_RMS_DIVIDES_BY_COUNT else np.sum
         rms = reduce_sq(x * x, axis=axes, keepdims=True) + eps
         return [x * gamma / np.sqrt(rms) + beta]
@@ -181,7 +167,7 @@ def lrn(
     x = np.asarray(inputs[0], dtype=np.float64)
     r = int(params["radius"])
     sq = x * x
-    if int(params.get("region", LRN_REGION_ACROSS_CHANNEL)) == LRN_REGION_WITHIN_CHANNEL:
+    if member(op, params, "region") == "WITHIN_CHANNEL":  # region: 8163-8177
         if x.ndim != 4:
             raise ValueError(f"Lrn: within-channel LRN needs a rank-4 input, got rank {x.ndim}")
         s = _window_sum(_window_sum(sq, 1, r), 2, r)  # the 2-D box is separable

@@ -16,11 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
+from reference import member, register
 from reference.convolution import _pads, _per_axis
-
-ROUNDING_FLOOR = 0  # rounding_mode values (seed 9747, 9853, 9948, 10045)
-ROUNDING_CEIL = 1
 
 
 def pool_nd(
@@ -89,11 +86,9 @@ def _common(inputs: list[np.ndarray | None], params: dict[str, Any]) -> tuple[np
     )
 
 
-def _ceil(params: dict[str, Any]) -> bool:
-    mode = int(params.get("rounding_mode", ROUNDING_FLOOR))
-    if mode not in (ROUNDING_FLOOR, ROUNDING_CEIL):
-        raise ValueError(f"rounding_mode {mode} is neither FLOOR (0) nor CEIL (1)")
-    return mode == ROUNDING_CEIL
+def _ceil(op: str, params: dict[str, Any]) -> bool:
+    """rounding_mode (seed 9747, 9853, 9948, 10045): FLOOR or CEIL of the window count."""
+    return member(op, params, "rounding_mode") == "CEIL"
 
 
 @register("PoolAvg2d", "PoolAvg3d", verified_by="onnxruntime")
@@ -102,7 +97,7 @@ def pool_avg(
 ) -> list[np.ndarray]:
     x, size, stride, pads = _common(inputs, params)
     count_pad = bool(params.get("count_pad_for_edges", False))
-    return [pool_nd(x, size, stride, pads, _ceil(params), "avg", count_pad)]
+    return [pool_nd(x, size, stride, pads, _ceil(op, params), "avg", count_pad)]
 
 
 @register("PoolMax2d", "PoolMax3d", verified_by="onnxruntime")
@@ -110,7 +105,7 @@ def pool_max(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
     x, size, stride, pads = _common(inputs, params)
-    return [pool_nd(x, size, stride, pads, _ceil(params), "max")]
+    return [pool_nd(x, size, stride, pads, _ceil(op, params), "max")]
 
 
 @register("L2Pool2d", verified_by="onnxruntime")

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from reference import register, register_sequence
+from reference import member, register, register_sequence, resolved
 
-FORWARD, REVERSE = 0, 1
+FORWARD, REVERSE = "FORWARD", "REVERSE"  # direction members, as the spec names them
 # Layer normalization inside Lstm: the spec names the weights but gives no epsilon; NNAPI's LSTM
 # (the op the spec cites, 8311) and TFLite's kernel use 1e-8 inside the square root.
 LSTM_LAYER_NORM_EPSILON = 1e-8
@@ -194,9 +194,7 @@ def lstm_execute(ins: list[np.ndarray | None], params: dict[str, Any], n_outputs
     if x is None or x.ndim not in (2, 3):
         raise ValueError("in[0] must be 2-D or 3-D")
     time_major = _flag(params.get("time_major"), True)
-    direction = int(params.get("direction") or 0)
-    if direction not in (FORWARD, REVERSE):
-        raise ValueError(f"direction {direction} is neither FORWARD (0) nor REVERSE (1)")
+    direction = member("Lstm", resolved("Lstm", params, []), "direction")  # sequences pass raw params
     cell_clip = _threshold(params, "cell_clip_threshold")
     proj_clip = _threshold(params, "output_clip_threshold")
     steps = x[None] if x.ndim == 2 else _to_time_major(x, time_major)
@@ -271,9 +269,7 @@ def gru_execute(ins: list[np.ndarray | None], params: dict[str, Any], state: np.
     if x is None or x.ndim != 3:
         raise ValueError("in[0] must be 3-D")
     time_major = _flag(params.get("time_major"), True)
-    direction = int(params.get("direction") or 0)
-    if direction not in (FORWARD, REVERSE):
-        raise ValueError(f"direction {direction} is neither FORWARD (0) nor REVERSE (1)")
+    direction = member("Gru", resolved("Gru", params, []), "direction")
     lbr = int(params.get("linear_before_reset") or 0) != 0
     steps = _to_time_major(x, time_major)
     n_steps, batch = steps.shape[0], steps.shape[1]

@@ -23,18 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from reference import register
-from reference.datamovement import int_param, param
+from reference import member, register
+from reference.datamovement import param
 
-# Resize enums (seed 10983-11076)
-HALF_PIXEL, PYTORCH_HALF_PIXEL, ALIGN_CORNERS, ASYMMETRIC = 0, 1, 2, 3
-NEAREST, LINEAR, CUBIC = 0, 1, 2
-ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL = 0, 1, 2, 3
+# Enum members by the spec's names (their numbers live in the YAML only). Resize (seed 10983-11076):
+HALF_PIXEL, PYTORCH_HALF_PIXEL = "HALF_PIXEL", "PYTORCH_HALF_PIXEL"
+ALIGN_CORNERS, ASYMMETRIC = "ALIGN_CORNERS", "ASYMMETRIC"
+NEAREST, LINEAR, CUBIC = "NEAREST", "LINEAR", "CUBIC"
+ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL = "ROUND_PREFER_FLOOR", "ROUND_PREFER_CEIL", "FLOOR", "CEIL"
 # CropAndResize / ImageProjectionTransform interpolation (2215-2229, 7402-7418)
-BILINEAR, NEAREST_NEIGHBOR = 0, 1
+BILINEAR, NEAREST_NEIGHBOR = "BILINEAR", "NEAREST_NEIGHBOR"
 # GridSample (6678-6726)
-GRID_BILINEAR, GRID_NEAREST = 0, 1
-PAD_ZEROS, PAD_BORDER, PAD_REFLECTION = 0, 1, 2
+GRID_BILINEAR, GRID_NEAREST = "BILINEAR", "NEAREST"
+PAD_ZEROS, PAD_BORDER, PAD_REFLECTION = "ZEROS", "BORDER", "REFLECTION"
 
 
 class OutputShapeRequired(LookupError):
@@ -63,7 +64,7 @@ def real_param(params: dict[str, Any], name: str, default: float) -> float:
 # Coordinates and taps, one axis at a time
 
 
-def rational_coords(n_out: int, n_in: int, mode: int) -> tuple[np.ndarray, np.ndarray]:
+def rational_coords(n_out: int, n_in: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """Source coordinate of each output index as (numerator, denominator) integer arrays.
 
     The spec writes each transformation forward, x_out = f(x_in) with scale = out / in (10990-11013);
@@ -78,10 +79,10 @@ def rational_coords(n_out: int, n_in: int, mode: int) -> tuple[np.ndarray, np.nd
         return o * (n_in - 1), (n_out - 1) * ones
     if mode == ASYMMETRIC:
         return o * n_in, n_out * ones
-    raise ValueError(f"transformation_mode {mode} is not one of 0..3")
+    raise ValueError(f"transformation_mode {mode} is not a member")
 
 
-def round_rational(num: np.ndarray, den: np.ndarray, rule: int) -> np.ndarray:
+def round_rational(num: np.ndarray, den: np.ndarray, rule: str) -> np.ndarray:
     """num / den rounded to an integer by a nearest_mode rule, exactly (ties decided on the true value)."""
     fl = num // den
     twice_rem = 2 * (num - fl * den)  # 2 * fractional part * den, in [0, 2 den)
@@ -93,7 +94,7 @@ def round_rational(num: np.ndarray, den: np.ndarray, rule: int) -> np.ndarray:
         return fl
     if rule == CEIL:
         return np.where(twice_rem > 0, fl + 1, fl)
-    raise ValueError(f"nearest_mode {rule} is not one of 0..3")
+    raise ValueError(f"nearest_mode {rule} is not a member")
 
 
 def linear_taps(x: np.ndarray, n_in: int) -> tuple[np.ndarray, np.ndarray]:
@@ -152,8 +153,8 @@ def apply_taps(x: np.ndarray, axis: int, idx: np.ndarray, w: np.ndarray) -> np.n
 # Resize family
 
 
-def resize_axes(x: np.ndarray, out_shape: tuple[int, ...], mode: int, interp: int,
-                nearest_rule: int = ROUND_PREFER_FLOOR, cubic_a: float = -0.75, exclude_outside: bool = False,
+def resize_axes(x: np.ndarray, out_shape: tuple[int, ...], mode: str, interp: str,
+                nearest_rule: str = ROUND_PREFER_FLOOR, cubic_a: float = -0.75, exclude_outside: bool = False,
                 antialias: bool = False) -> np.ndarray:  # fmt: skip
     """Resample the spatial axes (1 .. rank-2) of ``x`` to the sizes in ``out_shape``."""
     y = x
@@ -172,7 +173,7 @@ def resize_axes(x: np.ndarray, out_shape: tuple[int, ...], mode: int, interp: in
         elif interp == CUBIC:
             idx, w = cubic_taps(coord, n_in, cubic_a, exclude_outside)
         else:
-            raise ValueError(f"interpolation_mode {interp} is not one of 0..2")
+            raise ValueError(f"interpolation_mode {interp} is not a member")
         y = apply_taps(y, axis, idx, w)
     return y
 
@@ -193,13 +194,13 @@ def resize(inputs, params, out_shapes, out_dtypes, *, op):
         raise ValueError("Resize needs rank > 0")
     out = declared_shape(out_shapes, op)
     _check_kept_axes(x, out, op)
-    interp = int_param(params, "interpolation_mode", NEAREST)
+    interp = member(op, params, "interpolation_mode")
     y = resize_axes(
         x,
         out,
-        int_param(params, "transformation_mode", HALF_PIXEL),
+        member(op, params, "transformation_mode"),
         interp,
-        nearest_rule=int_param(params, "nearest_mode", ROUND_PREFER_FLOOR),
+        nearest_rule=member(op, params, "nearest_mode"),
         cubic_a=real_param(params, "cubic_coeff", -0.75),
         exclude_outside=flag(params, "exclude_outside"),
     )
@@ -271,7 +272,7 @@ def crop_and_resize(inputs, params, out_shapes, out_dtypes, *, op):
     crop_h, crop_w = int(dims[0]), int(dims[1])
     if out_shapes and out_shapes[0] is not None and tuple(out_shapes[0])[1:3] != (crop_h, crop_w):
         raise ValueError(f"declared out[0] {tuple(out_shapes[0])} disagrees with resize_dims {dims.tolist()}")
-    interp = int_param(params, "interpolation_mode", BILINEAR)
+    interp = member(op, params, "interpolation_mode")
     extrapolation = real_param(params, "extrapolation_value", 0.0)
     _, height, width, channels = x.shape
     out = np.empty((boxes.shape[0], crop_h, crop_w, channels))
@@ -292,7 +293,7 @@ def _crop_coords(c1: float, c2: float, size: int, n: int) -> np.ndarray:
     return np.array([0.5 * (c1 + c2) * (size - 1)])
 
 
-def _sample_2d(img: np.ndarray, ys: np.ndarray, xs: np.ndarray, interp: int, fill: float) -> np.ndarray:
+def _sample_2d(img: np.ndarray, ys: np.ndarray, xs: np.ndarray, interp: str, fill: float) -> np.ndarray:
     """Sample an [H, W, C] image on the grid ys x xs; a row or column outside [0, size-1] is ``fill``."""
     height, width, channels = img.shape
     out = np.full((ys.size, xs.size, channels), fill, dtype=np.float64)
@@ -306,7 +307,7 @@ def _sample_2d(img: np.ndarray, ys: np.ndarray, xs: np.ndarray, interp: int, fil
     elif interp == BILINEAR:
         block = apply_taps(apply_taps(img, 0, *linear_taps(yv, height)), 1, *linear_taps(xv, width))
     else:
-        raise ValueError(f"interpolation_mode {interp} is not one of 0, 1")
+        raise ValueError(f"interpolation_mode {interp} is not a member")
     out[np.ix_(vy, vx)] = block
     return out
 
@@ -333,7 +334,7 @@ def reflect(c: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.where(flips % 2 == 0, lo + extra, hi - extra)
 
 
-def _grid_coords(g: np.ndarray, size: int, align: bool, padding: int) -> np.ndarray:
+def _grid_coords(g: np.ndarray, size: int, align: bool, padding: str) -> np.ndarray:
     c = grid_unnormalize(g, size, align)
     if padding == PAD_BORDER:
         return np.clip(c, 0, size - 1)
@@ -344,7 +345,7 @@ def _grid_coords(g: np.ndarray, size: int, align: bool, padding: int) -> np.ndar
         return np.clip(c, 0, size - 1)
     if padding == PAD_ZEROS:
         return np.clip(c, -2, size + 1)  # far-off samples stay outside without overflowing an index
-    raise ValueError(f"padding_mode {padding} is not one of 0..2")
+    raise ValueError(f"padding_mode {padding} is not a member")
 
 
 @register("GridSample", verified_by="onnxruntime")
@@ -357,8 +358,8 @@ def grid_sample(inputs, params, out_shapes, out_dtypes, *, op):
     if grid.shape[0] != x.shape[0] or grid.shape[-1] != n_sp:
         raise ValueError(f"grid shape {grid.shape} must be [batch, ..., {n_sp}] for input {x.shape}")
     align = flag(params, "align_corners")
-    mode = int_param(params, "mode", GRID_BILINEAR)
-    padding = int_param(params, "padding_mode", PAD_ZEROS)
+    mode = member(op, params, "mode")
+    padding = member(op, params, "padding_mode")
     sizes = x.shape[1:-1]  # (H, W) or (D, H, W)
     # grid components are (x, y[, z]): x runs along width, the last spatial axis (6624)
     coords = [_grid_coords(grid[..., n_sp - 1 - a], sizes[a], align, padding) for a in range(n_sp)]
@@ -367,7 +368,7 @@ def grid_sample(inputs, params, out_shapes, out_dtypes, *, op):
         idx = [np.rint(c).astype(np.int64) for c in coords]  # ties to even (PyTorch, ONNX)
         return [_gather(x, b, idx, sizes, np.ones(idx[0].shape))]
     if mode != GRID_BILINEAR:
-        raise ValueError(f"mode {mode} is not one of 0, 1")
+        raise ValueError(f"mode {mode} is not a member")
     lows = [np.floor(c) for c in coords]
     fracs = [c - lo for c, lo in zip(coords, lows, strict=True)]
     out = np.zeros(grid.shape[:-1] + (x.shape[-1],))
@@ -410,9 +411,9 @@ def image_projection_transform(inputs, params, out_shapes, out_dtypes, *, op):
         t = t.reshape(batch, 8)
     else:
         raise ValueError(f"in[1] must hold the 8 non-unity matrix elements (or 8 per batch), got shape {t.shape}")
-    interp = int_param(params, "interpolation_mode", BILINEAR)
+    interp = member(op, params, "interpolation_mode")
     if interp not in (BILINEAR, NEAREST_NEIGHBOR):
-        raise ValueError(f"interpolation_mode {interp} is not one of 0, 1")
+        raise ValueError(f"interpolation_mode {interp} is not a member")
     # output point (x, y) = (column, row)
     yy, xx = np.meshgrid(np.arange(height, dtype=np.float64), np.arange(width, dtype=np.float64), indexing="ij")
     out = np.zeros(x.shape)

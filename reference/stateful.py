@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from reference import register, register_sequence
+from reference import member, register, register_sequence, resolved
 
-BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT = 0, 1, 2
+BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT = "BLOCKING", "NON_BLOCKING_LEFT", "NON_BLOCKING_RIGHT"  # mode members
 
 
 @dataclass
@@ -26,15 +26,14 @@ class BufferConfig:
     size: int
     dim: int
     stride: int
-    mode: int
+    mode: str
     padding: int
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> BufferConfig:
         cfg = cls(int(params["buffer_size"]), int(params["buffer_dim"]), int(params.get("stride", 1)),
-                  int(params.get("mode", BLOCKING)), int(params.get("buffer_padding", 0)))  # fmt: skip
-        if cfg.mode not in (BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT):
-            raise ValueError(f"mode {cfg.mode} is not BLOCKING (0), NON_BLOCKING_LEFT (1) or NON_BLOCKING_RIGHT (2)")
+                  member("Buffer", resolved("Buffer", params, []), "mode"),
+                  int(params.get("buffer_padding", 0)))  # fmt: skip
         if not 0 <= cfg.padding <= cfg.size:
             raise ValueError(f"buffer_padding {cfg.padding} frames do not fit a buffer of {cfg.size}")
         return cfg

@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("md", "json"), default="md")
     d.add_argument("-o", "--output", type=Path)
     d.add_argument("--fail-on-regression", action="store_true", help=f"exit {EXIT_REGRESSION} if anything regressed")
+    d.add_argument("--records", action="store_true",
+                   help="compare case by case, every field but the run-specific ones (times, ids, paths, build): "
+                        f"one line per difference, exit {EXIT_REGRESSION} if any (did a code change alter a result?)")
     d.set_defaults(run=_diff)
 
     c = sub.add_parser("catalogues", help="coverage of the QNN, Hexagon NN, NNAPI 1.0 and NHWC op catalogues")
@@ -137,6 +140,11 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    if args.records:
+        lines = diff.record_differences(record.read([args.old]), record.read([args.new]))
+        _write("".join(f"{line}\n" for line in lines) or "no record differs (run-specific fields left out)\n",
+               args.output)
+        return EXIT_REGRESSION if lines else 0
     result = diff.diff(record.read([args.old]), record.read([args.new]))
     _write(diff.to_markdown(result) if args.format == "md" else diff.to_json(result), args.output)
     return EXIT_REGRESSION if args.fail_on_regression and result.has_regressions else 0

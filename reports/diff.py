@@ -211,3 +211,75 @@ def _counts_delta(old: dict[str, int], new: dict[str, int]) -> str:
 
 def _table(rows: list[list[Any]], headers: list[str]) -> str:
     return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+# ---- record by record: did a change of the suite's code change any result? -----------------------
+# What describes the run rather than a case's result: two runs of the same cases differ here even when
+# every verdict, message and number is the same (times, ids, where files went, the backend's build).
+RUN_SPECIFIC = frozenset({"timings", "run_id", "backend_info", "case_path", "replay"})
+_RUN_SPECIFIC_SUFFIX = "seconds"  # details.session_seconds, a round trip's seconds ...
+
+RecordKey = tuple[str, str, str, str, str, str, str]
+
+
+def _record_key(r: Record) -> RecordKey:
+    return (r.backend, r.op, r.config, r.kind, r.tier, r.broken or "", r.case_id)
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items()
+                if k not in RUN_SPECIFIC and not str(k).endswith(_RUN_SPECIFIC_SUFFIX)}  # fmt: skip
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def _differing(a: Any, b: Any, path: str = "") -> list[str]:
+    """Dotted paths of the fields where ``a`` and ``b`` differ (a list or scalar differs as a whole)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for k in sorted(a.keys() | b.keys(), key=str):
+            out += _differing(a.get(k), b.get(k), f"{path}.{k}" if path else str(k))
+        return out
+    same = a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)  # NaN == NaN here
+    return [] if same else [path or "(record)"]
+
+
+def record_differences(old: Iterable[Record], new: Iterable[Record]) -> list[str]:
+    """One line per case (or cell record) whose record differs between two runs of the same cases,
+    naming the differing fields with both values; run-specific fields (RUN_SPECIFIC, ``*seconds``)
+    are left out. Empty when the runs agree on every result: the check that a refactor changed
+    nothing a run reports."""
+
+    def index(records: Iterable[Record]) -> dict[RecordKey, list[dict[str, Any]]]:
+        out: dict[RecordKey, list[dict[str, Any]]] = {}
+        for r in records:
+            out.setdefault(_record_key(r), []).append(_comparable(json.loads(r.to_json())))
+        return out
+
+    a, b = index(old), index(new)
+    lines: list[str] = []
+    for key in sorted(a.keys() | b.keys()):
+        backend, op, config, kind, tier, broken, case_id = key
+        label = " ".join(x for x in (backend, op, config, kind, tier, broken, case_id) if x)
+        left, right = a.get(key, []), b.get(key, [])
+        if len(left) != len(right):
+            lines.append(f"{label}: {len(left)} record(s) in the old run, {len(right)} in the new")
+            continue
+        for x, y in zip(left, right, strict=True):
+            for f in _differing(x, y):
+                old_v, new_v = _lookup(x, f), _lookup(y, f)
+                lines.append(f"{label}: {f}: {_short(old_v)} -> {_short(new_v)}")
+    return lines
+
+
+def _lookup(d: Any, path: str) -> Any:
+    for part in path.split("."):
+        d = d.get(part) if isinstance(d, dict) else None
+    return d
+
+
+def _short(v: Any, limit: int = 100) -> str:
+    text = json.dumps(v, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

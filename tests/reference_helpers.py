@@ -37,3 +37,8 @@ def assert_reading_recorded(op: str, about: str) -> None:
     op's YAML ``decisions:`` with the seed line it reads, or the matrix cannot say what was judged."""
     decisions = opdefs.load(op).decisions
     assert any(d["about"] == about and d.get("line") for d in decisions), f"{op}: no recorded decision on {about!r}"
+
+
+def member(op: str, param: str, name: str) -> int:
+    """The number ``op``'s spec gives enum member ``name`` of ``param``: tests name members, the YAML numbers them."""
+    return opdefs.load(op).enum_value(param, name)

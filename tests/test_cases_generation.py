@@ -60,7 +60,7 @@ def _assert_valid(op_name: str, cases: list[Case]) -> None:
 
 
 def _known_unsatisfiable(op_name: str, tier: str) -> str | None:
-    return ((SPECS[op_name].raw.get("generate") or {}).get("unsatisfiable") or {}).get(tier)
+    return (SPECS[op_name].generation.get("unsatisfiable") or {}).get(tier)
 
 
 @pytest.mark.parametrize("op_name, label, tier", EVERY_CONFIG)

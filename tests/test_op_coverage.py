@@ -16,7 +16,7 @@ import reference
 from cases import generate
 from opdefs import spec
 
-onnx_lowering = pytest.importorskip("adapters.onnx_lowering", reason="the ONNX adapters' extra is not installed")
+lowering = pytest.importorskip("adapters.onnx", reason="the ONNX adapters' extra is not installed")
 
 OPS = sorted(p.stem for p in spec.spec_files())
 FAMILIES = set(spec.schema()["properties"]["family"]["enum"])
@@ -50,18 +50,26 @@ def test_reference_declares_how_it_is_verified(op: str) -> None:
 @pytest.mark.parametrize("op", OPS)
 def test_op_has_an_onnx_lowering_or_its_spec_says_why_not(op: str) -> None:
     note = opdefs.load(op).no_onnx_lowering
-    if op in onnx_lowering.LOWERINGS:
+    if op in lowering.LOWERINGS:
         assert not note, f"{op}: lowered, but its spec still says why not ({note!r}): drop onnx:"
     else:
-        assert note, f"{op}: not in adapters/onnx_lowering.LOWERINGS and no onnx: {{lowering, why}} in its spec"
+        assert note, f"{op}: not in adapters.onnx.LOWERINGS and no onnx: {{lowering, why}} in its spec"
 
 
 def test_every_lowered_op_is_a_spec_op() -> None:
-    stray = sorted(set(onnx_lowering.LOWERINGS) - set(OPS))
+    stray = sorted(set(lowering.LOWERINGS) - set(OPS))
     assert not stray, f"lowerings for ops without a spec: {stray}"
 
 
-@pytest.mark.parametrize("op", sorted(onnx_lowering.LOWERINGS))
+@pytest.mark.parametrize("op", sorted(lowering.LOWERINGS))
+def test_lowering_lives_in_the_module_of_its_family(op: str) -> None:
+    family = opdefs.load(op).family
+    home = [m.__name__ for m in lowering.FAMILY_MODULES if op in m.LOWERINGS]
+    owner = [m.__name__ for m in lowering.FAMILY_MODULES if family in m.FAMILIES]
+    assert home == owner, f"{op} (family {family!r}) is lowered in {home}, its family's module is {owner}"
+
+
+@pytest.mark.parametrize("op", sorted(lowering.LOWERINGS))
 def test_lowered_op_has_a_reference(op: str) -> None:
     """A lowered op without a reference would run on ONNX Runtime with nothing to judge it by."""
     assert reference.has(op), f"{op}: lowered for ONNX Runtime but has no reference"

@@ -32,7 +32,7 @@ def test_a_loaded_spec_is_cached_and_read_back_identically(cache_dir, tmp_path):
     assert (cache_dir / "specs.json").exists(), "no cache written"
     spec._spec_cache.cache_clear()
     again = spec.load_file(path)
-    assert again.raw == first.raw and [c.id for c in again.constraints] == [c.id for c in first.constraints]
+    assert again.as_dict() == first.as_dict() and [c.id for c in again.constraints] == [c.id for c in first.constraints]
 
 
 def test_an_edited_spec_is_never_served_from_the_cache(cache_dir, tmp_path):
@@ -41,7 +41,7 @@ def test_an_edited_spec_is_never_served_from_the_cache(cache_dir, tmp_path):
     spec._spec_cache().save()
     path.write_text(path.read_text().replace("summary:", "summary: EDITED", 1))
     spec._spec_cache.cache_clear()
-    assert "EDITED" in spec.load_file(path).raw["summary"], "the cache served the old text"
+    assert "EDITED" in spec.load_file(path).summary, "the cache served the old text"
 
 
 def test_a_cache_written_by_other_code_is_ignored(cache_dir, tmp_path):

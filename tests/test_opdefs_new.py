@@ -22,7 +22,7 @@ def test_new_writes_a_spec_that_lints_clean_and_has_a_configuration_per_listed_t
 
 def test_new_names_the_package(tmp_path):
     assert main(["new", "MyOp", "--dir", str(tmp_path), "--package", "my.ops"]) == 0
-    assert opdefs.load_file(tmp_path / "MyOp.yaml").raw["package"] == "my.ops"
+    assert opdefs.load_file(tmp_path / "MyOp.yaml").package == "my.ops"
 
 
 def test_new_does_not_overwrite_a_spec(tmp_path, capsys):

@@ -110,11 +110,11 @@ def test_deprecated_ops_say_what_replaces_them():
 
 
 def test_if_has_no_outputs_and_says_so():
-    assert SPECS["If"].outputs == [] and "Outputs" in SPECS["If"].raw["sections_none"]
+    assert SPECS["If"].outputs == [] and "Outputs" in SPECS["If"].sections_none
 
 
 def test_reference_labels_are_normalised_to_catalogues():
-    cats = {r["catalogue"] for s in SPECS.values() for r in s.raw.get("references", [])}
+    cats = {r["catalogue"] for s in SPECS.values() for r in s.references}
     assert cats <= {"onnx", "nnapi", "tensorflow", "pytorch", "qnn", "caffe2", "paper"}, cats
 
 
@@ -125,7 +125,7 @@ def test_latex_stays_out_of_parameter_names():
 
 def test_no_formula_keeps_the_copy_to_clipboard_artefact():
     for s in SPECS.values():
-        text = str(s.raw)
+        text = str(s.as_dict())
         assert "Copy to clipboard" not in text, f"{s.name} still has a 'Copy to clipboard' line"
 
 

@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plai
 
 import adapters  # noqa: E402
 import opdefs  # noqa: E402
-from adapters import onnx_lowering  # noqa: E402
+from adapters import onnx as lowering  # noqa: E402
+from adapters.onnx import elementwise  # noqa: E402
 from adapters.onnxruntime import OrtCpuAdapter  # noqa: E402
 from cases.case import Case, Encoding, Param, Tensor  # noqa: E402
 
@@ -297,7 +298,7 @@ def test_dequantize_from_sfixed4(cpu):
 
 # ---- the lowering itself ---------------------------------------------------------------------------
 def _model(case: Case) -> onnx.ModelProto:
-    return onnx.load_from_string(onnx_lowering.lower(case).model)
+    return onnx.load_from_string(lowering.lower(case).model)
 
 
 def test_qdq_zero_point_is_minus_offset():
@@ -323,7 +324,15 @@ def test_conv_filter_is_transposed_and_per_axis_axis_follows():
 
 
 def test_every_lowered_op_has_a_spec():
-    assert set(onnx_lowering.LOWERINGS) <= set(opdefs.load_all())
+    assert set(lowering.LOWERINGS) <= set(opdefs.load_all())
+
+
+@pytest.mark.parametrize(("op", "table"), [("ElementWiseUnary", "UNARY"), ("ElementWiseBinary", "BINARY"),
+                                           ("ElementWiseNeuron", "NEURON")])  # fmt: skip
+def test_operation_table_has_an_entry_for_every_member_the_spec_lists(op, table):
+    listed, lowered = set(opdefs.load(op).enum("operation")), set(getattr(elementwise, table))
+    assert lowered == listed, f"{op}: members without a lowering {sorted(listed - lowered)}, " \
+                              f"lowerings for no member {sorted(lowered - listed)}"
 
 
 def test_registry_and_options():

@@ -18,20 +18,15 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from reference import quant
-from reference.datamovement import (
-    DEPTH_MODE_CRD,
-    DEPTH_MODE_DCR,
-    PAD_CONSTANT,
-    PAD_EDGE,
-    PAD_MIRROR_REFLECT,
-    PAD_MIRROR_SYMMETRIC,
-    PADDING_SAME,
-    PADDING_VALID,
-)
 from tests.onnx_oracle import onnx_reference_node, ort_node
-from tests.reference_helpers import f32, ref, same
+from tests.reference_helpers import f32, member, ref, same
 
 NHWC_TO_NCHW = (0, 3, 1, 2)
+# the spec's numbers of the enum members these tests name
+DEPTH_MODE_DCR, DEPTH_MODE_CRD = (member("DepthToSpace", "mode", m) for m in ("DCR", "CRD"))
+PADDING_VALID, PADDING_SAME = (member("ExtractPatches", "padding", m) for m in ("VALID", "SAME"))
+PAD_CONSTANT, PAD_MIRROR_SYMMETRIC, PAD_MIRROR_REFLECT, PAD_EDGE = (
+    member("Pad", "scheme", m) for m in ("CONSTANT", "MIRROR_SYMMETRIC", "MIRROR_REFLECT", "EDGE"))
 NCHW_TO_NHWC = (0, 2, 3, 1)
 
 

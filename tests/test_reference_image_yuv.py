@@ -85,7 +85,7 @@ def test_refuses_odd_image_sizes() -> None:
 def test_best_matching_variant_names_the_variant_that_produced_the_output(variant: str) -> None:
     rng = np.random.default_rng(7)
     frames = rng.integers(0, 256, size=(2, 4 * 6 * 3 // 2)).astype(np.float64)
-    backend = np.rint(nv_to_rgb(frames, 4, 6, "vu", 1, variant))  # a backend rounds to 8-bit codes
+    backend = np.rint(nv_to_rgb(frames, 4, 6, "vu", "BGR", variant))  # a backend rounds to 8-bit codes
     ranking = best_matching_variant("Nv21ToRgb", frames, {"output_order": 1}, backend)
     assert ranking[0][0] == variant, f"ranking {ranking}"
     assert ranking[0][1] <= 0.5, f"the producing variant is off by more than rounding: {ranking[0]}"
@@ -94,7 +94,7 @@ def test_best_matching_variant_names_the_variant_that_produced_the_output(varian
 def test_diagnose_says_which_reading_a_backend_follows() -> None:
     rng = np.random.default_rng(3)
     frames = rng.integers(0, 256, size=(1, 4 * 6 * 3 // 2)).astype(np.float64)
-    backend = np.rint(nv_to_rgb(frames, 4, 6, "uv", 0, "bt709_limited"))
+    backend = np.rint(nv_to_rgb(frames, 4, 6, "uv", "RGB", "bt709_limited"))
     found = reference.diagnose("Nv12ToRgb", [frames], {"output_order": 0}, [backend])
     assert found["reading"] == "bt709_limited", found
     assert found["reading_errors"]["bt709_limited"] <= 0.5, found

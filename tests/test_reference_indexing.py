@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 from reference import quant
-from reference.indexing import SCATTER_ADD, SCATTER_MAX, SCATTER_MUL, SCATTER_NONE
 from tests.onnx_oracle import onnx_reference_node, ort_node
-from tests.reference_helpers import f32, ref, same
+from tests.reference_helpers import f32, member, ref, same
 
+# the spec's numbers of the ScatterElements reduction members (ScatterNd numbers them the same)
+SCATTER_NONE, SCATTER_ADD, SCATTER_MUL, SCATTER_MAX = (member("ScatterElements", "reduction", r)
+                                                       for r in ("NONE", "ADD", "MUL", "MAX"))  # fmt: skip
 ONNX_REDUCTION = {SCATTER_NONE: "none", SCATTER_ADD: "add", SCATTER_MUL: "mul", SCATTER_MAX: "max"}
 SEEDS = range(6)
 

@@ -13,18 +13,16 @@ import scipy.ndimage
 
 import reference
 from reference import quant
-from reference.normalization import (
-    INSTANCE_NORM_MODE_MU_SIGMA,
-    INSTANCE_NORM_MODE_RMS,
-    INSTANCE_NORM_REGION_ACROSS_ALL,
-    INSTANCE_NORM_REGION_ACROSS_CHANNEL,
-    INSTANCE_NORM_REGION_ACROSS_SPATIAL,
-    LRN_REGION_ACROSS_CHANNEL,
-    LRN_REGION_WITHIN_CHANNEL,
-)
 from tests.onnx_oracle import nchw, nhwc, ort_node
+from tests.reference_helpers import member
 
 RNG = np.random.default_rng(7)
+# the spec's numbers of the enum members these tests name
+INSTANCE_NORM_MODE_MU_SIGMA, INSTANCE_NORM_MODE_RMS = (member("InstanceNorm", "mode", m) for m in ("MU_SIGMA", "RMS"))
+INSTANCE_NORM_REGION_ACROSS_SPATIAL, INSTANCE_NORM_REGION_ACROSS_CHANNEL, INSTANCE_NORM_REGION_ACROSS_ALL = (
+    member("InstanceNorm", "region", r) for r in ("ACROSS_SPATIAL", "ACROSS_CHANNEL", "ACROSS_ALL"))
+LRN_REGION_ACROSS_CHANNEL, LRN_REGION_WITHIN_CHANNEL = (
+    member("Lrn", "region", r) for r in ("ACROSS_CHANNEL", "WITHIN_CHANNEL"))
 TOL = {"rtol": 2e-5, "atol": 2e-5}  # float32 onnxruntime against float64 reference
 
 

@@ -16,6 +16,7 @@ import reference
 from reference import quant
 from reference.resampling import OutputShapeRequired
 from tests.onnx_oracle import nchw, nhwc, onnx_reference_node, ort_node
+from tests.reference_helpers import member
 
 RNG = np.random.default_rng(20240612)
 Q8 = "UFIXED_POINT_8"
@@ -45,8 +46,13 @@ def quantized_image(shape: tuple[int, ...]) -> np.ndarray:
 
 # ---- Resize against ONNX Resize ----------------------------------------------------------------
 
-TRANSFORMS = {0: "half_pixel", 1: "pytorch_half_pixel", 2: "align_corners", 3: "asymmetric"}
-NEAREST_MODES = {0: "round_prefer_floor", 1: "round_prefer_ceil", 2: "floor", 3: "ceil"}
+# the spec's number of each member -> ONNX's attribute value for the same rule
+TRANSFORMS = {member("Resize", "transformation_mode", m): onnx for m, onnx in (
+    ("HALF_PIXEL", "half_pixel"), ("PYTORCH_HALF_PIXEL", "pytorch_half_pixel"), ("ALIGN_CORNERS", "align_corners"),
+    ("ASYMMETRIC", "asymmetric"))}  # fmt: skip
+NEAREST_MODES = {member("Resize", "nearest_mode", m): onnx for m, onnx in (
+    ("ROUND_PREFER_FLOOR", "round_prefer_floor"), ("ROUND_PREFER_CEIL", "round_prefer_ceil"), ("FLOOR", "floor"),
+    ("CEIL", "ceil"))}  # fmt: skip
 RESIZE_SHAPES = [
     ((1, 3, 4, 2), (1, 6, 7, 2)),  # upsampling
     ((2, 5, 6, 1), (2, 3, 2, 1)),  # downsampling
@@ -134,9 +140,12 @@ def test_resize_nearest_ties_follow_the_rounding_rule() -> None:
     """2 -> 4 samples with HALF_PIXEL: source coordinates -0.25, 0.25, 0.75, 1.25; ASYMMETRIC 3 -> 2:
     0 and 1.5, an exact tie the four rules split (11045-11076)."""
     x = np.array([10.0, 20.0, 30.0]).reshape(1, 3, 1, 1)
-    want = {0: [10.0, 20.0], 1: [10.0, 30.0], 2: [10.0, 20.0], 3: [10.0, 30.0]}
+    want = {"ROUND_PREFER_FLOOR": [10.0, 20.0], "ROUND_PREFER_CEIL": [10.0, 30.0], "FLOOR": [10.0, 20.0],
+            "CEIL": [10.0, 30.0]}  # fmt: skip
+    asymmetric = member("Resize", "transformation_mode", "ASYMMETRIC")
     for rule, expected in want.items():
-        got = run1("Resize", [x], {"transformation_mode": 3, "nearest_mode": rule}, (1, 2, 1, 1))
+        params = {"transformation_mode": asymmetric, "nearest_mode": member("Resize", "nearest_mode", rule)}
+        got = run1("Resize", [x], params, (1, 2, 1, 1))
         np.testing.assert_array_equal(got.ravel(), expected, err_msg=f"nearest_mode {rule}")
 
 
@@ -310,8 +319,9 @@ def test_crop_and_resize_rejects_a_batch_index_outside_the_batch() -> None:
 
 # ---- GridSample against ONNX GridSample ---------------------------------------------------------
 
-GRID_MODES = {0: "linear", 1: "nearest"}
-PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+GRID_MODES = {member("GridSample", "mode", m): onnx for m, onnx in (("BILINEAR", "linear"), ("NEAREST", "nearest"))}
+PADDING = {member("GridSample", "padding_mode", m): onnx
+           for m, onnx in (("ZEROS", "zeros"), ("BORDER", "border"), ("REFLECTION", "reflection"))}  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", sorted(GRID_MODES))

@@ -7,7 +7,12 @@ import pytest
 
 import reference
 from cases.case import Case, Param, Tensor
-from reference.stateful import BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT, blocked, buffer_sequence
+from reference.stateful import blocked, buffer_sequence
+from tests.reference_helpers import member
+
+# the spec's numbers of the Buffer modes (cases carry numbers; the reference compares names)
+BLOCKING, NON_BLOCKING_LEFT, NON_BLOCKING_RIGHT = (
+    member("Buffer", "mode", m) for m in ("BLOCKING", "NON_BLOCKING_LEFT", "NON_BLOCKING_RIGHT"))
 
 
 def frames(*values: float) -> list[list[np.ndarray]]:

@@ -95,3 +95,39 @@ def test_diff_json_is_machine_readable(result: diff.RunDiff) -> None:
     doc = json.loads(diff.to_json(result))
     assert [c["op"] for c in doc["fixes"]] == ["Conv2d"]
     assert doc["regressions"][0]["old_status"] == "PASS" and doc["regressions"][0]["new_status"] == "FAIL"
+
+
+# ---- record by record (python -m reports diff --records) --------------------------------------------
+def _case(**changes) -> Record:
+    base = dict(op="Relu", config="FLOAT_32", backend="onnxruntime", verdict="PASS", case_id="c1", tier="typical",
+                metrics={"max_ulp": 0.0}, message="", run_id="run-a", timings={"backend": 0.1},
+                extra={"details": {"onnx_nodes": ["Relu"], "session_seconds": 0.01}})  # fmt: skip
+    base.update(changes)
+    return Record(**base)
+
+
+def test_runs_differing_only_in_run_specific_fields_have_the_same_records() -> None:
+    again = _case(run_id="run-b", timings={"backend": 9.0}, case_path="/tmp/x", backend_info={"build": "2"},
+                  extra={"details": {"onnx_nodes": ["Relu"], "session_seconds": 5.0}})  # fmt: skip
+    assert diff.record_differences([_case()], [again]) == []
+
+
+def test_a_changed_result_field_is_named_with_both_values() -> None:
+    lines = diff.record_differences([_case()], [_case(metrics={"max_ulp": 2.0})])
+    assert lines == ["onnxruntime Relu FLOAT_32 positive typical c1: metrics.max_ulp: 0.0 -> 2.0"], lines
+
+
+def test_a_case_only_one_run_has_is_a_difference() -> None:
+    lines = diff.record_differences([_case()], [_case(), _case(case_id="c2")])
+    assert lines == ["onnxruntime Relu FLOAT_32 positive typical c2: 0 record(s) in the old run, 1 in the new"], lines
+
+
+def test_diff_records_command_exits_1_and_prints_one_line_per_difference(tmp_path: Path, capsys) -> None:
+    from reports.__main__ import main
+
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    record.append(old, [_case()])
+    record.append(new, [_case(verdict="FAIL")])
+    assert main(["diff", "--records", str(old), str(new)]) == 1
+    want = 'onnxruntime Relu FLOAT_32 positive typical c1: verdict: "PASS" -> "FAIL"'
+    assert capsys.readouterr().out.splitlines() == [want]

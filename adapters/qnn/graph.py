@@ -81,7 +81,7 @@ def _package(op_name: str) -> bytes:
     try:
         import opdefs
 
-        return str(opdefs.load(op_name).raw.get("package") or "qti.aisw").encode()
+        return str(opdefs.load(op_name).package or "qti.aisw").encode()
     except (KeyError, ValueError):  # no spec (hand-made or debug cases): the built-in package
         return PACKAGE
 PRECISIONS = ("auto", "float32", "float16", "none")

@@ -419,13 +419,9 @@ def _judge_distribution(case: Case, actual: np.ndarray, out: Tensor, dist: dict[
         return Judgement(False, f"unknown distribution {dist.get('kind')!r} in the op's tolerance")
     import opdefs
 
-    defaults = opdefs.load(case.op).param_defaults()
-
-    def param(name: str) -> float:
-        p = case.params.get(name)
-        return float(p.value if p is not None else defaults[name])
-
-    low, high = param(dist["low"]), param(dist["high"])
+    params = opdefs.load(case.op).resolved_params({k: p.value for k, p in case.params.items()},
+                                                  [None if t is None else len(t.shape) for t in case.inputs])
+    low, high = float(params[dist["low"]]), float(params[dist["high"]])
     values = real_value(Tensor(out.name, out.dtype, out.shape, actual, out.encoding))
     step = float(max(out.encoding.scales)) if out.encoding is not None else 0.0
     in_range = random_ops.check_range(values, low - step, high + step)  # a grid need not hold low and high

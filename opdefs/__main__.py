@@ -1,4 +1,4 @@
-"""``python -m opdefs import|lint|coverage|new``: derive specs from a MasterOpDef, check them, count them,
+"""``python -m opdefs import|lint|coverage|new|decisions``: derive specs from a MasterOpDef, check them, count them,
 start a new one."""
 
 from __future__ import annotations
@@ -133,6 +133,27 @@ def cmd_new(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_decisions(args: argparse.Namespace) -> int:
+    """The readings the specs record where the MasterOpDef is unclear: what a verdict of those ops rests on."""
+    import textwrap
+
+    names = args.ops or sorted(spec.load_all(Path(args.dir)))
+    for name in names:
+        try:
+            op = spec.load(name, Path(args.dir))
+        except (KeyError, spec.SpecError) as e:
+            print(f"error: {name}: {e}", file=sys.stderr)
+            return 1
+        if not op.decisions:
+            continue
+        print(f"{name} ({len(op.decisions)} decisions)")
+        for d in op.decisions:
+            line = f" (line {d['line']})" if d.get("line") else ""
+            print(textwrap.fill(f"{d.get('about', '?')}{line}: {d.get('choice', '')}", 110,
+                                initial_indent="  - ", subsequent_indent="    "))  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m opdefs", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -156,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     nw.add_argument("--package", default="qti.aisw", help="the op's package (an op package's own name)")
     nw.add_argument("--force", action="store_true", help="overwrite an existing spec")
     nw.set_defaults(fn=cmd_new)
+    de = sub.add_parser("decisions", help="what the specs read where the MasterOpDef is unclear, per op")
+    de.add_argument("ops", nargs="*", help="op names (default: every op with decisions)")
+    de.add_argument("--dir", default=str(spec.HERE))
+    de.set_defaults(fn=cmd_decisions)
     args = ap.parse_args(argv)
     return args.fn(args)
 

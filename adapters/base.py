@@ -69,16 +69,18 @@ def run_all(adapter: Adapter, cases: Sequence[Case]) -> list[Outcome]:
 
 
 def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
-             run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
-             probe_first: bool = False) -> list[Outcome]:  # fmt: skip
+                run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
+                probe_first: bool = False, bisect: bool = False) -> list[Outcome]:  # fmt: skip
     """Each case's outcome with up to ``batch_size`` cases per ``run_group`` call: the batching policy
     every adapter's ``run_many`` shares.
 
     A case the batch cannot speak for (None from ``run_group``: the graph or session failed as a whole,
     or the worker died with it) runs again alone through ``run_one``, so every failure belongs to
-    exactly one case. With ``probe_first`` the first case runs alone and the rest are batched only if
-    it ran: where a route refuses a whole model for one node (ONNX Runtime sessions), a cell the
-    backend rejects then costs no failed batch.
+    exactly one case. With ``bisect``, a batch that failed as a whole is split in halves first and
+    each half tried again: where one case spoils a batch of many, its neighbours still share a
+    session. With ``probe_first`` the first case runs alone and the rest are batched only if it ran:
+    where a route refuses a whole model for one node (ONNX Runtime sessions), a cell the backend
+    rejects then costs no failed batch.
     """
     cases = list(cases)
     if run_group is None or batch_size <= 1 or len(cases) < 2:
@@ -90,13 +92,22 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
         start = 1
         if out[0].status != OK:
             return [out[0], *(run_one(c) for c in cases[1:])]
-    for lo in range(start, len(cases), batch_size):
-        chunk = cases[lo:lo + batch_size]
+
+    def settle(lo: int, chunk: list[Any], size: int) -> None:
         got = run_group(chunk) if len(chunk) > 1 else [None]
+        if bisect and len(chunk) > 2 and all(o is None for o in got):
+            half = len(chunk) // 2
+            settle(lo, chunk[:half], size)
+            settle(lo + half, chunk[half:], size)
+            return
         for k, outcome in enumerate(got):
             if outcome is None:
                 outcome = run_one(chunk[k])
-                if len(chunk) > 1:
-                    outcome.details.setdefault("batch", {"size": len(chunk), "alone": "the batch failed as a whole"})
+                if size > 1:
+                    outcome.details.setdefault("batch", {"size": size, "alone": "the batch failed as a whole"})
             out[lo + k] = outcome
+
+    for lo in range(start, len(cases), batch_size):
+        chunk = cases[lo:lo + batch_size]
+        settle(lo, chunk, len(chunk))
     return out  # type: ignore[return-value]

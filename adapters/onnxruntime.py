@@ -189,7 +189,8 @@ class OrtCpuAdapter:
         """Up to ``batch_size`` cases per session (``run_merged``); the first runs alone as a probe."""
         if self._ort is None:
             return [self.run(c) for c in cases]
-        return run_batched(cases, self.run, lambda group: run_merged(group, self._session), self.batch_size, True)
+        return run_batched(cases, self.run, lambda group: run_merged(group, self._session), self.batch_size,
+                           probe_first=True, bisect=True)
 
     def close(self) -> None:
         pass

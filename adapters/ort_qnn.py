@@ -162,6 +162,7 @@ class OrtQnnAdapter(WorkerAdapter):
 
     name = "ort-qnn"
     probe_first = True  # the EP refuses a whole session for one node it declines: probe before batching
+    bisect = True  # and then one declined case among many spoils only the halves it is in
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, optimization: str = "all", timeout: float = DEFAULT_TIMEOUT,

@@ -441,6 +441,7 @@ class WorkerAdapter:
     _why_not = ""
     batch_size = 1  # cases per batch; 1 runs every case alone
     probe_first = False  # run a cell's first case alone and batch the rest only if it ran (see ``run_many``)
+    bisect = False  # a batch that failed as a whole is halved and retried before its cases run alone
 
     def available(self) -> tuple[bool, str]:
         """Starts the worker, which loads the backend: a missing library or a refused start says why."""
@@ -471,8 +472,22 @@ class WorkerAdapter:
     def run_many(self, cases: Sequence[Any]) -> list[Outcome]:
         """Each case's outcome, as ``run`` would give it, with up to ``batch_size`` cases per backend
         call (``adapters.base.run_batched``)."""
-        return run_batched(cases, self.run, self.run_group if self.batch_size > 1 else None, self.batch_size,
-                           self.probe_first)  # fmt: skip
+        cases = list(cases)
+        kind = (cases[0].op, cases[0].config) if cases else None
+        # an op and configuration that batched before needs no probe (a cell's edge tier after its typical one)
+        probe = self.probe_first and kind not in self._batched
+        out = run_batched(cases, self.run, self.run_group if self.batch_size > 1 else None, self.batch_size,
+                          probe, self.bisect)  # fmt: skip
+        if any("index" in (o.details.get("batch") or {}) for o in out):
+            self._batched.add(kind)
+        return out
+
+    @property
+    def _batched(self) -> set:
+        """(op, config) pairs that ran batched in this adapter's life."""
+        if "_batched_kinds" not in self.__dict__:
+            self._batched_kinds: set = set()
+        return self._batched_kinds
 
     def close(self) -> None:
         if self._worker is not None:

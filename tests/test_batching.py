@@ -104,6 +104,35 @@ def test_a_probe_that_does_not_run_sends_every_case_alone():
     assert all(kind == "alone" for kind, _ in calls), calls
 
 
+def _spoiled_by(bad: set[int]):
+    """A group that fails as a whole when it holds a bad case (an ONNX Runtime session refusing one node)."""
+    calls: list[tuple[str, list[int]]] = []
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(REJECTED if case in bad else OK)
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        return [None] * len(chunk) if bad & set(chunk) else [Outcome(OK) for _ in chunk]
+
+    return one, group, calls
+
+
+def test_bisecting_keeps_the_spoiling_case_alone_and_its_neighbours_batched():
+    one, group, calls = _spoiled_by({5})
+    out = run_batched(list(range(8)), one, group, batch_size=8, bisect=True)
+    assert [o.status for o in out] == [OK] * 5 + [REJECTED] + [OK] * 2
+    assert ("group", [0, 1, 2, 3]) in calls and ("group", [6, 7]) in calls, calls
+    assert [c for kind, c in calls if kind == "alone"] == [[4], [5]], calls
+
+
+def test_without_bisect_a_spoiled_batch_runs_every_case_alone():
+    one, group, calls = _spoiled_by({5})
+    run_batched(list(range(8)), one, group, batch_size=8)
+    assert len([1 for kind, _ in calls if kind == "alone"]) == 8, calls
+
+
 def test_batch_size_one_never_groups():
     one, group, calls = _fake({})
     run_batched([0, 1, 2], one, group, batch_size=1)

@@ -68,6 +68,9 @@ def run_all(adapter: Adapter, cases: Sequence[Case]) -> list[Outcome]:
     return list(many(list(cases)))
 
 
+MAX_BISECT_DEPTH = 2
+
+
 def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
                 run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
                 probe_first: bool = False, bisect: bool = False) -> list[Outcome]:  # fmt: skip
@@ -93,12 +96,13 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
         if out[0].status != OK:
             return [out[0], *(run_one(c) for c in cases[1:])]
 
-    def settle(lo: int, chunk: list[Any], size: int) -> None:
+    def settle(lo: int, chunk: list[Any], size: int, depth: int) -> None:
         got = run_group(chunk) if len(chunk) > 1 else [None]
-        if bisect and len(chunk) > 2 and all(o is None for o in got):
+        # halves, then quarters: where most cases spoil a batch, deeper splitting costs more than it saves
+        if bisect and depth < MAX_BISECT_DEPTH and len(chunk) > 2 and all(o is None for o in got):
             half = len(chunk) // 2
-            settle(lo, chunk[:half], size)
-            settle(lo + half, chunk[half:], size)
+            settle(lo, chunk[:half], size, depth + 1)
+            settle(lo + half, chunk[half:], size, depth + 1)
             return
         for k, outcome in enumerate(got):
             if outcome is None:
@@ -109,5 +113,5 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
 
     for lo in range(start, len(cases), batch_size):
         chunk = cases[lo:lo + batch_size]
-        settle(lo, chunk, len(chunk))
+        settle(lo, chunk, len(chunk), 0)
     return out  # type: ignore[return-value]

@@ -133,7 +133,10 @@ class QnnAdapter(WorkerAdapter):
         """Up to ``batch_size`` cases in one graph (``graph.run_batch``); None where a case must run alone."""
         if self._worker is None:
             return [self.run(c) for c in cases]
-        return self._worker.run_batch(cases)
+        # a case with several executions is a graph of its own: it runs alone, the others together
+        together = [c for c in cases if not c.steps]
+        got = iter(self._worker.run_batch(together) if len(together) > 1 else [None] * len(together))
+        return [self.run(c) if c.steps else next(got) for c in cases]
 
     # -- extras ------------------------------------------------------------------------------------
     def compare_ops(self, spec_ops: list[str] | set[str]) -> dict[str, list[str]]:

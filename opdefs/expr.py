@@ -153,6 +153,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
     "floor": (lambda x: np.floor(_values(x)), "floor"),
     "ceil": (lambda x: np.ceil(_values(x)), "ceiling"),
     "int": (lambda x: int(x), "integer"),
+    "bits": (lambda x, n: (int(x) >> np.arange(int(n))) & 1, "bits(x, n): the n lowest bits of x, bit 0 first"),
     "broadcastable": (_broadcastable, "shapes broadcast together (numpy rules)"),
     "broadcast_shape": (_broadcast_shape, "the broadcast shape"),
     "num_inputs": (None, "number of inputs given (bound per case)"),  # bound by the evaluator
@@ -299,6 +300,18 @@ class Expr:
                     highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
         return lows, highs
 
+    def all_arguments(self) -> list[Expr] | None:
+        """The arguments of the conjuncts when every one is ``all(x)``, each as an expression of its own
+        (what must hold element by element), else None."""
+        out = []
+        for part in self.conjuncts():
+            if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all"
+                    and len(part.args) == 1):  # fmt: skip
+                return None
+            tree = ast.fix_missing_locations(ast.Expression(part.args[0]))
+            out.append(Expr(ast.unparse(tree), tree))
+        return out
+
     def indexed_shape_equals(self, name: str) -> tuple[str, int] | None:
         """``(tensor, c)`` when a conjunct is ``all(values(shape(tensor))[name] == c)``: the values of
         ``name`` index dims of ``tensor`` whose size is ``c`` (Squeeze's axes: dims of size 1)."""
@@ -342,7 +355,9 @@ def _is_name(node: ast.expr, name: str) -> bool:
 
 
 def _is_value_of(node: ast.expr, name: str) -> bool:
-    """``name`` itself or ``values(name)``."""
+    """``name`` itself or ``values(name)``; a ``name`` such as ``rank(in[0])`` matches that call."""
+    if "(" in name:
+        return ast.unparse(node) == _IO.sub(lambda m: f"_{m.group(1)}[", name)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "values" and node.args:
         node = node.args[0]
     return _is_name(node, name)

@@ -344,12 +344,19 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
     rank_limits = _rank_limits(op)
+    symbols = op.symbols()
+    tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
+            if a in symbols and b in symbols and a != b]  # fmt: skip
     before_outputs = [c for c in op.constraints if c.check is not None and "out" not in c.check.names()
                       and "num_outputs" not in c.check.source]  # fmt: skip
+
+    presence = _typical_presence(op, shapers) if typical else None
 
     @st.composite
     def build(draw: st.DrawFn) -> Case:
         env: dict[str, Any] = dict(op.enum_names())
+        if presence is not None:
+            env["__presence__"] = presence
         seed = draw(st.integers(0, 2**32 - 1), label="data seed")
         rng = np.random.default_rng(seed)
         regime = draw(st.sampled_from(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
@@ -362,6 +369,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     dim_value(other)
                 v = _eval_dim(derived[name], env)
                 assume(v is not None and v > 0)
+            elif (other := _tied_to(draw, name, tied, env)) is not None:
+                v = other  # 'implies(mode == COMPRESSED, width == channel)' with the condition met: the same size
             else:
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
@@ -517,6 +526,42 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     return build()
 
 
+def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:
+    """Which inputs a typical case gives (mandatory ones, weights and biases, shapers), known before any is
+    drawn: a condition on ``present(in[k])`` can then steer the dims drawn earlier."""
+    out: list[expr.TensorInfo] = []
+    stop = False  # as the drawing goes: after an optional input left out, the later ones are left out too
+    for decl in op.inputs:
+        idx = _first_index(decl["name"])
+        optional = decl.get("mandatory") is False and not decl.get("repeated")
+        given = not optional or (not stop and (decl.get("static") in ("preferred", "always") or decl["name"] in shapers))
+        stop = stop or (optional and not given)
+        while len(out) <= idx:
+            out.append(expr.TensorInfo((), "", present=False))
+        out[idx] = expr.TensorInfo((), "", present=bool(given) and not decl.get("repeated"))
+    return out
+
+
+def _tied_to(draw: st.DrawFn, name: str, tied: list, env: dict[str, Any]) -> int | None:
+    """The size of a dim already drawn that a check makes ``name`` equal to, where its condition holds (or
+    cannot be told yet - an input not drawn: then on a coin, equal being valid either way), else None."""
+    for cond, a, b in tied:
+        other = b if name == a else a if name == b else None
+        if cond is not None and cond.tensor_refs() and "_in" not in env and "__presence__" in env:
+            env = {**env, "_in": env["__presence__"]}  # the typical tier knows which inputs it will give
+        if other is None or not isinstance(env.get(other), int | np.integer):
+            continue
+        if cond is None:
+            return int(env[other])
+        try:
+            met = bool(expr.holds(cond, env))
+        except expr.EvalError:  # mostly equal: that holds whatever the condition turns out to be
+            met = draw(st.integers(0, 3), label=f"{name} = {other}") > 0
+        if met:
+            return int(env[other])
+    return None
+
+
 def _least_count(op: OpDef, first: int, lo: int, hi: int) -> int:
     """The fewest tensors of a repeated input starting at ``first`` that the ``num_inputs()`` checks allow."""
     checks = [c.check for c in op.constraints if c.check is not None and "num_inputs" in c.check.source]
@@ -562,6 +607,10 @@ def _deferred_params(op: OpDef) -> list[str]:
     for c in op.constraints:
         if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
             used.update(b for a, b in c.check.divisibility() if b in op.params)
+    for c in op.constraints:  # a condition tying two dims (MaskedSoftmax's mode) is known before the dims
+        if c.check is not None:
+            for cond, _a, _b in c.check.dim_equalities():
+                used.update(cond.names() & set(op.params) if cond is not None else ())
     order = list(op.params)
     names = {n: set() for n in order}  # parameter -> the other parameters its checks name
     for c in op.constraints:

@@ -300,6 +300,21 @@ class Expr:
                     highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
         return lows, highs
 
+    def dim_equalities(self) -> list[tuple[Expr | None, str, str]]:
+        """``(condition, a, b)`` from conjuncts ``a == b`` (condition None) or ``implies(c, a == b)``, for two
+        plain names (MaskedSoftmax: COMPRESSED mode ties width to channel)."""
+        out = []
+        for part in self.conjuncts():
+            cond = None
+            if (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "implies"
+                    and len(part.args) == 2):  # fmt: skip
+                tree = ast.fix_missing_locations(ast.Expression(part.args[0]))
+                cond, part = Expr(ast.unparse(tree), tree), part.args[1]
+            if (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq)
+                    and isinstance(part.left, ast.Name) and isinstance(part.comparators[0], ast.Name)):  # fmt: skip
+                out.append((cond, part.left.id, part.comparators[0].id))
+        return out
+
     def all_arguments(self) -> list[Expr] | None:
         """The arguments of the conjuncts when every one is ``all(x)``, each as an expression of its own
         (what must hold element by element), else None."""

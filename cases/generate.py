@@ -344,6 +344,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
     rank_limits = _rank_limits(op)
+    unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
+                     if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
     symbols = op.symbols()
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
             if a in symbols and b in symbols and a != b]  # fmt: skip
@@ -442,6 +444,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             static = decl.get("static") == "always" or (decl.get("static") == "preferred" and (
                 typical or draw(st.booleans(), label=f"static {name}")))  # fmt: skip
             values = _value_curation(decl, params, op)
+            if f"values(in[{idx}])" in unique_values:
+                values["unique"] = True
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
@@ -534,7 +538,8 @@ def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:
     for decl in op.inputs:
         idx = _first_index(decl["name"])
         optional = decl.get("mandatory") is False and not decl.get("repeated")
-        given = not optional or (not stop and (decl.get("static") in ("preferred", "always") or decl["name"] in shapers))
+        weights = decl.get("static") in ("preferred", "always") or decl["name"] in shapers
+        given = not optional or (not stop and weights)
         stop = stop or (optional and not given)
         while len(out) <= idx:
             out.append(expr.TensorInfo((), "", present=False))
@@ -1092,7 +1097,11 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
         # integer tensors are mostly indices: keep them inside the smallest dim of the first input
         first = shapes.get("in[0]", (4,))
         hi = max(1, min(first) if first else 1)
-        t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
+        size = int(np.prod(shape, dtype=np.int64))
+        if values.get("unique") and size <= hi:  # a check says unique(values(t)): distinct indices
+            t = Tensor(ref, dtype, shape, rng.permutation(hi)[:size].reshape(shape).astype(d.storage))
+        else:
+            t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t

@@ -361,8 +361,11 @@ class Expr:
 
     def requires_unique(self, name: str) -> bool:
         """Whether a conjunct is ``unique(name)``."""
+        def of(node: ast.expr) -> bool:  # ``values(in[1])`` given as the name matches that call
+            return _is_name(node, name) or ("(" in name and _is_value_of(node, name))
+
         return any(isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "unique"
-                   and len(p.args) == 1 and _is_name(p.args[0], name) for p in self.conjuncts())  # fmt: skip
+                   and len(p.args) == 1 and of(p.args[0]) for p in self.conjuncts())  # fmt: skip
 
 
 def _is_name(node: ast.expr, name: str) -> bool:

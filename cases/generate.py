@@ -354,7 +354,6 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
 
     presence = _typical_presence(op, shapers) if typical else None
 
-    @st.composite
     def build(draw: st.DrawFn) -> Case:
         env: dict[str, Any] = dict(op.enum_names())
         if presence is not None:
@@ -527,7 +526,14 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         case.steps = draw_steps(draw, op, case, settings)
         return case
 
-    return build()
+    return _drawn_by(build)
+
+
+@st.composite
+def _drawn_by(draw: st.DrawFn, build: Callable[[st.DrawFn], Case]) -> Case:
+    """One composite strategy for every cell: hypothesis reads a composite function's source when it is
+    decorated (tens of milliseconds), so a decorator per ``case_strategy`` call would cost that per cell."""
+    return build(draw)
 
 
 def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:

@@ -14,6 +14,7 @@ before parsing; user names may not start with ``_``.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -400,8 +401,10 @@ def _shape_of(node: ast.expr) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(source: str) -> Expr:
-    """Parse and whitelist-check; raises ExprError naming the offending construct."""
+    """Parse and whitelist-check; raises ExprError naming the offending construct. Cached: the generator
+    asks for the same dim formulas and bounds on every draw, and an ``Expr`` never changes."""
     if not isinstance(source, str) or not source.strip():
         raise ExprError("empty expression")
     text = _IO.sub(lambda m: f"_{m.group(1)}[", source)

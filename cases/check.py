@@ -49,6 +49,9 @@ def environment(op: OpDef, case: Case) -> dict[str, Any]:
         if isinstance(r, str) and r.isidentifier() and r not in env:
             env[r] = len(t.shape)
         dims = sh.get("dims") or []
+        tail = sh.get("trailing") or []
+        if tail and not dims and len(tail) <= len(t.shape):  # [.., channel]: the last dims are named
+            dims = [None] * (len(t.shape) - len(tail)) + list(tail)
         if len(dims) == len(t.shape):
             for d, size in zip(dims, t.shape, strict=True):
                 if isinstance(d, str) and d.isidentifier() and d not in env:
@@ -80,10 +83,11 @@ class Result:
     why: str = ""
 
 
-def evaluate(op: OpDef, case: Case) -> list[Result]:
+def evaluate(op: OpDef, case: Case, constraints: list | None = None) -> list[Result]:
+    """Every checkable constraint of the op (or of ``constraints``, a subset) on the case."""
     env = environment(op, case)
     out = []
-    for c in op.constraints:
+    for c in op.constraints if constraints is None else constraints:
         if c.check is None:
             continue
         owner_absent = _owner_absent(op, case, c.owner)
@@ -106,5 +110,5 @@ def _owner_absent(op: OpDef, case: Case, owner: str) -> bool:
     return False
 
 
-def violations(op: OpDef, case: Case) -> list[str]:
-    return [r.constraint_id for r in evaluate(op, case) if r.status == FALSE]
+def violations(op: OpDef, case: Case, constraints: list | None = None) -> list[str]:
+    return [r.constraint_id for r in evaluate(op, case, constraints) if r.status == FALSE]

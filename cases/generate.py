@@ -17,6 +17,7 @@ on real results too. Without it, outputs are derived from the spec alone where t
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -342,10 +343,21 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     counts = op.generation
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
+    rank_limits = _rank_limits(op)
+    unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
+                     if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
+    symbols = op.symbols()
+    tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
+            if a in symbols and b in symbols and a != b]  # fmt: skip
+    before_outputs = [c for c in op.constraints if c.check is not None and "out" not in c.check.names()
+                      and "num_outputs" not in c.check.source]  # fmt: skip
 
-    @st.composite
+    presence = _typical_presence(op, shapers) if typical else None
+
     def build(draw: st.DrawFn) -> Case:
         env: dict[str, Any] = dict(op.enum_names())
+        if presence is not None:
+            env["__presence__"] = presence
         seed = draw(st.integers(0, 2**32 - 1), label="data seed")
         rng = np.random.default_rng(seed)
         regime = draw(st.sampled_from(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
@@ -358,6 +370,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     dim_value(other)
                 v = _eval_dim(derived[name], env)
                 assume(v is not None and v > 0)
+            elif (other := _tied_to(draw, name, tied, env)) is not None:
+                v = other  # 'implies(mode == COMPRESSED, width == channel)' with the condition met: the same size
             else:
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
@@ -388,9 +402,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 continue
             params[name] = Param(name, param_dtype(p, config), value)
             env[name] = value
-        if typical:  # "every parameter explicit" means every parameter valid here: Resize's nearest_mode
-            params = _valid_optional_params(op, params)  # only with NEAREST, cubic_coeff only with CUBIC
-            env = {k: v for k, v in env.items() if k not in op.params or k in params}
+        # an optional parameter its own constraints rule out given the others is left out (Resize's nearest_mode
+        # only with NEAREST; typical cases give every other one explicitly, edge cases those their coin gave)
+        params = _valid_optional_params(op, params)
+        env = {k: v for k, v in env.items() if k not in op.params or k in params}
         env.update({k: v for k, v in op.param_defaults().items() if k not in env})
 
         # ---- inputs --------------------------------------------------------------------------
@@ -428,13 +443,15 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             static = decl.get("static") == "always" or (decl.get("static") == "preferred" and (
                 typical or draw(st.booleans(), label=f"static {name}")))  # fmt: skip
             values = _value_curation(decl, params, op)
+            if f"values(in[{idx}])" in unique_values:
+                values["unique"] = True
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
                     shape = _shape_from(op, decl["shape_from"], inputs, params, env)
                 else:
                     shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
-                                        dim_value, settings, broadcast)  # fmt: skip
+                                        dim_value, settings, broadcast, rank_limits.get(ref))  # fmt: skip
                 assume(shape is not None)
                 assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
                 shapes[ref] = shape
@@ -464,9 +481,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     continue
                 params[name] = Param(name, param_dtype(p, config), value)
                 env[name] = value
-            if typical:
-                params = _valid_optional_params(op, params)
-                env = {k: v for k, v in env.items() if k not in op.params or k in params}
+            params = _valid_optional_params(op, params)
+            env = {k: v for k, v in env.items() if k not in op.params or k in params}
             env.update({k: v for k, v in op.param_defaults().items() if k not in env})
         if typical and op.family == "data movement":
             _share_encoding(inputs)
@@ -484,6 +500,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         # ---- outputs -------------------------------------------------------------------------
         case = Case(op.name, inputs, params, [], config=config.label, seed=seed, strategy=f"generate:{regime}",
                     tier=settings.tier)  # fmt: skip
+        # the checks that do not name the outputs, before the reference is asked for them (cheaper)
+        assume(not check.violations(op, case, before_outputs))
         made = _outputs(op, config, case, env, shapes, same_shape, settings)
         assume(made is not None)
         case.outputs, real = made
@@ -508,7 +526,51 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         case.steps = draw_steps(draw, op, case, settings)
         return case
 
-    return build()
+    return _drawn_by(build)
+
+
+@st.composite
+def _drawn_by(draw: st.DrawFn, build: Callable[[st.DrawFn], Case]) -> Case:
+    """One composite strategy for every cell: hypothesis reads a composite function's source when it is
+    decorated (tens of milliseconds), so a decorator per ``case_strategy`` call would cost that per cell."""
+    return build(draw)
+
+
+def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:
+    """Which inputs a typical case gives (mandatory ones, weights and biases, shapers), known before any is
+    drawn: a condition on ``present(in[k])`` can then steer the dims drawn earlier."""
+    out: list[expr.TensorInfo] = []
+    stop = False  # as the drawing goes: after an optional input left out, the later ones are left out too
+    for decl in op.inputs:
+        idx = _first_index(decl["name"])
+        optional = decl.get("mandatory") is False and not decl.get("repeated")
+        weights = decl.get("static") in ("preferred", "always") or decl["name"] in shapers
+        given = not optional or (not stop and weights)
+        stop = stop or (optional and not given)
+        while len(out) <= idx:
+            out.append(expr.TensorInfo((), "", present=False))
+        out[idx] = expr.TensorInfo((), "", present=bool(given) and not decl.get("repeated"))
+    return out
+
+
+def _tied_to(draw: st.DrawFn, name: str, tied: list, env: dict[str, Any]) -> int | None:
+    """The size of a dim already drawn that a check makes ``name`` equal to, where its condition holds (or
+    cannot be told yet - an input not drawn: then on a coin, equal being valid either way), else None."""
+    for cond, a, b in tied:
+        other = b if name == a else a if name == b else None
+        if cond is not None and cond.tensor_refs() and "_in" not in env and "__presence__" in env:
+            env = {**env, "_in": env["__presence__"]}  # the typical tier knows which inputs it will give
+        if other is None or not isinstance(env.get(other), int | np.integer):
+            continue
+        if cond is None:
+            return int(env[other])
+        try:
+            met = bool(expr.holds(cond, env))
+        except expr.EvalError:  # mostly equal: that holds whatever the condition turns out to be
+            met = draw(st.integers(0, 3), label=f"{name} = {other}") > 0
+        if met:
+            return int(env[other])
+    return None
 
 
 def _least_count(op: OpDef, first: int, lo: int, hi: int) -> int:
@@ -553,12 +615,32 @@ def _deferred_params(op: OpDef) -> list[str]:
                 note(p[key])
         dims = (p.get("shape") or {}).get("dims") or []
         used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
-    for c in op.constraints:  # a parameter bounded by another one comes after it: keep the two together
+    for c in op.constraints:
+        if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
+            used.update(b for a, b in c.check.divisibility() if b in op.params)
+    for c in op.constraints:  # a condition tying two dims (MaskedSoftmax's mode) is known before the dims
+        if c.check is not None:
+            for cond, _a, _b in c.check.dim_equalities():
+                used.update(cond.names() & set(op.params) if cond is not None else ())
+    order = list(op.params)
+    names = {n: set() for n in order}  # parameter -> the other parameters its checks name
+    for c in op.constraints:
         if c.check is not None and c.owner in op.params:
-            for other in c.check.names() & set(op.params):
-                if other != c.owner and list(op.params).index(other) > list(op.params).index(c.owner):
-                    used.add(other)
-    return [n for n in op.params if n not in used]
+            names[c.owner] |= (c.check.names() & set(op.params)) - {c.owner}
+    grown = True
+    while grown:  # a parameter drawn first (before the tensors) takes the later ones its checks name with it
+        grown = False
+        for n in order:
+            if n in used:
+                later = {o for o in names[n] if order.index(o) > order.index(n) and o not in used}
+                used |= later
+                grown = grown or bool(later)
+    deferred = [n for n in order if n not in used]
+    placed: list[str] = []  # the deferred ones: each after the deferred parameters its checks name
+    while len(placed) < len(deferred):
+        ready = [n for n in deferred if n not in placed and names[n] & set(deferred) <= set(placed)]
+        placed.append(ready[0] if ready else next(n for n in deferred if n not in placed))
+    return placed
 
 
 def _eval_int(e: expr.Expr, env: dict[str, Any]) -> int | None:
@@ -587,7 +669,9 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         lo_e, hi_e = c.bounds(name)
         lows += [v for v in (_eval_int(e, full) for e in lo_e) if v is not None]
         highs += [v for v in (_eval_int(e, full) for e in hi_e) if v is not None]
-    if not highs and "domain" not in p:
+    sh = p.get("shape") or {}
+    scalar = bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
+    if not highs and "domain" not in p and not (scalar and checks):
         return _draw_param(draw, op, name, p, env, settings, config, dim_value)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     lo = max(lows) if lows else (1 if positive else 0)
@@ -618,10 +702,14 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
             inputs[idx] = makers[ref](new_shape)
             matching = sorted(chosen)
         candidates = matching
-    sh = p.get("shape") or {}
-    if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
-        assume(bool(candidates))
+    if scalar:
         default = p.get("default")
+        plain_default = isinstance(default, int) and not isinstance(default, bool) and "domain" not in p
+        if plain_default and default not in candidates:
+            candidates.append(default)
+        # only the values its own checks allow on these tensors (StridedSlice's new_axes_mask)
+        candidates = [v for v in candidates if _fits(checks, {**full, name: v})]
+        assume(bool(candidates))
         choice = st.sampled_from(candidates)
         if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
             choice = st.one_of(st.just(default), choice)
@@ -762,6 +850,22 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
         vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
+    elif "domain" in p and len(shape) == 2 and checks and all(_rowwise(c) for c in checks):
+        # a matrix whose checks hold row by row (StridedSlice's ranges: stride != 0, begin > end when it is
+        # negative): each row drawn until its own checks hold, rather than the whole case refused
+        lo, hi = _bounds(p, env)
+        valid = _valid_rows(op, name, checks, lo, hi, shape[1], dt.storage)
+        rows = []
+        for r in range(shape[0]):
+            if valid:
+                rows.append(list(draw(st.sampled_from(valid), label=f"{name}[{r}]")))
+                continue
+            for _attempt in range(_ROW_ATTEMPTS):
+                row = draw(st.lists(st.integers(lo, hi), min_size=shape[1], max_size=shape[1]), label=f"{name}[{r}]")
+                if _fits(checks, {**env, name: np.asarray([row], dtype=dt.storage)}):
+                    break
+            rows.append(row)
+        vals = [x for row in rows for x in row]
     elif "domain" in p:
         lo, hi = _bounds(p, env)
         vals = draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size), label=name)
@@ -771,8 +875,72 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
 
 
+_ROW_ATTEMPTS = 8
+_ROWS_CACHE: dict[tuple, list[tuple[int, ...]]] = {}
+
+
+def _valid_rows(op: OpDef, name: str, checks: list[expr.Expr], lo: int, hi: int, k: int,
+                storage: Any) -> list[tuple[int, ...]]:  # fmt: skip
+    """Every row in ``[lo, hi]^k`` the parameter's element-wise checks allow, when those checks name
+    nothing but the parameter and the space is small: all rows are checked at once as one matrix (the
+    argument of each ``all(...)`` gives one truth value per row). Empty when that does not apply."""
+    key = (op.name, name, lo, hi, k)
+    if key in _ROWS_CACHE:
+        return _ROWS_CACHE[key]
+    out: list[tuple[int, ...]] = []
+    if (hi - lo + 1) ** k <= 4096 and all(c.names() <= {name} | set(op.enum_names()) for c in checks):
+        grid = np.array(list(itertools.product(range(lo, hi + 1), repeat=k)), dtype=storage)
+        mask = np.ones(len(grid), dtype=bool)
+        env = {**op.enum_names(), name: grid}
+        try:
+            for c in checks:
+                for part in c.all_arguments() or []:
+                    v = np.asarray(part.evaluate(env))
+                    if v.shape != mask.shape:
+                        raise expr.EvalError("not one truth value per row")
+                    mask &= v.astype(bool)
+            out = [tuple(int(x) for x in row) for row in grid[mask]]
+        except (expr.EvalError, expr.ExprError, TypeError, ValueError, IndexError):
+            out = []
+    _ROWS_CACHE[key] = out
+    return out
+
+
+def _rowwise(check_: expr.Expr) -> bool:
+    """Whether every conjunct is an ``all(...)``: it then holds for a matrix when it holds for each row."""
+    return all(isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "all"
+               for x in check_.conjuncts())  # fmt: skip
+
+
+def _fits(checks: list[expr.Expr], env: dict[str, Any]) -> bool:
+    """No check is false here (one that cannot be decided yet counts as holding)."""
+    for c in checks:
+        try:
+            if not expr.holds(c, env):
+                return False
+        except expr.EvalError:
+            continue
+    return True
+
+
+def _rank_limits(op: OpDef) -> dict[str, tuple[int, int]]:
+    """tensor -> the constant rank bounds its checks give (``rank(in[0]) > 2``: InstanceNorm's [3, inf))."""
+    out = {}
+    for decl in op.inputs:
+        ref = f"in[{_first_index(decl['name'])}]"
+        lows, highs = [], []
+        for c in op.constraints:
+            if c.check is not None and "rank" in c.check.source:
+                lo_e, hi_e = c.check.bounds(f"rank({ref})")
+                lows += [v for v in (_eval_int(e, {}) for e in lo_e) if v is not None]
+                highs += [v for v in (_eval_int(e, {}) for e in hi_e) if v is not None]
+        if lows or highs:
+            out[ref] = (max(lows, default=0), min(highs, default=2**31))
+    return out
+
+
 def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings,
-                broadcast=()):  # fmt: skip
+                broadcast=(), rank_limit=None):  # fmt: skip
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
     sh = decl.get("shape") or {}
@@ -801,6 +969,11 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
         r = int(env[sym])
     else:
         lo_r, hi_r = settings.typical_ranks if settings.tier == TYPICAL else (1, settings.max_rank)
+        if rank_limit:  # the tensor's own rank checks narrow the range (never past them)
+            lo2, hi2 = max(lo_r, rank_limit[0]), min(hi_r, rank_limit[1])
+            if lo2 > hi2:  # the tier's range misses the checks' entirely: the nearest rank they allow
+                lo2 = hi2 = rank_limit[0] if rank_limit[0] > hi_r else rank_limit[1]
+            lo_r, hi_r = lo2, hi2
         r = draw(st.integers(lo_r, hi_r), label=f"rank {ref}")
         if sym:
             env[sym] = r
@@ -820,6 +993,11 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     else:
         lo, hi = settings.typical_dims if settings.tier == TYPICAL else (1, settings.max_dim)
         shape = tuple(draw(st.lists(st.integers(lo, hi), min_size=r, max_size=r), label=f"{ref} dims"))
+    tail = sh.get("trailing") or []
+    if tail:  # [.., channel]: the named last dims take their (shared, divisible...) values
+        shape = shape[: max(0, len(shape) - len(tail))] + tuple(dim_value(n) for n in tail)
+        if sym:
+            env[sym] = len(shape)
     if sym:
         rank_shapes[sym] = shape
     return shape
@@ -925,7 +1103,11 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
         # integer tensors are mostly indices: keep them inside the smallest dim of the first input
         first = shapes.get("in[0]", (4,))
         hi = max(1, min(first) if first else 1)
-        t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
+        size = int(np.prod(shape, dtype=np.int64))
+        if values.get("unique") and size <= hi:  # a check says unique(values(t)): distinct indices
+            t = Tensor(ref, dtype, shape, rng.permutation(hi)[:size].reshape(shape).astype(d.storage))
+        else:
+            t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t

@@ -14,6 +14,7 @@ before parsing; user names may not start with ``_``.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -153,6 +154,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
     "floor": (lambda x: np.floor(_values(x)), "floor"),
     "ceil": (lambda x: np.ceil(_values(x)), "ceiling"),
     "int": (lambda x: int(x), "integer"),
+    "bits": (lambda x, n: (int(x) >> np.arange(int(n))) & 1, "bits(x, n): the n lowest bits of x, bit 0 first"),
     "broadcastable": (_broadcastable, "shapes broadcast together (numpy rules)"),
     "broadcast_shape": (_broadcast_shape, "the broadcast shape"),
     "num_inputs": (None, "number of inputs given (bound per case)"),  # bound by the evaluator
@@ -299,6 +301,33 @@ class Expr:
                     highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
         return lows, highs
 
+    def dim_equalities(self) -> list[tuple[Expr | None, str, str]]:
+        """``(condition, a, b)`` from conjuncts ``a == b`` (condition None) or ``implies(c, a == b)``, for two
+        plain names (MaskedSoftmax: COMPRESSED mode ties width to channel)."""
+        out = []
+        for part in self.conjuncts():
+            cond = None
+            if (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "implies"
+                    and len(part.args) == 2):  # fmt: skip
+                tree = ast.fix_missing_locations(ast.Expression(part.args[0]))
+                cond, part = Expr(ast.unparse(tree), tree), part.args[1]
+            if (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq)
+                    and isinstance(part.left, ast.Name) and isinstance(part.comparators[0], ast.Name)):  # fmt: skip
+                out.append((cond, part.left.id, part.comparators[0].id))
+        return out
+
+    def all_arguments(self) -> list[Expr] | None:
+        """The arguments of the conjuncts when every one is ``all(x)``, each as an expression of its own
+        (what must hold element by element), else None."""
+        out = []
+        for part in self.conjuncts():
+            if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all"
+                    and len(part.args) == 1):  # fmt: skip
+                return None
+            tree = ast.fix_missing_locations(ast.Expression(part.args[0]))
+            out.append(Expr(ast.unparse(tree), tree))
+        return out
+
     def indexed_shape_equals(self, name: str) -> tuple[str, int] | None:
         """``(tensor, c)`` when a conjunct is ``all(values(shape(tensor))[name] == c)``: the values of
         ``name`` index dims of ``tensor`` whose size is ``c`` (Squeeze's axes: dims of size 1)."""
@@ -333,8 +362,11 @@ class Expr:
 
     def requires_unique(self, name: str) -> bool:
         """Whether a conjunct is ``unique(name)``."""
+        def of(node: ast.expr) -> bool:  # ``values(in[1])`` given as the name matches that call
+            return _is_name(node, name) or ("(" in name and _is_value_of(node, name))
+
         return any(isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "unique"
-                   and len(p.args) == 1 and _is_name(p.args[0], name) for p in self.conjuncts())  # fmt: skip
+                   and len(p.args) == 1 and of(p.args[0]) for p in self.conjuncts())  # fmt: skip
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
@@ -342,7 +374,9 @@ def _is_name(node: ast.expr, name: str) -> bool:
 
 
 def _is_value_of(node: ast.expr, name: str) -> bool:
-    """``name`` itself or ``values(name)``."""
+    """``name`` itself or ``values(name)``; a ``name`` such as ``rank(in[0])`` matches that call."""
+    if "(" in name:
+        return ast.unparse(node) == _IO.sub(lambda m: f"_{m.group(1)}[", name)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "values" and node.args:
         node = node.args[0]
     return _is_name(node, name)
@@ -367,8 +401,10 @@ def _shape_of(node: ast.expr) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(source: str) -> Expr:
-    """Parse and whitelist-check; raises ExprError naming the offending construct."""
+    """Parse and whitelist-check; raises ExprError naming the offending construct. Cached: the generator
+    asks for the same dim formulas and bounds on every draw, and an ``Expr`` never changes."""
     if not isinstance(source, str) or not source.strip():
         raise ExprError("empty expression")
     text = _IO.sub(lambda m: f"_{m.group(1)}[", source)

@@ -229,7 +229,7 @@ class OpDef:
         out: set[str] = set(self.raw.get("dims") or {}) | set(self.raw.get("derived") or {})
         for t in self.inputs + self.outputs + self.raw.get("params", []):
             sh = t.get("shape") or {}
-            for d in sh.get("dims") or []:
+            for d in (sh.get("dims") or []) + (sh.get("trailing") or []):
                 if isinstance(d, str):
                     out |= {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", d)}
             if isinstance(sh.get("rank"), str) and sh["rank"] != "any":

@@ -404,9 +404,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             env[name] = value
         # an optional parameter its own constraints rule out given the others is left out (Resize's nearest_mode
         # only with NEAREST; typical cases give every other one explicitly, edge cases those their coin gave)
-        params = _valid_optional_params(op, params)
-        env = {k: v for k, v in env.items() if k not in op.params or k in params}
-        env.update({k: v for k, v in op.param_defaults().items() if k not in env})
+        params, env = _settle_optional(op, params, env)
 
         # ---- inputs --------------------------------------------------------------------------
         inputs: list[Tensor | None] = []
@@ -481,9 +479,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     continue
                 params[name] = Param(name, param_dtype(p, config), value)
                 env[name] = value
-            params = _valid_optional_params(op, params)
-            env = {k: v for k, v in env.items() if k not in op.params or k in params}
-            env.update({k: v for k, v in op.param_defaults().items() if k not in env})
+            params, env = _settle_optional(op, params, env)
         if typical and op.family == "data movement":
             _share_encoding(inputs)
         # ---- curated dims no input bound: sizes the spec takes from an output tensor (Resize's
@@ -763,6 +759,15 @@ def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:
         return bool(expr.holds(condition, env))
     except expr.EvalError:
         return False
+
+
+def _settle_optional(op: OpDef, params: dict[str, Param], env: dict[str, Any]) -> tuple[dict[str, Param], dict]:
+    """Drop the optional parameters the others rule out (``_valid_optional_params``) and let the
+    constraint environment see the spec's defaults in their place."""
+    params = _valid_optional_params(op, params)
+    env = {k: v for k, v in env.items() if k not in op.params or k in params}
+    env.update({k: v for k, v in op.param_defaults().items() if k not in env})
+    return params, env
 
 
 def _valid_optional_params(op: OpDef, params: dict[str, Param]) -> dict[str, Param]:

@@ -73,6 +73,24 @@ def _line_map(node: yaml.Node, path: tuple = (), out: dict[tuple, int] | None = 
     return out
 
 
+def _duplicate_keys(node: yaml.Node, path: str = "") -> list[tuple[int, str]]:
+    """(line, field) of every mapping key written twice: YAML loaders keep the last one silently, so a
+    second ``generate:`` block would drop the first without a word."""
+    found: list[tuple[int, str]] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for k, v in node.value:
+            field = f"{path}.{k.value}" if path else str(k.value)
+            if k.value in seen:
+                found.append((k.start_mark.line + 1, field))
+            seen.add(k.value)
+            found += _duplicate_keys(v, field)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            found += _duplicate_keys(v, f"{path}[{i}]")
+    return found
+
+
 def _line_for(lines: dict[tuple, int], path: tuple) -> int:
     while path and path not in lines:
         path = path[:-1]
@@ -111,6 +129,11 @@ def read_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
         line = mark.line + 1 if mark else 1
         msg = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise SpecError([Problem(str(path), line, "(yaml)", f"YAML syntax error: {msg}")]) from None
+    if node is not None:
+        twice = _duplicate_keys(node)
+        if twice:
+            raise SpecError([Problem(str(path), line, field, "key written twice (YAML would keep only the last)")
+                             for line, field in twice])  # fmt: skip
     return data, (_line_map(node) if node is not None else {})
 
 

@@ -37,3 +37,13 @@ def test_a_malformed_spec_fails_its_own_op_and_the_others_run(tmp_path):
     passed = [line for line in out.splitlines() if line.startswith("PASSED") and "[Relu-" in line]
     assert passed, f"Relu did not run beside the malformed spec:\n{out[-3000:]}"
     assert "Relu" in results.read_text() and "MissingInput" not in results.read_text().split("\n", 1)[1]
+
+
+def test_a_key_written_twice_is_refused_with_its_line_not_silently_dropped(tmp_path, monkeypatch):
+    text = (opdefs.spec.HERE / "Relu.yaml").read_text(encoding="utf-8").rstrip("\n")
+    lines = text.count("\n") + 1
+    (tmp_path / "Relu.yaml").write_text(text + "\nsummary: a second summary\n", encoding="utf-8")
+    monkeypatch.setenv(opdefs.spec.SPECS_ENV, str(tmp_path))
+    _, bad = opdefs.load_each()
+    assert list(bad) == ["Relu"], list(bad)
+    assert f"{tmp_path / 'Relu.yaml'}:{lines + 1}: summary: key written twice" in str(bad["Relu"]), str(bad["Relu"])

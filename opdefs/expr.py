@@ -260,21 +260,27 @@ class Expr:
         """The constant a conjunct bounds ``name`` (or every element of it) from below by, in integer
         terms: ``x > 0`` and ``all(x >= 1)`` give 1, ``0 <= x < N`` gives 0; None when nothing says."""
         best: float | None = None
+        for op, left, right in self._comparisons():
+            bound = None
+            if _is_name(left, name) and isinstance(right, ast.Constant) and isinstance(op, ast.Gt | ast.GtE):
+                bound = right.value + (1 if isinstance(op, ast.Gt) else 0)
+            elif _is_name(right, name) and isinstance(left, ast.Constant) and isinstance(op, ast.Lt | ast.LtE):
+                bound = left.value + (1 if isinstance(op, ast.Lt) else 0)
+            if isinstance(bound, int | float) and not isinstance(bound, bool):
+                best = bound if best is None else max(best, bound)
+        return best
+
+    def _comparisons(self) -> list[tuple[ast.cmpop, ast.expr, ast.expr]]:
+        """Every (operator, left, right) link of the conjuncts that are comparisons, bare or inside
+        ``all(...)``: ``0 <= x < N`` gives two links."""
+        out = []
         for part in self.conjuncts():
             if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all" and part.args:
                 part = part.args[0]
-            if not isinstance(part, ast.Compare):
-                continue
-            operands = [part.left, *part.comparators]
-            for op, left, right in zip(part.ops, operands, operands[1:], strict=False):
-                bound = None
-                if _is_name(left, name) and isinstance(right, ast.Constant) and isinstance(op, ast.Gt | ast.GtE):
-                    bound = right.value + (1 if isinstance(op, ast.Gt) else 0)
-                elif _is_name(right, name) and isinstance(left, ast.Constant) and isinstance(op, ast.Lt | ast.LtE):
-                    bound = left.value + (1 if isinstance(op, ast.Lt) else 0)
-                if isinstance(bound, int | float) and not isinstance(bound, bool):
-                    best = bound if best is None else max(best, bound)
-        return best
+            if isinstance(part, ast.Compare):
+                operands = [part.left, *part.comparators]
+                out += list(zip(part.ops, operands, operands[1:], strict=False))
+        return out
 
     def bounds(self, name: str) -> tuple[list[Expr], list[Expr]]:
         """Expressions bounding ``name`` (or every element of it) from below and from above, in integer
@@ -284,21 +290,15 @@ class Expr:
         calls (``implies``) say nothing unconditional and are skipped."""
         lows: list[Expr] = []
         highs: list[Expr] = []
-        for part in self.conjuncts():
-            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "all" and part.args:
-                part = part.args[0]
-            if not isinstance(part, ast.Compare):
-                continue
-            operands = [part.left, *part.comparators]
-            for op, left, right in zip(part.ops, operands, operands[1:], strict=False):
-                if isinstance(op, ast.Gt | ast.GtE) and _is_value_of(left, name):
-                    lows.append(_bound_expr(right, 1 if isinstance(op, ast.Gt) else 0))
-                elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(left, name):
-                    highs.append(_bound_expr(right, -1 if isinstance(op, ast.Lt) else 0))
-                elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(right, name):
-                    lows.append(_bound_expr(left, 1 if isinstance(op, ast.Lt) else 0))
-                elif isinstance(op, ast.Gt | ast.GtE) and _is_value_of(right, name):
-                    highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
+        for op, left, right in self._comparisons():
+            if isinstance(op, ast.Gt | ast.GtE) and _is_value_of(left, name):
+                lows.append(_bound_expr(right, 1 if isinstance(op, ast.Gt) else 0))
+            elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(left, name):
+                highs.append(_bound_expr(right, -1 if isinstance(op, ast.Lt) else 0))
+            elif isinstance(op, ast.Lt | ast.LtE) and _is_value_of(right, name):
+                lows.append(_bound_expr(left, 1 if isinstance(op, ast.Lt) else 0))
+            elif isinstance(op, ast.Gt | ast.GtE) and _is_value_of(right, name):
+                highs.append(_bound_expr(left, -1 if isinstance(op, ast.Gt) else 0))
         return lows, highs
 
     def dim_equalities(self) -> list[tuple[Expr | None, str, str]]:

@@ -168,6 +168,7 @@ class OrtQnnAdapter(WorkerAdapter):
                  arch: int | None = None, optimization: str = "all", timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = DEFAULT_START_TIMEOUT, debug_hooks: bool = False,
                  recycle_every: int = 500, batch_size: int = 32) -> None:  # fmt: skip
+        super().__init__()
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if optimization not in OPTIMIZATION_LEVELS:

@@ -443,6 +443,10 @@ class WorkerAdapter:
     probe_first = False  # run a cell's first case alone and batch the rest only if it ran (see ``run_many``)
     bisect = False  # a batch that failed as a whole is halved and retried before its cases run alone
 
+    def __init__(self) -> None:
+        self._info: dict[str, Any] | None = None  # the backend's info, read at the first start
+        self._batched: set[tuple[str, str]] = set()  # (op, config) pairs that ran batched in this adapter's life
+
     def available(self) -> tuple[bool, str]:
         """Starts the worker, which loads the backend: a missing library or a refused start says why."""
         if self._worker is None:
@@ -458,7 +462,7 @@ class WorkerAdapter:
         would start a new process just to say the same thing."""
         if self._worker is None:
             return {"adapter": self.name, "library": None, "error": self._why_not}
-        if getattr(self, "_info", None) is None:
+        if self._info is None:
             self._info = {**self._worker.start(), "adapter": self.name, **self.identity()}
         return dict(self._info)
 
@@ -481,13 +485,6 @@ class WorkerAdapter:
         if any("index" in (o.details.get("batch") or {}) for o in out):
             self._batched.add(kind)
         return out
-
-    @property
-    def _batched(self) -> set:
-        """(op, config) pairs that ran batched in this adapter's life."""
-        if "_batched_kinds" not in self.__dict__:
-            self._batched_kinds: set = set()
-        return self._batched_kinds
 
     def close(self) -> None:
         if self._worker is not None:

@@ -71,6 +71,7 @@ class QnnAdapter(WorkerAdapter):
                  arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
                  debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
                  op_packages: list[dict[str, str]] | None = None, batch_size: int = DEFAULT_BATCH) -> None:
+        super().__init__()
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if log_level not in bindings.LOG_LEVELS:

@@ -213,7 +213,6 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
 
     strategy = counted()
     seen: dict[str, Record] = {}
-    pending: dict[str, tuple[Case, float]] = {}  # drawn, not yet run: the cell's cases go to the backend together
     replay_options = _replay_options(conformance_options)
     n = examples_for(conformance_options, tier)
 
@@ -223,8 +222,6 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
 
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
-
-    max_elements = conformance_options["max_elements"] or 4096
 
     def draw() -> tuple[Cell, list[float]]:
         """The cell's distinct cases in draw order, and the seconds each took to draw."""
@@ -249,7 +246,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         cache = CellCache(conformance_options["case_cache"]) if conformance_options.get("case_cache") else None
         if cache is None:
             return draw()
-        key = cache.key(op.path, config_label, tier, conformance_options["seed"], n, max_elements)
+        key = cache.key(op.path, config_label, tier, conformance_options["seed"], n, settings.max_elements)
         t0 = time.perf_counter()
         got = cache.get(op_name, key)
         if got is not None:
@@ -258,15 +255,15 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         cache.put(op_name, key, got)
         return got, seconds
 
-    def run_pending() -> None:
-        """Every drawn case on the backend (batched where the adapter can), each recorded as it is judged."""
+    def run_all(pending: dict[str, tuple[Case, float]]) -> None:
+        """The cell's cases (id -> case, seconds to draw) on the backend together (batched where the adapter
+        can), each recorded as it is judged."""
         cases = [c for c, _ in pending.values()]
         recs = suite.execute_many(cases, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
                                   [g for _, g in pending.values()], request.node.nodeid, replay_options,
                                   conformance_options.get("batch"))  # fmt: skip
-        for cid, rec in zip(list(pending), recs, strict=True):
+        for cid, rec in zip(pending, recs, strict=True):
             seen[cid] = record(rec)
-        pending.clear()
 
     def cell_record(cases: int, duplicates: int, refusals: int, **extra) -> None:
         """The cell's bookkeeping: cases asked for, drawn, drawn twice, refused by the generator."""
@@ -283,8 +280,10 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
-        got, seconds = drawn_cell()
+        got: Cell | None = None
         try:
+            got, seconds = drawn_cell()
+            pending: dict[str, tuple[Case, float]] = {}
             for case, took in zip(got.cases, seconds, strict=True):
                 cid = case.case_id()
                 done = prior.cases.get((*cell, cid))
@@ -292,10 +291,12 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
                     seen[cid] = done
                 else:
                     pending[cid] = (case, took)
-            run_pending()
-        finally:
-            refusals = got.draws - len(got.cases) - got.duplicates
-            cell_record(len(got.cases), got.duplicates, max(0, refusals))
+            run_all(pending)
+        finally:  # the cell's bookkeeping, even when drawing or running failed
+            if got is None:
+                cell_record(0, tally["duplicates"], tally["draws"])
+            else:
+                cell_record(len(got.cases), got.duplicates, max(0, got.draws - len(got.cases) - got.duplicates))
         if not got.satisfiable:
             pytest.skip(unsatisfiable)
     recs = list(seen.values())

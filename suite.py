@@ -45,11 +45,6 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     return k if k > 0 else None
 
 
-def family(op: opdefs.OpDef) -> str:
-    """The op's family for the reports' row groups: the spec's ``family:`` when it has one, else the name table's."""
-    return op.family
-
-
 def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
     if not case_path:
         return ""
@@ -128,7 +123,7 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
         case_id=case.case_id(), tier=case.tier,
     )  # fmt: skip
-    rec.extra["family"] = family(op)
+    rec.extra["family"] = op.family
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))

@@ -169,6 +169,11 @@ def register_diagnosis(*ops: str) -> Callable[[Callable[..., dict[str, Any]]], C
     return deco
 
 
+def has_diagnosis(op: str) -> bool:
+    _load_families()
+    return op in _DIAGNOSES
+
+
 def diagnose(op: str, inputs: list[np.ndarray | None], params: dict[str, Any] | None,
              actual: list[np.ndarray]) -> dict[str, Any]:  # fmt: skip
     """Which of the implemented readings a backend's outputs (real values) follow; {} where the op has

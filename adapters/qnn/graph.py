@@ -140,12 +140,6 @@ class Unexpressible(Exception):
     """The case cannot be written as a QNN op config (status skip)."""
 
 
-class _Stage(Exception):
-    def __init__(self, stage: str, err: b.QnnError) -> None:
-        self.stage, self.err = stage, err
-        super().__init__(f"{stage}: {err}")
-
-
 def _storage(dtype_name: str) -> dtypes.QnnDtype:
     try:
         d = dtypes.get(dtype_name)

@@ -71,6 +71,12 @@ def run_all(adapter: Adapter, cases: Sequence[Case]) -> list[Outcome]:
 MAX_BISECT_DEPTH = 2
 
 
+class GroupHung(Exception):
+    """Raised by a ``run_group`` whose batch did not finish in time: no case of it is settled. Splitting a
+    hung batch would wait the timeout again in every part holding the hanging case (a 1x1 FullyConnected
+    that never returns cost four timeouts that way), so its cases go straight to running alone."""
+
+
 def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
                 run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
                 probe_first: bool = False, bisect: bool = False) -> list[Outcome]:  # fmt: skip
@@ -97,9 +103,13 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
             return [out[0], *(run_one(c) for c in cases[1:])]
 
     def settle(lo: int, chunk: list[Any], size: int, depth: int) -> None:
-        got = run_group(chunk) if len(chunk) > 1 else [None]
+        hung = False
+        try:
+            got = run_group(chunk) if len(chunk) > 1 else [None]
+        except GroupHung:
+            got, hung = [None] * len(chunk), True
         # halves, then quarters: where most cases spoil a batch, deeper splitting costs more than it saves
-        if bisect and depth < MAX_BISECT_DEPTH and len(chunk) > 2 and all(o is None for o in got):
+        if bisect and not hung and depth < MAX_BISECT_DEPTH and len(chunk) > 2 and all(o is None for o in got):
             half = len(chunk) // 2
             settle(lo, chunk[:half], size, depth + 1)
             settle(lo + half, chunk[half:], size, depth + 1)
@@ -108,7 +118,8 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
             if outcome is None:
                 outcome = run_one(chunk[k])
                 if size > 1:
-                    outcome.details.setdefault("batch", {"size": size, "alone": "the batch failed as a whole"})
+                    why = "the batch timed out" if hung else "the batch failed as a whole"
+                    outcome.details.setdefault("batch", {"size": size, "alone": why})
             out[lo + k] = outcome
 
     for lo in range(start, len(cases), batch_size):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome, run_batched
+from adapters.base import ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, Outcome, run_batched
 from adapters.onnx import Lowered, Unlowerable, lower, read_outputs, supported
 from cases.case import Case
 
@@ -115,6 +115,8 @@ def run_merged(cases: Sequence[Case], run: Callable[[Lowered], Outcome]) -> list
     except Exception:  # noqa: BLE001 - a model that does not merge runs case by case
         return outcomes
     raw = run(merged)
+    if raw.status == TIMEOUT:
+        raise GroupHung(raw.message)
     if raw.status != OK:
         return outcomes
     share = (time.perf_counter() - t0) / len(parts)

@@ -42,13 +42,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.base import CRASH, ERROR, TIMEOUT, Outcome, run_batched
+from adapters.base import CRASH, ERROR, TIMEOUT, GroupHung, Outcome, run_batched
 
 log = logging.getLogger(__name__)
 backend_log = logging.getLogger("adapters.qnn.backend")
 
-# s per case: the slowest of 49k cases in the last 20-per-cell run took 0.17 s (qnn-htp), 0.41 s (ort-qnn)
-DEFAULT_TIMEOUT = 20.0
+# s per case, and per batch. Measured on the 20-per-cell main job: the slowest case alone took 0.17 s
+# (qnn-htp) and 0.41 s (ort-qnn), the slowest batch 1.2 s (a 20-node qnn-htp graph) and 2.4 s (a 19-case
+# ort-qnn session). The hangs it catches are runaways, not slow work: a 1x1 per-axis FullyConnected keeps
+# the simulator at 100% CPU with its RSS growing ~90 MB/s (6 GB after 68 s). Each hang costs this wait
+# twice (its batch, then itself alone), so 20 s cost the main job minutes for nothing.
+DEFAULT_TIMEOUT = 10.0
 DEFAULT_START_TIMEOUT = 120.0
 PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: the child imports from it
 
@@ -304,6 +308,9 @@ class Worker:
             results = self._request(("run_batch", list(payloads)), self.timeout)
         except (_Died, _TimedOut) as e:
             lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0)
+            if isinstance(e, _TimedOut):
+                log.info("%s: a batch of %d cases timed out; they run one by one", self.log_prefix, len(payloads))
+                raise GroupHung(lost.message) from None
             out: list[Outcome | None] = [None] * len(payloads)
             # "validate <k>": the child died checking case k's op config alone, before any graph existed
             stage, _, index = str(lost.details.get("stage", "")).partition(" ")

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, Outcome, run_batched  # noqa: E402
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, Outcome, run_batched  # noqa: E402
 from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
@@ -131,6 +131,24 @@ def test_without_bisect_a_spoiled_batch_runs_every_case_alone():
     one, group, calls = _spoiled_by({5})
     run_batched(list(range(8)), one, group, batch_size=8)
     assert len([1 for kind, _ in calls if kind == "alone"]) == 8, calls
+
+
+def test_a_hung_batch_is_not_split_its_cases_run_alone():
+    calls: list[tuple[str, list[int]]] = []
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(TIMEOUT if case == 5 else OK)
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        if 5 in chunk:
+            raise GroupHung("batch exceeded its timeout")
+        return [Outcome(OK) for _ in chunk]
+
+    out = run_batched(list(range(8)), one, group, batch_size=8, bisect=True)
+    assert [kind for kind, _ in calls] == ["group"] + ["alone"] * 8, f"a hung batch was split: {calls}"
+    assert out[5].status == TIMEOUT and out[0].details["batch"]["alone"] == "the batch timed out"
 
 
 def test_batch_size_one_never_groups():

@@ -31,6 +31,8 @@ OUT = REPO / "bench" / "out"
 CASE_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "ReduceMean", "Softmax", "Conv2d", "Resize", "Concat")
 CASE_CONFIGS = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8")
 BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
+# "small ops" in the sense: one cheap node, where the per-graph cost is nearly all a case costs
+SMALL_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "Concat")
 TARGETS = {"harness_over_backend_qnn_htp": 0.25, "refusals_per_case": 0.25, "main_job_seconds": 600.0}
 
 
@@ -117,6 +119,7 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
     verdicts: dict[str, int] = {}
     per_case: dict[str, tuple] = {}  # case_id -> (verdict, output digest, metrics): the batched pass must match
     done = 0
+    per_op: dict[str, list[float]] = {}  # op -> [cases, seconds]: the speed-up per op, small ops apart
     for cell in _cells(cases):
         if rss_before is None and done >= warm:
             rss_before = _worker_rss(adapter)
@@ -127,6 +130,9 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
             rec.to_json()  # what recording costs (the line written per case)
         t2 = time.perf_counter()
         done += len(cell)
+        tally = per_op.setdefault(cell[0].op, [0, 0.0])
+        tally[0] += len(cell)
+        tally[1] += (t2 - t0) + len(cell) * generate_ms / 1000
         for rec in recs:
             split["generate"].append(generate_ms / 1000)
             split["reference"].append(rec.timings.get("reference", 0.0))
@@ -154,6 +160,7 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
         "seconds_per_case_ms": {k: round(1000 * statistics.mean(v), 3) for k, v in split.items() if v},
         "backend_median_ms": round(1000 * statistics.median(split["backend"]), 3) if n else 0.0,
         "harness_over_backend": round(harness / totals["backend"], 3) if totals["backend"] else None,
+        "cases_per_second_by_op": {op: round(k / sec, 2) for op, (k, sec) in per_op.items() if sec},
         "rss_kb_parent_peak": _rss_kb(),
         "worker_rss_growth_kb_per_1000_cases": (round(1000 * (rss_after - rss_before) / max(1, n - warm), 1)
                                                 if rss_before and rss_after and n > warm else None),  # fmt: skip
@@ -303,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             b["backend_speedup"] = round(r["seconds_per_case_ms"]["backend"] / max(1e-9, b["seconds_per_case_ms"]
                                                                                     ["backend"]), 2)  # fmt: skip
             b["speedup"] = round(b["cases_per_second_1_worker"] / max(1e-9, r["cases_per_second_1_worker"]), 2)
+            one, many = r["cases_per_second_by_op"], b["cases_per_second_by_op"]
+            b["speedup_by_op"] = {op: round(v / one[op], 2) for op, v in many.items() if one.get(op)}
+            small = [b["speedup_by_op"][op] for op in SMALL_OPS if op in b["speedup_by_op"]]
+            b["speedup_small_ops"] = round(statistics.mean(small), 2) if small else None
             differ = sorted(k for k in r["per_case"] if r["per_case"][k] != b["per_case"].get(k))
             b["cases_differing_from_one_per_call"] = len(differ)
             b["differing_case_ids"] = differ[:20]
@@ -349,6 +360,12 @@ def _print_table(doc: dict[str, Any]) -> None:
                          x.get("speedup", ""), x.get("cases_differing_from_one_per_call", "")])  # fmt: skip
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
                                   "harness/backend", "RSS kB/1000", "speed-up", "verdicts differ"]))  # fmt: skip
+    for name, r in doc["backends"].items():
+        by_op = (r.get("batched") or {}).get("speedup_by_op")
+        if by_op:
+            print(f"{name} batched/one-per-call cases per second by op: "
+                  + ", ".join(f"{op} x{v}" + ("*" if op in SMALL_OPS else "") for op, v in by_op.items())
+                  + f"  (* small ops: x{r['batched']['speedup_small_ops']} on average)")  # fmt: skip
     if doc.get("refusals"):
         _print_refusals(doc["refusals"])
 
@@ -363,8 +380,8 @@ def _headline(doc: dict[str, Any]) -> str:
 
     def batched(name: str) -> str:
         x = (b.get(name) or {}).get("batched") or {}
-        return (f" ({x.get('cases_per_second_2_workers')} batched, backend x{x.get('backend_speedup')})"
-                if x else "")  # fmt: skip
+        return (f" ({x.get('cases_per_second_2_workers')} batched, x{x.get('speedup_small_ops')} on small ops, "
+                f"backend x{x.get('backend_speedup')})" if x else "")  # fmt: skip
 
     htp = b.get("qnn-htp") or {}
     mj = doc["main_job"]

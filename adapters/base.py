@@ -71,6 +71,17 @@ def run_all(adapter: Adapter, cases: Sequence[Case]) -> list[Outcome]:
 MAX_BISECT_DEPTH = 2
 
 
+class GroupRefused(Exception):
+    """Raised by a ``run_group`` whose batch failed as a whole but which can name the cases that spoiled it
+    (an ONNX Runtime session refused for the nodes its log names). Those run alone; the rest are tried
+    together again. A wrong name costs time, never a verdict: every verdict still comes from a batch that
+    ran or from the case alone."""
+
+    def __init__(self, culprits: set[int], why: str = "") -> None:
+        super().__init__(why or f"cases {sorted(culprits)} spoiled the batch")
+        self.culprits = set(culprits)
+
+
 class GroupHung(Exception):
     """Raised by a ``run_group`` whose batch did not finish in time: no case of it is settled. Splitting a
     hung batch would wait the timeout again in every part holding the hanging case (a 1x1 FullyConnected
@@ -94,35 +105,40 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     cases = list(cases)
     if run_group is None or batch_size <= 1 or len(cases) < 2:
         return [run_one(c) for c in cases]
-    out: list[Outcome | None] = [None] * len(cases)
-    start = 0
+    out: list[Outcome] = []
     if probe_first:
-        out[0] = run_one(cases[0])
-        start = 1
+        out.append(run_one(cases[0]))
         if out[0].status != OK:
             return [out[0], *(run_one(c) for c in cases[1:])]
 
-    def settle(lo: int, chunk: list[Any], size: int, depth: int) -> None:
+    def alone(case: Any, size: int, why: str) -> Outcome:
+        outcome = run_one(case)
+        if size > 1:
+            outcome.details.setdefault("batch", {"size": size, "alone": why})
+        return outcome
+
+    def settle(chunk: list[Any], size: int, depth: int) -> list[Outcome]:
         hung = False
         try:
             got = run_group(chunk) if len(chunk) > 1 else [None]
         except GroupHung:
             got, hung = [None] * len(chunk), True
+        except GroupRefused as e:
+            named = {k for k in e.culprits if 0 <= k < len(chunk)}
+            got = [None] * len(chunk)
+            if named:  # the named cases alone, the others together again (a smaller batch: this ends)
+                rest = [k for k in range(len(chunk)) if k not in named]
+                result = dict(zip(rest, settle([chunk[k] for k in rest], size, depth) if rest else [], strict=True))
+                result.update({k: alone(chunk[k], size, "named by the refused batch") for k in named})
+                return [result[k] for k in range(len(chunk))]
         # halves, then quarters: where most cases spoil a batch, deeper splitting costs more than it saves
         if bisect and not hung and depth < MAX_BISECT_DEPTH and len(chunk) > 2 and all(o is None for o in got):
             half = len(chunk) // 2
-            settle(lo, chunk[:half], size, depth + 1)
-            settle(lo + half, chunk[half:], size, depth + 1)
-            return
-        for k, outcome in enumerate(got):
-            if outcome is None:
-                outcome = run_one(chunk[k])
-                if size > 1:
-                    why = "the batch timed out" if hung else "the batch failed as a whole"
-                    outcome.details.setdefault("batch", {"size": size, "alone": why})
-            out[lo + k] = outcome
+            return settle(chunk[:half], size, depth + 1) + settle(chunk[half:], size, depth + 1)
+        why = "the batch timed out" if hung else "the batch failed as a whole"
+        return [o if o is not None else alone(c, size, why) for c, o in zip(chunk, got, strict=True)]
 
-    for lo in range(start, len(cases), batch_size):
+    for lo in range(len(out), len(cases), batch_size):
         chunk = cases[lo:lo + batch_size]
-        settle(lo, chunk, len(chunk), 0)
-    return out  # type: ignore[return-value]
+        out += settle(chunk, len(chunk), 0)
+    return out

@@ -8,6 +8,7 @@ so each output is what the case's own model would give (``tests/test_batching.py
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import onnx
@@ -23,6 +24,8 @@ def merge(parts: Sequence[Lowered]) -> Lowered:
     ir_version = 0
     for k, part in enumerate(parts):
         model = compose.add_prefix(onnx.load_from_string(part.model), f"c{k}_")
+        for i, node in enumerate(model.graph.node):
+            node.name = node.name or f"c{k}_n{i}"  # so that a refusal naming the node names its part
         ir_version = max(ir_version, model.ir_version)
         for op in model.opset_import:
             opsets[op.domain] = max(opsets.get(op.domain, 0), op.version)
@@ -38,6 +41,14 @@ def merge(parts: Sequence[Lowered]) -> Lowered:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())])
     model.ir_version = ir_version
     return Lowered(model.SerializeToString(), feeds, outputs, node_types)
+
+
+_PART = re.compile(r"(?<![A-Za-z0-9_])c(\d+)_")
+
+
+def named_parts(text: str, count: int) -> set[int]:
+    """The parts whose node or tensor names (``c<k>_...``) a refusal of the merged model mentions."""
+    return {k for k in map(int, _PART.findall(text)) if k < count}
 
 
 def split(parts: Sequence[Lowered], arrays: Sequence) -> list[list]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, Outcome, run_batched
+from adapters.base import ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, GroupRefused, Outcome, run_batched
 from adapters.onnx import Lowered, Unlowerable, lower, read_outputs, supported
 from cases.case import Case
 
@@ -102,7 +102,7 @@ def run_merged(cases: Sequence[Case], run: Callable[[Lowered], Outcome]) -> list
     both ONNX Runtime adapters. ``run`` builds and runs a session for a lowered model and returns its raw
     outcome. A case without a lowering gets its SKIP here; when the merged session is refused or fails,
     the lowered cases get None (each then runs alone, so a refusal names its own case)."""
-    from adapters.onnx_batch import merge, split
+    from adapters.onnx_batch import merge, named_parts, split
 
     lowered = [lower_or_skip(c) for c in cases]
     outcomes: list[Outcome | None] = [lw if isinstance(lw, Outcome) else None for lw in lowered]
@@ -117,6 +117,9 @@ def run_merged(cases: Sequence[Case], run: Callable[[Lowered], Outcome]) -> list
     raw = run(merged)
     if raw.status == TIMEOUT:
         raise GroupHung(raw.message)
+    if raw.status == REJECTED:  # a refusal names the nodes it refused: those parts' cases run alone
+        named = named_parts(" ".join([raw.message, *raw.details.get("log", [])]), len(parts))
+        raise GroupRefused({parts[k][0] for k in named})
     if raw.status != OK:
         return outcomes
     share = (time.perf_counter() - t0) / len(parts)

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, Outcome, run_batched  # noqa: E402
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, GroupRefused, Outcome, run_batched  # noqa: E402
 from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
@@ -149,6 +149,41 @@ def test_a_hung_batch_is_not_split_its_cases_run_alone():
     out = run_batched(list(range(8)), one, group, batch_size=8, bisect=True)
     assert [kind for kind, _ in calls] == ["group"] + ["alone"] * 8, f"a hung batch was split: {calls}"
     assert out[5].status == TIMEOUT and out[0].details["batch"]["alone"] == "the batch timed out"
+
+
+def test_cases_a_refused_batch_names_run_alone_and_the_rest_batch_again():
+    calls: list[tuple[str, list[int]]] = []
+    bad = {2, 6}
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(REJECTED if case in bad else OK)
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        if bad & set(chunk):
+            raise GroupRefused({k for k, c in enumerate(chunk) if c in bad})
+        return [Outcome(OK) for _ in chunk]
+
+    out = run_batched(list(range(8)), one, group, batch_size=8, bisect=True)
+    assert [o.status for o in out] == [OK, OK, REJECTED, OK, OK, OK, REJECTED, OK]
+    assert sorted(c for kind, c in calls if kind == "alone") == [[2], [6]], calls
+    assert ("group", [0, 1, 3, 4, 5, 7]) in calls, f"the unnamed cases were not batched again: {calls}"
+    assert "index" not in out[2].details.get("batch", {}) and out[2].details["batch"]["alone"]
+
+
+def test_a_refused_batch_that_names_no_case_is_bisected():
+    one, group_spoiled, calls = _spoiled_by({5})
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        got = group_spoiled(chunk)
+        if all(o is None for o in got):
+            raise GroupRefused(set())
+        return got
+
+    out = run_batched(list(range(8)), one, group, batch_size=8, bisect=True)
+    assert [o.status for o in out] == [OK] * 5 + [REJECTED] + [OK] * 2
+    assert ("group", [0, 1, 2, 3]) in calls, calls
 
 
 def test_batch_size_one_never_groups():

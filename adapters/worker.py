@@ -47,12 +47,13 @@ from adapters.base import CRASH, ERROR, TIMEOUT, GroupHung, Outcome, run_batched
 log = logging.getLogger(__name__)
 backend_log = logging.getLogger("adapters.qnn.backend")
 
-# s per case, and per batch. Measured on the 20-per-cell main job: the slowest case alone took 0.17 s
-# (qnn-htp) and 0.41 s (ort-qnn), the slowest batch 1.2 s (a 20-node qnn-htp graph) and 2.4 s (a 19-case
-# ort-qnn session). The hangs it catches are runaways, not slow work: a 1x1 per-axis FullyConnected keeps
-# the simulator at 100% CPU with its RSS growing ~90 MB/s (6 GB after 68 s). Each hang costs this wait
-# twice (its batch, then itself alone), so 20 s cost the main job minutes for nothing.
-DEFAULT_TIMEOUT = 10.0
+# s per case, and per batch. Measured on two 20-per-cell main jobs (~53k cases per route, 2 cores, one of
+# them with a second job competing): the slowest case alone took 0.20 s (qnn-htp) and 0.53 s (ort-qnn), the
+# slowest batch 1.24 s (a 20-node qnn-htp graph) and 0.73 s (a 19-case ort-qnn session). The hangs it
+# catches are runaways, not slow work: a 1x1 per-axis FullyConnected keeps the simulator at 100% CPU with
+# its RSS growing ~90 MB/s (6 GB after 68 s). Each hang costs this wait twice (its batch, then itself
+# alone): at 20 s the eight hangs of a main job cost it minutes.
+DEFAULT_TIMEOUT = 5.0
 DEFAULT_START_TIMEOUT = 120.0
 PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: the child imports from it
 

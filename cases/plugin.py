@@ -128,6 +128,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
     g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
     g.addoption("--qnn-precision", default="auto", help=f"HTP graph precision: {', '.join(PRECISIONS)}")
+    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
+                help="seconds a case (or a batch) may take on a worker-backed backend before it is killed "
+                     "(TIMEOUT); default 5")  # fmt: skip
     g.addoption("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
                 help="register a QNN op package (backendRegisterOpPackage) before the run; repeatable")
     g.addoption("--specs", action="append", default=[], metavar="DIR",
@@ -200,6 +203,8 @@ def adapter_options(config: pytest.Config) -> dict[str, Any]:
     opts: dict[str, Any] = {"precision": config.getoption("--qnn-precision")}
     if config.getoption("--qnn-backend-lib"):
         opts["library"] = str(Path(config.getoption("--qnn-backend-lib")).expanduser().resolve())
+    if config.getoption("--case-timeout") is not None:
+        opts["timeout"] = config.getoption("--case-timeout")
     packages = []
     for text in config.getoption("--qnn-op-package"):
         try:

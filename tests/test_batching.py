@@ -16,7 +16,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, GroupHung, GroupRefused, Outcome, run_batched  # noqa: E402
+from adapters.base import (  # noqa: E402
+    CRASH,
+    ERROR,
+    OK,
+    REJECTED,
+    SKIP,
+    TIMEOUT,
+    GroupHung,
+    GroupRefused,
+    Outcome,
+    run_batched,
+)
 from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
@@ -226,6 +237,18 @@ def test_qnn_cases_that_build_share_one_graph_and_a_refusal_stays_its_own(qnn, m
     _assert_same(cases, [qnn.run(c) for c in cases], together)
     assert [o.details.get("batch", {}).get("size") for o in together] == [3, None, 3, 3], \
         "the three valid cases run as the nodes of one graph, the refused one stays out of it"
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
+def test_a_refused_case_in_a_batch_carries_only_its_own_log(qnn, mark):
+    cases = [_transpose((2, 3)), _add(9), _transpose((2, 3)), _add(10)]
+    together = qnn.run_many(cases)
+    assert [o.status for o in together] == [REJECTED, OK, REJECTED, OK], [o.message for o in together]
+    for k in (0, 2):
+        log = together[k].details.get("log") or []
+        assert log, f"case {k} was refused without the backend's words"
+        others = [line for line in log if any(f"c{j}_" in line for j in range(len(cases)) if j != k)]
+        assert not others, f"case {k}'s log holds lines about other cases of its batch: {others}"
 
 
 # ---- ONNX Runtime ---------------------------------------------------------------------------------

@@ -294,7 +294,8 @@ def run_case(lib: b.QnnLibrary, case: Case, options: GraphOptions | None = None)
     return outcome
 
 
-def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None = None) -> list[Outcome | None]:
+def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None = None,
+              log_position: Callable[[], int] | None = None) -> list[Outcome | None]:  # fmt: skip
     """Many independent cases as the nodes of one graph: one context, one finalize, one execute.
 
     Why: the context/finalize/execute cycle costs ~6 ms whatever the graph holds, which is most of
@@ -302,7 +303,9 @@ def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None
     node, the same call as ``run_case``), so a refusal is its own. A case the batch cannot speak for
     gets None: the whole graph failed to build or execute, and which node caused it is unknown, so
     the caller re-runs those cases one graph each. Cases asking for different graph precisions go
-    into separate graphs.
+    into separate graphs. With ``log_position`` (how many backend log records the caller holds), a
+    refused case's outcome carries ``details["log_span"]``: the records its own validation wrote, so
+    that its log is not its neighbours'.
     """
     options = options or GraphOptions()
     outcomes: list[Outcome | None] = [None] * len(cases)
@@ -314,6 +317,7 @@ def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None
         timing: dict[str, float] = {}
         if case.steps:  # several executions of one graph: a case of its own (None: it runs alone)
             continue
+        first = log_position() if log_position else 0
         try:
             node = _Node(bld, case, f"c{k}_")
             refused = node.validate(lib, timing, f"{VALIDATE} {k}")  # a crash here is case k's alone
@@ -321,6 +325,8 @@ def run_batch(lib: b.QnnLibrary, cases: list[Case], options: GraphOptions | None
             refused = Outcome(SKIP, message=str(e))
         if refused is not None:
             refused.seconds = time.perf_counter() - t0
+            if log_position:
+                refused.details["log_span"] = (first, log_position())
             outcomes[k] = refused
         else:
             groups.setdefault(options.precision_for(case), []).append((k, node))

@@ -60,8 +60,10 @@ def _child(req_fd: int, rep_fd: int) -> int:
     def with_log(outcome: Any) -> dict[str, Any]:
         """The backend's warnings of a case that did not run go into its details (the rest of the log
         travels with the reply)."""
+        span = outcome.details.pop("log_span", None)  # a batched case's own records (graph.run_batch)
         if outcome.status != "ok":
-            notes = [text for level, text in collect.records if level >= logging.WARNING]
+            records = collect.records if span is None else collect.records[span[0]:span[1]]
+            notes = [text for level, text in records if level >= logging.WARNING]
             if notes:
                 outcome.details.setdefault("log", notes[-20:])
         return dict(vars(outcome))
@@ -75,7 +77,8 @@ def _child(req_fd: int, rep_fd: int) -> int:
         for case in cases:
             if state["debug_hooks"] and case.op in DEBUG_OPS:
                 debug_hook(case.op)
-        return [None if o is None else with_log(o) for o in graph.run_batch(state["lib"], cases, state["options"])]
+        outcomes = graph.run_batch(state["lib"], cases, state["options"], lambda: len(collect.records))
+        return [None if o is None else with_log(o) for o in outcomes]
 
     try:
         return serve(req_fd, rep_fd, {"hello": hello, "run": run, "run_batch": run_batch,

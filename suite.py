@@ -522,7 +522,9 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
     """Matrix in every format, the chart and the catalogue coverage, straight from the results files."""
     from reports import catalogues, chart, formats, matrix, record
 
-    m = matrix.build(record.read(results))
+    by_file = {p: list(record.read([p])) for p in results}  # read once: the matrix, agree and catalogues share them
+    everything = [r for recs in by_file.values() for r in recs]
+    m = matrix.build(everything)
     written = []
     for fmt, ext in (("md", "md"), ("html", "html"), ("json", "json"), ("csv", "csv")):
         (out / f"matrix.{ext}").write_text(formats.render(m, fmt), encoding="utf-8")
@@ -536,12 +538,12 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
         from reports import agree
 
         explain = agree.load_explanations(agree.DEFAULT_EXPLANATIONS) if agree.DEFAULT_EXPLANATIONS.is_file() else []
-        result = agree.compare(record.read([routes[0]]), record.read([routes[1]]), explain)
+        result = agree.compare(by_file[routes[0]], by_file[routes[1]], explain)
         (out / "agree.md").write_text(agree.to_markdown(result), encoding="utf-8")
         written.append("agree.md")
         console.print(agree.summary_line(result), markup=False)
     try:
-        report = catalogues.coverage(record.read(results), catalogues.DEFAULT_SPECS, catalogues.DEFAULT_SEEDS)
+        report = catalogues.coverage(everything, catalogues.DEFAULT_SPECS, catalogues.DEFAULT_SEEDS)
         (out / "catalogues.md").write_text(catalogues.to_markdown(report, False), encoding="utf-8")
         written.append("catalogues.md")
     except (OSError, ValueError) as exc:  # the seed catalogues live beside the repo, not in it

@@ -117,12 +117,16 @@ class Specs:
     ignored: list[str] = field(default_factory=list)  # YAML files without a top-level name
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_specs(specs_dir: str | Path) -> Specs:
-    """``name`` and ``equivalents`` of every ``*.yaml`` in the directory, read with yaml.safe_load."""
+    """``name`` and ``equivalents`` of every ``*.yaml`` in the directory, read with PyYAML's safe loader (its C
+    form where built: the pure-Python one took 4.6 s for the 157 specs at the end of every main job)."""
     specs = Specs({}, {})
     for path in sorted(Path(specs_dir).glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             at = f":{mark.line + 1}" if mark is not None else ""

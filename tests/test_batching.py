@@ -251,6 +251,52 @@ def test_a_refused_case_in_a_batch_carries_only_its_own_log(qnn, mark):
         assert not others, f"case {k}'s log holds lines about other cases of its batch: {others}"
 
 
+# ---- a FAIL from a batch stands only if the case fails alone ----------------------------------------
+class _NeighbourSensitive:
+    """A backend whose batched outputs are wrong and whose one-case outputs are right: a kernel reading
+    its neighbours' memory, as TransposeConv1d did on the HTP simulator."""
+
+    name = "neighbour-sensitive"
+    batch_size = 8
+
+    def __init__(self, wrong_alone: bool = False) -> None:
+        self.wrong_alone, self.alone_runs = wrong_alone, 0
+
+    def info(self) -> dict:
+        return {}
+
+    def _outputs(self, case: Case, wrong: bool) -> list[np.ndarray]:
+        total = case.inputs[0].data + case.inputs[1].data
+        return [total + 1.0 if wrong else total]
+
+    def run(self, case: Case) -> Outcome:
+        self.alone_runs += 1
+        return Outcome(OK, outputs=self._outputs(case, self.wrong_alone))
+
+    def run_many(self, cases: list[Case]) -> list[Outcome]:
+        return [Outcome(OK, outputs=self._outputs(c, True), details={"batch": {"size": len(cases), "index": k}})
+                for k, c in enumerate(cases)]  # fmt: skip
+
+
+def test_a_batched_fail_that_passes_alone_is_a_pass_with_the_batched_verdict_beside_it():
+    import suite
+
+    adapter = _NeighbourSensitive()
+    recs = suite.execute_many([_add(11), _add(12)], adapter, adapter.name)
+    assert [r.verdict for r in recs] == ["PASS", "PASS"], [r.message for r in recs]
+    note = recs[0].extra["details"]["batch"]
+    assert note["batched_verdict"] == "FAIL" and note["batched_message"], note
+    assert adapter.alone_runs == 2, "each batched FAIL runs again alone"
+
+
+def test_a_batched_fail_that_fails_alone_stays_a_fail_without_a_second_verdict():
+    import suite
+
+    recs = suite.execute_many([_add(13), _add(14)], _NeighbourSensitive(wrong_alone=True), "neighbour-sensitive")
+    assert [r.verdict for r in recs] == ["FAIL", "FAIL"]
+    assert "batched_verdict" not in recs[0].extra["details"]["batch"], recs[0].extra["details"]
+
+
 # ---- ONNX Runtime ---------------------------------------------------------------------------------
 def _ort_mix() -> list[Case]:
     """A passing probe, cases ORT refuses (a wrong declared shape fails strict shape inference), one

@@ -133,6 +133,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.info: dict[str, Any] | None = None
         self.starts = 0
+        self.served = 0  # cases the current process has been handed: a record's ``details.worker_age``
         self._req_w = self._rep_r = -1
         self._log_fd = -1  # an unlinked temp file: the child's fds 1 and 2; nothing to clean up on disk
 
@@ -173,6 +174,7 @@ class Worker:
                 os.close(f)
         self._req_w, self._rep_r = req_w, rep_r
         self.starts += 1
+        self.served = 0
         try:
             self.info = self._request(("hello", self.config), self.start_timeout)
         except (_Died, _TimedOut) as e:
@@ -281,17 +283,26 @@ class Worker:
             return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
         pid = self.proc.pid
         since = self._log_size()
+        age = self._take(1)
         t0 = time.perf_counter()
         try:
             result = self._request(("run", payload), self.timeout)
         except (_Died, _TimedOut) as e:
-            return self._lost(e, pid, since, time.perf_counter() - t0)
+            return _aged(self._lost(e, pid, since, time.perf_counter() - t0), age)
         except WorkerError as e:  # a Python exception inside the worker: a bug of ours, not the backend
             return Outcome(ERROR, message=f"adapter error in worker: {e}",
                            details={"stage": "adapter", "traceback": e.remote_traceback})
         outcome = Outcome(**result)
         outcome.details.setdefault("roundtrip_seconds", round(time.perf_counter() - started, 6))
-        return outcome
+        return _aged(outcome, age)
+
+    def _take(self, n: int) -> int:
+        """How many cases this process had been handed before these ``n`` (an ONNX Runtime session holding many
+        counts once). Why keep it: some backend
+        verdicts depend on what the process ran before (TransposeConv1d's validation crashes in a fresh
+        process and refuses after other work), so a record says how used its worker was."""
+        age, self.served = self.served, self.served + n
+        return age
 
     def run_batch(self, payloads: Sequence[Any]) -> list[Outcome | None]:
         """Many cases in one request (the child's "run_batch" handler). None for every case the batch
@@ -302,6 +313,7 @@ class Worker:
         except WorkerError as e:
             return [Outcome(ERROR, message=str(e), details={"stage": "worker-start"}) for _ in payloads]
         since = self._log_size()
+        age = self._take(len(payloads))
         t0 = time.perf_counter()
         try:
             # the one-case timeout for the whole batch: a batch of small cases takes well under a second, and a
@@ -317,14 +329,14 @@ class Worker:
             stage, _, index = str(lost.details.get("stage", "")).partition(" ")
             if isinstance(e, _Died) and stage == "validate" and index.isdigit() and int(index) < len(payloads):
                 lost.details.update(stage=stage, batch={"size": len(payloads), "died_validating": int(index)})
-                out[int(index)] = lost
+                out[int(index)] = _aged(lost, age + int(index))
             log.info("%s: a batch of %d cases was lost (%s); the rest run one by one", self.log_prefix,
                      len(payloads), lost.message)  # fmt: skip
             return out
         except WorkerError as e:
             log.warning("%s: batch failed in the worker (%s); its cases run one by one", self.log_prefix, e)
             return [None] * len(payloads)
-        return [None if r is None else Outcome(**r) for r in results]
+        return [None if r is None else _aged(Outcome(**r), age + k) for k, r in enumerate(results)]
 
     def _lost(self, e: Exception, pid: int, since: int, seconds: float) -> Outcome:
         """The CRASH or TIMEOUT outcome of a request the worker never answered; the worker is gone after."""
@@ -357,6 +369,11 @@ class Worker:
         except OSError:
             return None
         return None
+
+
+def _aged(outcome: Outcome, age: int) -> Outcome:
+    outcome.details["worker_age"] = age
+    return outcome
 
 
 # ---- child side ----------------------------------------------------------------------------------

@@ -216,7 +216,7 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 # ---- record by record: did a change of the suite's code change any result? -----------------------
 # What describes the run rather than a case's result: two runs of the same cases differ here even when
 # every verdict, message and number is the same (times, ids, where files went, the backend's build).
-RUN_SPECIFIC = frozenset({"timings", "run_id", "backend_info", "case_path", "replay"})
+RUN_SPECIFIC = frozenset({"timings", "run_id", "backend_info", "case_path", "replay", "worker_age"})
 _RUN_SPECIFIC_SUFFIX = "seconds"  # details.session_seconds, a round trip's seconds ...
 
 RecordKey = tuple[str, str, str, str, str, str, str]

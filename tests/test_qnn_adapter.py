@@ -222,6 +222,14 @@ def test_worker_crash_is_one_case_and_the_next_passes(qnn, hook, signal_name):
     assert qnn.worker_starts == starts + 1
 
 
+def test_a_record_says_how_many_cases_its_worker_ran_before_it(qnn):
+    qnn.run(Case("__debug_segv__", [], {}, []))  # a fresh worker from here on
+    ages = [qnn.run(_add_case()).details.get("worker_age") for _ in range(3)]
+    crashed = qnn.run(Case("__debug_segv__", [], {}, []))
+    after = qnn.run(_add_case()).details.get("worker_age")
+    assert ages == [0, 1, 2] and crashed.details.get("worker_age") == 3 and after == 0, (ages, crashed.details, after)
+
+
 def test_worker_exit_code_is_reported(qnn):
     out = qnn.run(Case("__debug_exit__", [], {}, []))
     assert out.status == "crash" and out.details["exit_code"] == 3

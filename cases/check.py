@@ -27,39 +27,36 @@ def tensor_info(t: Tensor | None, with_data: bool = True) -> expr.TensorInfo:
 
 def environment(op: OpDef, case: Case) -> dict[str, Any]:
     """Names an expression may use, bound from the case: tensors, params, dims, rank symbols, enums."""
+    plan = _plan(op)
     env: dict[str, Any] = dict(op.enum_names())
     env["_in"] = [tensor_info(t) for t in case.inputs]
     env["_out"] = [tensor_info(t) for t in case.outputs]
     absent = []
-    defaults = op.param_defaults()
-    for name in op.params:
+    for name in plan.params:
         if name in case.params:
             env[name] = case.params[name].value
         else:
             absent.append(name)
-            if name in defaults:
-                env[name] = defaults[name]
+            if name in plan.defaults:
+                env[name] = plan.defaults[name]
     env["__absent__"] = tuple(absent)
     # dims and rank symbols: the first tensor (inputs, then outputs) that declares one binds it
-    for decl, t in _declared_tensors(op, case):
+    for is_input, first, rank, dims, tail in plan.declared:
+        tensors = case.inputs if is_input else case.outputs
+        t = tensors[first] if first < len(tensors) else None
         if t is None:
             continue
-        sh = decl.get("shape") or {}
-        r = sh.get("rank")
-        if isinstance(r, str) and r.isidentifier() and r not in env:
-            env[r] = len(t.shape)
-        dims = sh.get("dims") or []
-        tail = sh.get("trailing") or []
+        if rank is not None and rank not in env:
+            env[rank] = len(t.shape)
         if tail and not dims and len(tail) <= len(t.shape):  # [.., channel]: the last dims are named
-            dims = [None] * (len(t.shape) - len(tail)) + list(tail)
+            dims = [None] * (len(t.shape) - len(tail)) + tail
         if len(dims) == len(t.shape):
             for d, size in zip(dims, t.shape, strict=True):
                 if isinstance(d, str) and d.isidentifier() and d not in env:
                     env[d] = int(size)
-    for name, p in op.params.items():  # "[M]"-shaped params bind M to their length
-        dims = (p.get("shape") or {}).get("dims") or []
-        if len(dims) == 1 and isinstance(dims[0], str) and re.fullmatch(r"[A-Z]", dims[0]) and name in env:
-            env.setdefault(dims[0], int(np.asarray(env[name]).size))
+    for name, letter in plan.length_dims:  # "[M]"-shaped params bind M to their length
+        if name in env:
+            env.setdefault(letter, int(np.asarray(env[name]).size))
     k, v = expr.function_binding("num_inputs", lambda: sum(t is not None for t in case.inputs))
     env[k] = v
     k, v = expr.function_binding("num_outputs", lambda: len(case.outputs))
@@ -67,13 +64,37 @@ def environment(op: OpDef, case: Case) -> dict[str, Any]:
     return env
 
 
-def _declared_tensors(op: OpDef, case: Case) -> list[tuple[dict, Tensor | None]]:
-    out: list[tuple[dict, Tensor | None]] = []
-    for decls, tensors in ((op.inputs, case.inputs), (op.outputs, case.outputs)):
+@dataclass(frozen=True)
+class _Plan:
+    """What ``environment`` reads from the spec, worked out once per op: it runs several times per draw."""
+
+    params: tuple[str, ...]
+    defaults: dict[str, Any]
+    declared: tuple[tuple[bool, int, str | None, list, list], ...]  # (input?, first index, rank symbol, dims, trailing)
+    length_dims: tuple[tuple[str, str], ...]
+    owners: dict[str, tuple[bool, int] | None]  # constraint owner -> (input?, index) when it names a tensor
+
+
+def _plan(op: OpDef) -> _Plan:
+    return op._once("check.plan", lambda: _make_plan(op))
+
+
+def _make_plan(op: OpDef) -> _Plan:
+    declared = []
+    for is_input, decls in ((True, op.inputs), (False, op.outputs)):
         for decl in decls:
             first = int(re.match(r"^\w+\[(\d+)", decl["name"]).group(1))
-            out.append((decl, tensors[first] if first < len(tensors) else None))
-    return out
+            sh = decl.get("shape") or {}
+            r = sh.get("rank")
+            rank = r if isinstance(r, str) and r.isidentifier() else None
+            declared.append((is_input, first, rank, list(sh.get("dims") or []), list(sh.get("trailing") or [])))
+    length_dims = []
+    for name, p in op.params.items():
+        dims = (p.get("shape") or {}).get("dims") or []
+        if len(dims) == 1 and isinstance(dims[0], str) and re.fullmatch(r"[A-Z]", dims[0]):
+            length_dims.append((name, dims[0]))
+    owners = {c.owner: _tensor_owner(c.owner) for c in op.constraints}
+    return _Plan(tuple(op.params), op.param_defaults(), tuple(declared), tuple(length_dims), owners)
 
 
 @dataclass
@@ -101,13 +122,18 @@ def evaluate(op: OpDef, case: Case, constraints: list | None = None) -> list[Res
     return out
 
 
-def _owner_absent(op: OpDef, case: Case, owner: str) -> bool:
+def _tensor_owner(owner: str) -> tuple[bool, int] | None:
     m = re.match(r"^(in|out)\[(\d+)", owner)
-    if m:
-        seq = case.inputs if m.group(1) == "in" else case.outputs
-        i = int(m.group(2))
-        return i >= len(seq) or seq[i] is None
-    return False
+    return (m.group(1) == "in", int(m.group(2))) if m else None
+
+
+def _owner_absent(op: OpDef, case: Case, owner: str) -> bool:
+    owners = _plan(op).owners
+    where = owners[owner] if owner in owners else _tensor_owner(owner)
+    if where is None:
+        return False
+    seq = case.inputs if where[0] else case.outputs
+    return where[1] >= len(seq) or seq[where[1]] is None
 
 
 def violations(op: OpDef, case: Case, constraints: list | None = None) -> list[str]:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,6 +161,16 @@ class OpDef:
     raw: dict[str, Any]
     path: Path | None = None
     constraints: list[Constraint] = field(default_factory=list)
+    # facts derived from ``raw``, computed on first use: the generator asks for them on every draw, and an
+    # OpDef is never changed after loading (nothing writes to ``raw``)
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _once(self, key: str, make: Callable[[], Any]) -> Any:
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = make()
+            return value
 
     @property
     def inputs(self) -> list[dict[str, Any]]:
@@ -172,7 +182,7 @@ class OpDef:
 
     @property
     def params(self) -> dict[str, dict[str, Any]]:
-        return {p["name"]: p for p in self.raw.get("params", [])}
+        return self._once("params", lambda: {p["name"]: p for p in self.raw.get("params", [])})
 
     @property
     def deprecated(self) -> str | None:
@@ -242,13 +252,19 @@ class OpDef:
 
     def enum_names(self) -> dict[str, int]:
         """Enum member names of every parameter (usable as names in expressions)."""
+        return self._once("enum_names", self._enum_names)
+
+    def _enum_names(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for p in self.raw.get("params", []):
             out.update(p.get("values") or {})
         return out
 
-    def symbols(self) -> set[str]:
+    def symbols(self) -> frozenset[str]:
         """Dims and rank symbols the op's shapes declare, plus curated dims and derived names."""
+        return self._once("symbols", lambda: frozenset(self._symbols()))
+
+    def _symbols(self) -> set[str]:
         out: set[str] = set(self.raw.get("dims") or {}) | set(self.raw.get("derived") or {})
         for t in self.inputs + self.outputs + self.raw.get("params", []):
             sh = t.get("shape") or {}
@@ -362,6 +378,9 @@ class OpDef:
 
     def param_defaults(self) -> dict[str, Any]:
         """Concrete parameter defaults (symbolic / per-operation ones are left to the consumer)."""
+        return dict(self._once("param_defaults", self._param_defaults))
+
+    def _param_defaults(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for p in self.raw.get("params", []):
             if "default" not in p:
@@ -371,6 +390,7 @@ class OpDef:
                 continue
             if isinstance(d, list):
                 out[p["name"]] = np.asarray(d)
+                out[p["name"]].flags.writeable = False  # shared by every caller: a default is never edited
             elif p.get("dtype") == "BOOL_8":
                 out[p["name"]] = bool(d)
             else:

@@ -15,7 +15,7 @@ import numpy as np
 
 import opdefs
 import reference
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter, Outcome, run_all
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter, Outcome, run_all, run_each
 from cases import check
 from cases.case import Case
 from opdefs import expr
@@ -58,7 +58,7 @@ def execute_many(cases: list[Case], adapter: Adapter, backend_name: str, case_di
     cases per backend call); ``batch`` overrides its batch size (1: every case alone)."""
     if batch is not None and hasattr(adapter, "batch_size"):
         adapter.batch_size = batch
-    outcomes = [adapter.run(c) for c in cases] if batch == 1 else run_all(adapter, cases)
+    outcomes = run_each(adapter, cases) if batch == 1 else run_all(adapter, cases)
     seconds = generate_seconds or [0.0] * len(cases)
     records = [execute(c, adapter, backend_name, case_dir, run_id, g, test_id, replay_options, outcome=o)
                for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip

@@ -352,3 +352,34 @@ def test_a_case_with_steps_executes_the_graph_once_per_step_and_returns_every_ex
     outs = _ok(outcome)
     assert [float(o[0]) for o in outs] == [11.0, 12.0, 13.0], outs
     assert outcome.details["executions"] == 3
+
+
+# ---- cases piped one after another (a request queued while the worker runs the one before) -----------
+def _summary(outcome):
+    """What a verdict is made of: status, crash signal or exit, worker age, stage and outputs."""
+    d = outcome.details
+    outputs = [o.tolist() for o in outcome.outputs] if outcome.outputs else None
+    return (outcome.status, d.get("signal_name"), d.get("exit_code"), d.get("worker_age"), d.get("stage"), outputs)
+
+
+def test_piped_cases_get_the_outcomes_they_get_one_at_a_time(qnn):
+    cases = [_add_case(), Case("__debug_segv__", [], {}, []), _add_case(), Case("__debug_raise__", [], {}, []),
+             _add_case(), Case("__debug_exit__", [], {}, []), _add_case(), _add_case()]
+    qnn.run(Case("__debug_segv__", [], {}, []))  # both passes start from a fresh worker
+    alone = [_summary(qnn.run(c)) for c in cases]
+    qnn.run(Case("__debug_segv__", [], {}, []))
+    piped = [_summary(o) for o in qnn.run_each(cases)]
+    assert piped == alone, "\n".join(f"case {k}: alone {a} piped {p}" for k, (a, p) in
+                                     enumerate(zip(alone, piped, strict=True)) if a != p)
+
+
+def test_a_hang_among_piped_cases_costs_that_case_only():
+    ad = QnnAdapter(debug_hooks=True, timeout=2)
+    try:
+        t0 = time.monotonic()
+        outs = ad.run_each([_add_case(), Case("__debug_hang__", [], {}, []), _add_case(), _add_case()])
+        assert [o.status for o in outs] == ["ok", "timeout", "ok", "ok"], [(o.status, o.message) for o in outs]
+        assert time.monotonic() - t0 < 10
+        assert [o.details.get("worker_age") for o in outs] == [0, 1, 0, 1]
+    finally:
+        ad.close()

@@ -130,6 +130,11 @@ class QnnAdapter(WorkerAdapter):
             return Outcome("error", message=f"qnn backend unavailable: {self._why_not}", details={"stage": "load"})
         return self._worker.run(case)
 
+    def run_each(self, cases: list[Case]) -> list[Outcome]:
+        if self._worker is None:
+            return [self.run(c) for c in cases]
+        return self._worker.run_each(cases)
+
     def run_group(self, cases: list[Case]) -> list[Outcome | None]:
         """Up to ``batch_size`` cases in one graph (``graph.run_batch``); None where a case must run alone."""
         if self._worker is None:

@@ -291,7 +291,14 @@ class Expr:
         terms, from conjuncts such as ``all(0 <= axis <= rank(in[0])-1)`` or ``all(perm < rank(in[0]))``:
         the generator evaluates them once the tensors they name exist and draws inside, instead of
         drawing blind and refusing. ``values(name)`` counts as ``name``; comparisons inside other
-        calls (``implies``) say nothing unconditional and are skipped."""
+        calls (``implies``) say nothing unconditional and are skipped. Worked out once per name: the
+        generator asks on every draw."""
+        memo = self.__dict__.setdefault("_bounds", {})  # a frozen dataclass: its __dict__ is still ours
+        if name not in memo:
+            memo[name] = self._find_bounds(name)
+        return memo[name]
+
+    def _find_bounds(self, name: str) -> tuple[list[Expr], list[Expr]]:
         lows: list[Expr] = []
         highs: list[Expr] = []
         for op, left, right in self._comparisons():

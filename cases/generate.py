@@ -17,9 +17,10 @@ on real results too. Without it, outputs are derived from the spec alone where t
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +31,40 @@ from hypothesis import strategies as st
 from cases import check
 from cases.case import Case, Encoding, Param, Tensor, encoding_for_range
 from opdefs import OpDef, dtypes, expr
+
+
+# ---- hypothesis strategies, each built once per distinct argument ---------------------------------------
+# Building ``_ints(lo, hi)`` costs ~30 us (hypothesis keys its own cache on the arguments' types and
+# values), nearly what drawing from it costs, and a case draws about a dozen values. The strategies are the
+# ones hypothesis would build: the same draws, the same cases.
+@functools.lru_cache(maxsize=4096, typed=True)
+def _ints(lo: int | None, hi: int | None) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+_BOOL = st.booleans()
+
+
+def _pick(values: Sequence[Any]) -> st.SearchStrategy[Any]:
+    try:
+        return _picks(tuple(values))
+    except TypeError:  # unhashable choices (lists): built afresh
+        return st.sampled_from(values)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _picks(values: tuple) -> st.SearchStrategy[Any]:
+    return st.sampled_from(values)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _int_list(lo: int, hi: int, n: int) -> st.SearchStrategy[list[int]]:
+    return st.lists(_ints(lo, hi), min_size=n, max_size=n)
+
+
+@functools.lru_cache(maxsize=256)
+def _bool_list(n: int) -> st.SearchStrategy[list[bool]]:
+    return st.lists(_BOOL, min_size=n, max_size=n)
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 
@@ -358,9 +393,9 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         env: dict[str, Any] = dict(op.enum_names())
         if presence is not None:
             env["__presence__"] = presence
-        seed = draw(st.integers(0, 2**32 - 1), label="data seed")
+        seed = draw(_ints(0, 2**32 - 1), label="data seed")
         rng = np.random.default_rng(seed)
-        regime = draw(st.sampled_from(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
+        regime = draw(_pick(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
 
         def dim_value(name: str) -> int:
             if name in env:
@@ -381,9 +416,9 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 if step > 1:  # 'channel % group == 0' with group drawn: a multiple of it, not a refusal
                     k_lo, k_hi = -(-lo // step), hi // step
                     assume(k_lo <= k_hi)
-                    v = step * draw(st.integers(k_lo, k_hi), label=name)
+                    v = step * draw(_ints(k_lo, k_hi), label=name)
                 else:
-                    v = draw(st.integers(lo, hi), label=name)
+                    v = draw(_ints(lo, hi), label=name)
             env[name] = v
             return v
 
@@ -395,7 +430,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             optional = p.get("mandatory") is False
             if name in deferred:
                 continue
-            if optional and not typical and not draw(st.booleans(), label=f"give {name}"):
+            if optional and not typical and not draw(_BOOL, label=f"give {name}"):
                 continue  # typical cases give every parameter explicitly, as converters do
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value)
             if value is None:
@@ -428,18 +463,18 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 else:  # the last one makes up the curated number of inputs (generate.inputs_count)
                     lo = max(lo, total_lo - idx)
                 lo = _least_count(op, idx, lo, max(lo, hi))  # 'num_inputs() - 1 >= 1' (Concat, Pack): not 1
-                count = draw(st.integers(lo, max(lo, hi)), label=f"count {name}")
+                count = draw(_ints(lo, max(lo, hi)), label=f"count {name}")
             optional = decl.get("mandatory") is False and not rep
             if optional:
                 # typical: present exactly where converters emit the input (weights and biases)
                 give = (decl.get("static") in ("preferred", "always") or name in shapers) if typical else \
-                    (name in shapers or draw(st.booleans(), label=f"give {name}"))  # fmt: skip
+                    (name in shapers or draw(_BOOL, label=f"give {name}"))  # fmt: skip
                 if stop_optional or not give:
                     stop_optional = True
                     continue
             dtype = config.dtype_of(name)
             static = decl.get("static") == "always" or (decl.get("static") == "preferred" and (
-                typical or draw(st.booleans(), label=f"static {name}")))  # fmt: skip
+                typical or draw(_BOOL, label=f"static {name}")))  # fmt: skip
             values = _value_curation(decl, params, op)
             if f"values(in[{idx}])" in unique_values:
                 values["unique"] = True
@@ -471,7 +506,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 p = op.params[name]
                 if p["dtype"] == "STRING":
                     assume(False)
-                if p.get("mandatory") is False and not typical and not draw(st.booleans(), label=f"give {name}"):
+                if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                     continue
                 value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
                                       makers, same_shape)  # fmt: skip
@@ -501,7 +536,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         made = _outputs(op, config, case, env, shapes, same_shape, settings)
         assume(made is not None)
         case.outputs, real = made
-        drop_later = shapers if typical else {n for n in shapers if draw(st.booleans(), label=f"leave out {n}")}
+        drop_later = shapers if typical else {n for n in shapers if draw(_BOOL, label=f"leave out {n}")}
         if drop_later:  # drawn to shape the case; converters leave it out (the output tensor carries it)
             case.inputs = [None if t is not None and t.name in drop_later else t for t in case.inputs]
             while case.inputs and case.inputs[-1] is None:
@@ -563,7 +598,7 @@ def _tied_to(draw: st.DrawFn, name: str, tied: list, env: dict[str, Any]) -> int
         try:
             met = bool(expr.holds(cond, env))
         except expr.EvalError:  # mostly equal: that holds whatever the condition turns out to be
-            met = draw(st.integers(0, 3), label=f"{name} = {other}") > 0
+            met = draw(_ints(0, 3), label=f"{name} = {other}") > 0
         if met:
             return int(env[other])
     return None
@@ -691,7 +726,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
             # no dim of that size: give the tensor one (its data is drawn again for the new shape)
             pos = [i for i in candidates if 0 <= i < len(shape)]
             assume(bool(pos))
-            k = draw(st.integers(1, len(pos)), label=f"{name} pinned dims")
+            k = draw(_ints(1, len(pos)), label=f"{name} pinned dims")
             chosen = draw(st.permutations(pos), label=f"{name} pinned")[:k]
             new_shape = tuple(size if i in chosen else d for i, d in enumerate(shape))
             shapes[ref] = new_shape
@@ -706,7 +741,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         # only the values its own checks allow on these tensors (StridedSlice's new_axes_mask)
         candidates = [v for v in candidates if _fits(checks, {**full, name: v})]
         assume(bool(candidates))
-        choice = st.sampled_from(candidates)
+        choice = _pick(candidates)
         if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
             choice = st.one_of(st.just(default), choice)
         return draw(choice, label=name)
@@ -719,7 +754,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     cap = len(candidates) if unique or increasing else settings.max_rank
     if n is None:
         assume(cap >= 1)
-        n = draw(st.integers(1, min(cap, settings.max_rank)), label=f"len {name}")
+        n = draw(_ints(1, min(cap, settings.max_rank)), label=f"len {name}")
         if isinstance(dims[0], str):
             env[dims[0]] = n
     assume(n <= cap and (n == 0 or candidates))
@@ -728,7 +763,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     elif unique:
         vals = draw(st.permutations(candidates), label=name)[:n]
     else:
-        vals = draw(st.lists(st.sampled_from(candidates), min_size=n, max_size=n), label=name)
+        vals = draw(st.lists(_pick(candidates), min_size=n, max_size=n), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape((n,))
 
 
@@ -811,18 +846,18 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     checks = _param_checks(op, name)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     if "generate" in p:
-        v = draw(st.sampled_from(p["generate"]), label=name)
+        v = draw(_pick(p["generate"]), label=name)
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
     if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
         if p.get("values"):
-            return draw(st.sampled_from(sorted(p["values"].values())), label=name)
+            return draw(_pick(sorted(p["values"].values())), label=name)
         if dt.kind == "bool":
-            return draw(st.booleans(), label=name)
+            return draw(_BOOL, label=name)
         if dt.kind in ("uint", "int"):
             if "domain" in p:
-                return draw(st.integers(*_bounds(p, env)), label=name)
+                return draw(_ints(*_bounds(p, env)), label=name)
             default = p.get("default")
-            choices = st.integers(1 if positive else 0, settings.max_rank)
+            choices = _ints(1 if positive else 0, settings.max_rank)
             if isinstance(default, int) and not isinstance(default, bool):
                 choices = st.one_of(st.just(default), choices)
             return draw(choices, label=name)
@@ -831,7 +866,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
             pool = [0.5, 1.0, 2.0, 0.1]
             if isinstance(default, int | float) and not isinstance(default, bool):
                 pool.insert(0, float(default))
-            return draw(st.sampled_from(pool), label=name)
+            return draw(_pick(pool), label=name)
         return None
     # vector / matrix parameters
     dims = sh.get("dims") or []
@@ -842,16 +877,16 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     elif len(dims) == 1:  # "[N]": its length binds N (Tile's multiples and in[0]'s rank N)
         n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
         if n is None:
-            n = env[dims[0]] = draw(st.integers(1, settings.max_rank), label=f"len {name}")
+            n = env[dims[0]] = draw(_ints(1, settings.max_rank), label=f"len {name}")
         shape = (n,)
     else:
-        shape = (draw(st.integers(1, settings.max_rank), label=f"len {name}"),)
+        shape = (draw(_ints(1, settings.max_rank), label=f"len {name}"),)
     size = int(np.prod(shape))
     if dt.kind == "float":
-        vals = draw(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=size, max_size=size), label=name)
+        vals = draw(st.lists(_pick([0.5, 1.0, 2.0]), min_size=size, max_size=size), label=name)
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if dt.kind == "bool":
-        vals = draw(st.lists(st.booleans(), min_size=size, max_size=size), label=name)
+        vals = draw(_bool_list(size), label=name)
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
         vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
@@ -863,20 +898,20 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         rows = []
         for r in range(shape[0]):
             if valid:
-                rows.append(list(draw(st.sampled_from(valid), label=f"{name}[{r}]")))
+                rows.append(list(draw(_pick(valid), label=f"{name}[{r}]")))
                 continue
             for _attempt in range(_ROW_ATTEMPTS):
-                row = draw(st.lists(st.integers(lo, hi), min_size=shape[1], max_size=shape[1]), label=f"{name}[{r}]")
+                row = draw(_int_list(lo, hi, shape[1]), label=f"{name}[{r}]")
                 if _fits(checks, {**env, name: np.asarray([row], dtype=dt.storage)}):
                     break
             rows.append(row)
         vals = [x for row in rows for x in row]
     elif "domain" in p:
         lo, hi = _bounds(p, env)
-        vals = draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size), label=name)
+        vals = draw(_int_list(lo, hi, size), label=name)
     else:
         lo = 1 if positive else 0
-        vals = draw(st.lists(st.integers(lo, 2 if not positive else 3), min_size=size, max_size=size), label=name)
+        vals = draw(_int_list(lo, 2 if not positive else 3, size), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
 
 
@@ -979,7 +1014,7 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
             if lo2 > hi2:  # the tier's range misses the checks' entirely: the nearest rank they allow
                 lo2 = hi2 = rank_limit[0] if rank_limit[0] > hi_r else rank_limit[1]
             lo_r, hi_r = lo2, hi2
-        r = draw(st.integers(lo_r, hi_r), label=f"rank {ref}")
+        r = draw(_ints(lo_r, hi_r), label=f"rank {ref}")
         if sym:
             env[sym] = r
     lead = broadcast[0] if ref in broadcast[1:] and broadcast[0] in shapes else None
@@ -987,17 +1022,17 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
         r = len(shapes[lead])
         if sym:
             env[sym] = r
-    like_first = first_shape is not None and not broadcast and draw(st.booleans(), label=f"{ref} like in[0]")
+    like_first = first_shape is not None and not broadcast and draw(_BOOL, label=f"{ref} like in[0]")
     if lead is not None or like_first:
         # broadcast-friendly: the trailing dims of the first input, some set to 1 (one way, so it also
         # holds where only the later input stretches: Prelu's slope)
         base = shapes[lead] if lead is not None else first_shape
         tail = list(base[-r:]) if r <= len(base) else [1] * (r - len(base)) + list(base)
-        ones = draw(st.lists(st.booleans(), min_size=len(tail), max_size=len(tail)), label=f"{ref} ones")
-        shape = tuple(1 if o and draw(st.booleans()) else t for t, o in zip(tail, ones, strict=True))
+        ones = draw(_bool_list(len(tail)), label=f"{ref} ones")
+        shape = tuple(1 if o and draw(_BOOL) else t for t, o in zip(tail, ones, strict=True))
     else:
         lo, hi = settings.typical_dims if settings.tier == TYPICAL else (1, settings.max_dim)
-        shape = tuple(draw(st.lists(st.integers(lo, hi), min_size=r, max_size=r), label=f"{ref} dims"))
+        shape = tuple(draw(_int_list(lo, hi, r), label=f"{ref} dims"))
     tail = sh.get("trailing") or []
     if tail:  # [.., channel]: the named last dims take their (shared, divisible...) values
         shape = shape[: max(0, len(shape) - len(tail))] + tuple(dim_value(n) for n in tail)
@@ -1259,10 +1294,10 @@ def draw_steps(draw: st.DrawFn, op: OpDef, case: Case, settings: Settings) -> li
     shape, type and encoding, drawn inside the range execution 0's data spans (a bool, such as a reset
     input, either way), so each step stays in the tier and the domain the first was drawn for."""
     lo, hi = op.generation.get("executions") or (1, 1)
-    runs = draw(st.integers(lo, hi), label="executions")
+    runs = draw(_ints(lo, hi), label="executions")
     if runs <= 1:
         return []
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="steps seed"))
+    rng = np.random.default_rng(draw(_ints(0, 2**32 - 1), label="steps seed"))
     steps = [[None if t is None or t.static or t.data is None else _like(rng, t) for t in case.inputs]
              for _ in range(runs - 1)]  # fmt: skip
     if settings.infer is not None:  # every execution must be one the reference accepts (a ValueError refuses it)

@@ -194,11 +194,11 @@ class OrtCpuAdapter:
                                      providers=["CPUExecutionProvider"]))  # fmt: skip
 
     def run_many(self, cases: Sequence[Case]) -> list[Outcome]:
-        """Up to ``batch_size`` cases per session (``run_merged``); the first runs alone as a probe."""
+        """Up to ``batch_size`` cases per session (``run_merged``); a refused session is probed, then split."""
         if self._ort is None:
             return [self.run(c) for c in cases]
         return run_batched(cases, self.run, lambda group: run_merged(group, self._session), self.batch_size,
-                           probe_first=True, bisect=True)
+                           probe=True, bisect=True)
 
     def close(self) -> None:
         pass

@@ -108,11 +108,26 @@ def test_batches_hold_at_most_batch_size_cases():
     assert calls == [("group", [0, 1]), ("group", [2, 3]), ("alone", [4])]
 
 
-def test_a_probe_that_does_not_run_sends_every_case_alone():
-    one, group, calls = _fake({0: REJECTED})
-    out = run_batched([0, 1, 2], one, group, batch_size=8, probe_first=True)
-    assert [o.status for o in out] == [REJECTED, OK, OK]
-    assert all(kind == "alone" for kind, _ in calls), calls
+def test_a_batch_that_runs_needs_no_probe():
+    one, group, calls = _spoiled_by(set())
+    run_batched([0, 1, 2], one, group, batch_size=8, probe=True)
+    assert calls == [("group", [0, 1, 2])], calls
+
+
+def test_a_refused_batch_whose_probe_is_refused_too_sends_every_case_alone():
+    one, group, calls = _spoiled_by({0, 1, 2, 3, 4, 5})
+    out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
+    assert [o.status for o in out] == [REJECTED] * 6
+    assert calls == [("group", list(range(6)))] + [("alone", [k]) for k in range(6)], \
+        "one failed batch, then no more: the probe says the backend refuses this kind of case"
+
+
+def test_a_refused_batch_whose_probe_runs_is_split_without_its_probe():
+    one, group, calls = _spoiled_by({5})
+    out = run_batched(list(range(7)), one, group, batch_size=8, probe=True, bisect=True)
+    assert [o.status for o in out] == [OK] * 5 + [REJECTED, OK]
+    assert calls[:3] == [("group", list(range(7))), ("alone", [0]), ("group", [1, 2, 3])], calls
+    assert ("group", [4, 5, 6]) in calls and ("alone", [5]) in calls, calls
 
 
 def _spoiled_by(bad: set[int]):
@@ -324,8 +339,8 @@ def test_ort_cpu_cases_that_build_share_one_session():
     cases = [_add(9), _add(10), _transpose((3, 2)), _add(11, (5,))]
     together = ad.run_many(cases)
     _assert_same(cases, [ad.run(c) for c in cases], together)
-    assert [o.details.get("batch", {}).get("size") for o in together] == [None, 3, 3, 3], \
-        "the probe runs alone, the rest share one model"
+    assert [o.details.get("batch", {}).get("size") for o in together] == [4, 4, 4, 4], \
+        "cases that build share one model, with no probe alone before it"
 
 
 @pytest.fixture(scope="module")

@@ -66,6 +66,17 @@ def _int_list(lo: int, hi: int, n: int) -> st.SearchStrategy[list[int]]:
 def _bool_list(n: int) -> st.SearchStrategy[list[bool]]:
     return st.lists(_BOOL, min_size=n, max_size=n)
 
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _pick_list(values: tuple, n: int) -> st.SearchStrategy[list[Any]]:
+    return st.lists(st.sampled_from(values), min_size=n, max_size=n)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _default_or(default: Any, other: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """The default itself first (converters write it out), else ``other``."""
+    return st.one_of(st.just(default), other)
+
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 
 
@@ -386,6 +397,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             if a in symbols and b in symbols and a != b]  # fmt: skip
     before_outputs = [c for c in op.constraints if c.check is not None and "out" not in c.check.names()
                       and "num_outputs" not in c.check.source]  # fmt: skip
+    # what the last check still has to look at once the outputs exist: the rest held on the same inputs and
+    # params (a check owned by an output counted as met while it had none)
+    after_outputs = [c for c in op.constraints if c.check is not None
+                     and (c not in before_outputs or c.owner.startswith("out"))]  # fmt: skip
 
     presence = _typical_presence(op, shapers) if typical else None
 
@@ -552,7 +567,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             if typical_when:
                 env_case = {**env, **check.environment(op, case)}
                 assume(all(_holds(c, env_case) for c in typical_when))
-        bad = check.violations(op, case)
+        bad = check.violations(op, case, None if drop_later else after_outputs)
         assume(not bad)
         case.steps = draw_steps(draw, op, case, settings)
         return case
@@ -743,7 +758,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         assume(bool(candidates))
         choice = _pick(candidates)
         if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
-            choice = st.one_of(st.just(default), choice)
+            choice = _default_or(default, choice)
         return draw(choice, label=name)
     dims = sh.get("dims") or []
     unique = any(c.requires_unique(name) for c in checks)
@@ -763,7 +778,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     elif unique:
         vals = draw(st.permutations(candidates), label=name)[:n]
     else:
-        vals = draw(st.lists(_pick(candidates), min_size=n, max_size=n), label=name)
+        vals = draw(_pick_list(tuple(candidates), n), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape((n,))
 
 
@@ -859,7 +874,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
             default = p.get("default")
             choices = _ints(1 if positive else 0, settings.max_rank)
             if isinstance(default, int) and not isinstance(default, bool):
-                choices = st.one_of(st.just(default), choices)
+                choices = _default_or(default, choices)
             return draw(choices, label=name)
         if dt.kind == "float":
             default = p.get("default")
@@ -883,7 +898,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         shape = (draw(_ints(1, settings.max_rank), label=f"len {name}"),)
     size = int(np.prod(shape))
     if dt.kind == "float":
-        vals = draw(st.lists(_pick([0.5, 1.0, 2.0]), min_size=size, max_size=size), label=name)
+        vals = draw(_pick_list((0.5, 1.0, 2.0), size), label=name)
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if dt.kind == "bool":
         vals = draw(_bool_list(size), label=name)

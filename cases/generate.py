@@ -28,13 +28,15 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from cases import check
+from cases import check, determinism
 from cases.case import Case, Encoding, Param, Tensor, encoding_for_range
 from opdefs import OpDef, dtypes, expr
 
+determinism.pin_hypothesis_constants()  # the same seed draws the same cases in any process (cases/determinism.py)
+
 
 # ---- hypothesis strategies, each built once per distinct argument ---------------------------------------
-# Building ``_ints(lo, hi)`` costs ~30 us (hypothesis keys its own cache on the arguments' types and
+# Building ``st.integers(lo, hi)`` costs ~30 us (hypothesis keys its own cache on the arguments' types and
 # values), nearly what drawing from it costs, and a case draws about a dozen values. The strategies are the
 # ones hypothesis would build: the same draws, the same cases.
 @functools.lru_cache(maxsize=4096, typed=True)

@@ -7,6 +7,9 @@ cases look like converter use, and the same hypothesis seed gives the same cases
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -91,6 +94,26 @@ def test_the_same_seed_gives_the_same_cases(op_name):
             assert np.array_equal(arrays_a[key], arrays_b[key], equal_nan=arrays_a[key].dtype.kind == "f"), (
                 f"{op_name}: {key} differs between two runs of {a.describe()}"
             )
+
+
+def test_the_same_seed_gives_the_same_cases_whatever_the_process_imported_before(tmp_path, monkeypatch):
+    """Hypothesis would mix the literals of every local module imported so far into its draws: a module of
+    40 numbers changed 5 of these 120 cases before cases/determinism.py turned that off."""
+    cells = [(op, label, tier) for op, label in (("Conv2d", "FLOAT_32"), ("StridedSlice", "FLOAT_32"),
+                                                 ("Concat", "FLOAT_32")) for tier in generate.TIERS]  # fmt: skip
+    before = [c.case_id() for cell in cells for c in _draw(cell[0], 20, cell[1], seed=0, tier=cell[2])]
+    (tmp_path / "many_literals.py").write_text(
+        "SEEDS = [" + ", ".join(str(1000003 * k + 17) for k in range(1, 30)) + "]\n"
+        "SIZES = [2, 3, 4, 5, 6, 7, 9, 11, 13, -1, -2, -3, 0, 1]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module("many_literals")
+        after = [c.case_id() for cell in cells for c in _draw(cell[0], 20, cell[1], seed=0, tier=cell[2])]
+    finally:
+        sys.modules.pop("many_literals", None)
+    changed = sum(a != b for a, b in zip(before, after, strict=True))
+    assert changed == 0, f"{changed} of {len(before)} cases changed after importing a module of literals"
 
 
 @pytest.mark.parametrize("tier", generate.TIERS)

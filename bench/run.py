@@ -301,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="typical cases per cell of the fixed set (the main job draws 20)")
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--batch", type=int, default=32, help="cases per backend call in the batched pass")
-    ap.add_argument("--refusal-examples", type=int, default=3, help="cases per cell in the all-op generation pass")
+    ap.add_argument("--refusal-examples", type=int, default=20,
+                    help="cases per cell in the all-op generation pass (as the main job draws: hypothesis mutates "
+                         "earlier draws only from a few cases on, and refuses more then; about a minute)")
     ap.add_argument("--skip-refusals", action="store_true", help="skip the all-op generation pass")
     ap.add_argument("--generation-only", action="store_true",
                     help="only the all-op generation pass (refused draws and ms per case per op; no backend); "

@@ -391,10 +391,13 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     counts = op.generation
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
+    divisible += [pair for src in derived.values() if (pair := expr.parse(str(src)).ratio())]  # a dim = a / b
     rank_limits = _rank_limits(op)
     unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
                      if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
     symbols = op.symbols()
+    members = {name: options for c in op.constraints if c.check is not None
+               for name, options in c.check.memberships() if name in symbols}  # fmt: skip
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
             if a in symbols and b in symbols and a != b]  # fmt: skip
     before_outputs = [c for c in op.constraints if c.check is not None and "out" not in c.check.names()
@@ -424,6 +427,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 assume(v is not None and v > 0)
             elif (other := _tied_to(draw, name, tied, env)) is not None:
                 v = other  # 'implies(mode == COMPRESSED, width == channel)' with the condition met: the same size
+            elif name in members:  # 'q in (1, num_classes)': one of the options, the dims they name drawn first
+                v = _one_of_options(draw, name, members[name], env, dim_value, symbols)
             else:
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
@@ -625,6 +630,19 @@ def _tied_to(draw: st.DrawFn, name: str, tied: list, env: dict[str, Any]) -> int
         if met:
             return int(env[other])
     return None
+
+
+def _one_of_options(draw: st.DrawFn, name: str, options: list[expr.Expr], env: dict[str, Any],
+                    dim_value: Callable[[str], int], symbols: frozenset[str]) -> int:  # fmt: skip
+    """A dim a check allows only a few values of: draw which option, then its value (a dim it names is
+    drawn now if it was not yet)."""
+    option = options[draw(_ints(0, len(options) - 1), label=f"{name} option")]
+    for other in sorted(option.names() & symbols):
+        if other != name and other not in env:
+            dim_value(other)
+    v = _eval_dim(option.source, env)
+    assume(v is not None and v > 0)
+    return v
 
 
 def _least_count(op: OpDef, first: int, lo: int, hi: int) -> int:

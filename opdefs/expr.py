@@ -371,6 +371,30 @@ class Expr:
                 out.append((left.left.id, left.right.id))  # fmt: skip
         return out
 
+    def memberships(self) -> list[tuple[str, list[Expr]]]:
+        """``(name, options)`` from conjuncts ``name in (a, b, ...)`` (CombinedNms's ``q in (1, num_classes)``):
+        a dim drawn as one of its options is valid by construction."""
+        out = []
+        for part in self.conjuncts():
+            if (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.In)
+                    and isinstance(part.left, ast.Name)
+                    and isinstance(part.comparators[0], ast.Tuple | ast.List)):  # fmt: skip
+                options = []
+                for e in part.comparators[0].elts:
+                    tree = ast.fix_missing_locations(ast.Expression(e))
+                    options.append(Expr(ast.unparse(tree), tree))
+                out.append((part.left.id, options))
+        return out
+
+    def ratio(self) -> tuple[str, str] | None:
+        """``(a, b)`` when the expression is exactly ``a / b`` of two names: a dim derived this way exists only
+        where ``b`` divides ``a`` (DepthWiseConv2d's depth_multiplier = channel_out / channel_in)."""
+        body = self.tree.body
+        if (isinstance(body, ast.BinOp) and isinstance(body.op, ast.Div | ast.FloorDiv)
+                and isinstance(body.left, ast.Name) and isinstance(body.right, ast.Name)):  # fmt: skip
+            return body.left.id, body.right.id
+        return None
+
     def requires_unique(self, name: str) -> bool:
         """Whether a conjunct is ``unique(name)``."""
         def of(node: ast.expr) -> bool:  # ``values(in[1])`` given as the name matches that call

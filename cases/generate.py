@@ -391,11 +391,19 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     counts = op.generation
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
-    divisible += [pair for src in derived.values() if (pair := expr.parse(str(src)).ratio())]  # a dim = a / b
+    # a dim that is 'a / b' (a derived one, or one a shape lists: Conv2d's filter has channel_in/group) makes b divide a
+    ratio_dims = [*derived.values(), *(d for t in op.inputs for d in (t.get("shape") or {}).get("dims") or []
+                                       if isinstance(d, str) and "/" in d)]  # fmt: skip
+    divisible += [pair for src in ratio_dims if (pair := _ratio(src))]
     rank_limits = _rank_limits(op)
     unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
                      if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
     symbols = op.symbols()
+    sized_by: dict[str, list[expr.Expr]] = {}  # dim -> the derived dims' formulas that read it
+    for src in derived.values():
+        formula = expr.parse(str(src))
+        for n in formula.names() & symbols:
+            sized_by.setdefault(n, []).append(formula)
     members = {name: options for c in op.constraints if c.check is not None
                for name, options in c.check.memberships() if name in symbols}  # fmt: skip
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
@@ -435,8 +443,12 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     lo = max(lo, settings.typical_dims[0])
                 step = next((int(env[b]) for a, b in divisible if a == name and isinstance(env.get(b), int | np.integer)
                              and int(env[b]) > 0), 1)  # fmt: skip
-                if step > 1:  # 'channel % group == 0' with group drawn: a multiple of it, not a refusal
-                    k_lo, k_hi = -(-lo // step), hi // step
+                k_lo, k_hi = -(-lo // step), hi // step
+                fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()), env)
+                if fitting is not None:  # a size a derived output dim needs positive (a window larger than its input)
+                    assume(bool(fitting))
+                    v = draw(_pick(tuple(fitting)), label=name)
+                elif step > 1:  # 'channel % group == 0' with group drawn: a multiple of it, not a refusal
                     assume(k_lo <= k_hi)
                     v = step * draw(_ints(k_lo, k_hi), label=name)
                 else:
@@ -630,6 +642,26 @@ def _tied_to(draw: st.DrawFn, name: str, tied: list, env: dict[str, Any]) -> int
         if met:
             return int(env[other])
     return None
+
+
+def _ratio(source: Any) -> tuple[str, str] | None:
+    try:
+        return expr.parse(str(source)).ratio()
+    except expr.ExprError:
+        return None
+
+
+def _sizes_that_fit(name: str, sizes: list[int], formulas: Sequence[expr.Expr],
+                    env: dict[str, Any]) -> list[int] | None:  # fmt: skip
+    """The sizes of ``name`` for which every derived dim computable now comes out a positive whole number
+    (Conv's height_out, DepthWiseConv2d's depth_multiplier), or None where that rules none out: the last
+    dim a formula reads is drawn where it fits instead of being refused after. Sizes are drawn as before
+    wherever nothing is ruled out."""
+    usable = [f for f in formulas if all(n == name or n in env for n in f.names())]
+    if not usable:
+        return None
+    fit = [v for v in sizes if all((d := _eval_dim(f.source, {**env, name: v})) is not None and d > 0 for f in usable)]
+    return fit if len(fit) < len(sizes) else None
 
 
 def _one_of_options(draw: st.DrawFn, name: str, options: list[expr.Expr], env: dict[str, Any],

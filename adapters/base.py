@@ -108,10 +108,13 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     or the worker died with it) runs again alone through ``run_one``, so every failure belongs to
     exactly one case. With ``bisect``, a batch that failed as a whole is split in halves first and
     each half tried again: where one case spoils a batch of many, its neighbours still share a
-    session. With ``probe``, the first batch of the call that fails as a whole (nothing named) runs its
-    first case alone before anything is split: where that case does not run either, the backend
-    refuses this kind of case (an ONNX Runtime route refusing the op for every case of a cell) and the
-    others run alone with no more failed batches; where it runs, the rest are split as usual.
+    session. With ``probe``, the first batch of the call that fails as a whole runs one case alone
+    before anything is split or batched again (its first case, or the first one the refusal does not
+    name): where that case does not run either, the backend refuses this kind of case (an ONNX Runtime
+    route refusing the op for every case of a cell) and the others run alone with no more failed
+    batches; where it runs, the rest are split, or batched again without the named ones, as usual.
+    Without the probe, a cell the EP refuses outright cost a failed batch per case: each refusal
+    names the first node it declined, one case at a time.
 
     Why a probe after the first failure rather than before the first batch: on a 20-per-cell main job,
     606 of 988 ort-qnn typical cells had cases that ran and 178 were refused outright, and a probe
@@ -150,7 +153,16 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
             got = [None] * len(chunk)
             if named:  # the named cases alone, the others together again (a smaller batch: this ends)
                 rest = [k for k in range(len(chunk)) if k not in named]
-                result = dict(zip(rest, settle([chunk[k] for k in rest], size, depth) if rest else [], strict=True))
+                result: dict[int, Outcome] = {}
+                if not probed and rest:  # a refusal names one node at a time: is every case of this kind refused?
+                    probed = True
+                    result[rest[0]] = alone(chunk[rest[0]], size, "the probe of a refused batch")
+                    if result[rest[0]].status != OK:
+                        result.update({k: alone(chunk[k], size, "the batch and its probe failed: every case alone")
+                                       for k in range(len(chunk)) if k not in result})  # fmt: skip
+                        return [result[k] for k in range(len(chunk))]
+                    rest = rest[1:]
+                result.update(zip(rest, settle([chunk[k] for k in rest], size, depth) if rest else [], strict=True))
                 result.update({k: alone(chunk[k], size, "named by the refused batch") for k in named})
                 return [result[k] for k in range(len(chunk))]
         if hung or not all(o is None for o in got):

@@ -198,6 +198,38 @@ def test_cases_a_refused_batch_names_run_alone_and_the_rest_batch_again():
     assert "index" not in out[2].details.get("batch", {}) and out[2].details["batch"]["alone"]
 
 
+def _naming_one_at_a_time(bad: set[int]):
+    """A group refused naming only the first bad case it holds (the QNN EP stops at the first node it declines)."""
+    calls: list[tuple[str, list[int]]] = []
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(REJECTED if case in bad else OK)
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        first = next((k for k, c in enumerate(chunk) if c in bad), None)
+        if first is not None:
+            raise GroupRefused({first})
+        return [Outcome(OK) for _ in chunk]
+
+    return one, group, calls
+
+
+def test_a_cell_refused_outright_costs_one_failed_batch_not_one_per_case():
+    one, group, calls = _naming_one_at_a_time(set(range(6)))
+    out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
+    assert [o.status for o in out] == [REJECTED] * 6
+    assert [kind for kind, _ in calls].count("group") == 1, calls
+
+
+def test_a_refused_batch_whose_probe_runs_batches_the_unnamed_cases_again():
+    one, group, calls = _naming_one_at_a_time({3})
+    out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
+    assert [o.status for o in out] == [OK, OK, OK, REJECTED, OK, OK]
+    assert calls == [("group", list(range(6))), ("alone", [0]), ("group", [1, 2, 4, 5]), ("alone", [3])], calls
+
+
 def test_a_refused_batch_that_names_no_case_is_bisected():
     one, group_spoiled, calls = _spoiled_by({5})
 

@@ -108,13 +108,14 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     or the worker died with it) runs again alone through ``run_one``, so every failure belongs to
     exactly one case. With ``bisect``, a batch that failed as a whole is split in halves first and
     each half tried again: where one case spoils a batch of many, its neighbours still share a
-    session. With ``probe``, the first batch of the call that fails as a whole runs one case alone
-    before anything is split or batched again (its first case, or the first one the refusal does not
-    name): where that case does not run either, the backend refuses this kind of case (an ONNX Runtime
-    route refusing the op for every case of a cell) and the others run alone with no more failed
-    batches; where it runs, the rest are split, or batched again without the named ones, as usual.
-    Without the probe, a cell the EP refuses outright cost a failed batch per case: each refusal
-    names the first node it declined, one case at a time.
+    session. With ``probe``, the first batch of the call that fails as a whole naming no case, or the
+    second refused batch that names some, runs one case alone before anything is split or batched
+    again (its first case, or the first one the refusal does not name): where that case does not run
+    either, the backend refuses this kind of case (an ONNX Runtime route refusing the op for every case
+    of a cell) and the others run alone with no more failed batches; where it runs, the rest are split,
+    or batched again without the named ones, as usual. A first refusal that names cases is trusted
+    (the QNN EP's log names every node it declined, so the rest usually runs); a second one means it
+    named only some, and without the probe a cell refused outright could cost a failed batch per case.
 
     Why a probe after the first failure rather than before the first batch: on a 20-per-cell main job,
     606 of 988 ort-qnn typical cells had cases that ran and 178 were refused outright, and a probe
@@ -126,6 +127,7 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
         return [run_one(c) for c in cases]
     out: list[Outcome] = []
     probed = not probe
+    refusals = [0]  # refused batches that named cases, in this call
 
     def alone(case: Any, size: int, why: str) -> Outcome:
         outcome = run_one(case)
@@ -154,7 +156,8 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
             if named:  # the named cases alone, the others together again (a smaller batch: this ends)
                 rest = [k for k in range(len(chunk)) if k not in named]
                 result: dict[int, Outcome] = {}
-                if not probed and rest:  # a refusal names one node at a time: is every case of this kind refused?
+                refusals[0] += 1
+                if refusals[0] > 1 and not probed and rest:  # refused again: is every case of this kind refused?
                     probed = True
                     result[rest[0]] = alone(chunk[rest[0]], size, "the probe of a refused batch")
                     if result[rest[0]].status != OK:

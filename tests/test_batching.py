@@ -216,18 +216,26 @@ def _naming_one_at_a_time(bad: set[int]):
     return one, group, calls
 
 
-def test_a_cell_refused_outright_costs_one_failed_batch_not_one_per_case():
+def test_a_cell_refused_outright_one_name_at_a_time_costs_two_failed_batches_not_one_per_case():
     one, group, calls = _naming_one_at_a_time(set(range(6)))
     out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
     assert [o.status for o in out] == [REJECTED] * 6
-    assert [kind for kind, _ in calls].count("group") == 1, calls
+    assert [kind for kind, _ in calls].count("group") == 2, calls
 
 
-def test_a_refused_batch_whose_probe_runs_batches_the_unnamed_cases_again():
+def test_a_first_refusal_that_names_cases_batches_the_others_again_without_a_probe():
     one, group, calls = _naming_one_at_a_time({3})
     out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
     assert [o.status for o in out] == [OK, OK, OK, REJECTED, OK, OK]
-    assert calls == [("group", list(range(6))), ("alone", [0]), ("group", [1, 2, 4, 5]), ("alone", [3])], calls
+    assert calls == [("group", list(range(6))), ("group", [0, 1, 2, 4, 5]), ("alone", [3])], calls
+
+
+def test_a_second_refusal_probes_and_a_probe_that_runs_batches_the_unnamed_cases_again():
+    one, group, calls = _naming_one_at_a_time({1, 3})
+    out = run_batched(list(range(6)), one, group, batch_size=8, probe=True, bisect=True)
+    assert [o.status for o in out] == [OK, REJECTED, OK, REJECTED, OK, OK]
+    assert calls == [("group", list(range(6))), ("group", [0, 2, 3, 4, 5]), ("alone", [0]),
+                     ("group", [2, 4, 5]), ("alone", [3]), ("alone", [1])], calls
 
 
 def test_a_refused_batch_that_names_no_case_is_bisected():

@@ -1076,8 +1076,11 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
     if sh.get("scalar"):
         return ()
     sym = rank if isinstance(rank, str) and rank.isidentifier() else None
-    if sym and sym in rank_shapes:
-        return rank_shapes[sym]
+    if sym and sym in rank_shapes:  # the same rank: the same leading dims, its own named last dims (MatMul's k, n)
+        shared, tail = rank_shapes[sym], sh.get("trailing") or []
+        if not tail or len(tail) > len(shared):
+            return shared
+        return shared[: len(shared) - len(tail)] + tuple(dim_value(n) for n in tail)
     if sym and sym in env:
         r = int(env[sym])
     else:

@@ -483,6 +483,21 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         makers: dict[str, Callable[[tuple[int, ...]], Tensor]] = {}
         stop_optional = False
         total_lo, total_hi = counts.get("inputs_count", (0, 2**31))
+        settled: set[str] = set()  # deferred parameters drawn (or left out) already
+
+        def draw_deferred(name: str) -> None:
+            settled.add(name)
+            p = op.params[name]
+            if p["dtype"] == "STRING":
+                assume(False)
+            if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
+                return
+            value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
+                                  makers, same_shape)  # fmt: skip
+            if value is not None:
+                params[name] = Param(name, param_dtype(p, config), value)
+                env[name] = value
+
         for k_decl, decl in enumerate(op.inputs):
             name = decl["name"]
             idx = _first_index(name)
@@ -515,6 +530,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
+                    # a parameter it reads that waits for the tensors (LayerNorm's axes) is drawn now, on those before
+                    for name in deferred:
+                        if name not in settled and name in expr.parse(str(decl["shape_from"])).names():
+                            draw_deferred(name)
                     shape = _shape_from(op, decl["shape_from"], inputs, params, env)
                 else:
                     shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
@@ -537,17 +556,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         # checks set from the tensors now drawn, instead of blind and then refused -------------------
         if deferred:
             for name in deferred:
-                p = op.params[name]
-                if p["dtype"] == "STRING":
-                    assume(False)
-                if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
-                    continue
-                value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
-                                      makers, same_shape)  # fmt: skip
-                if value is None:
-                    continue
-                params[name] = Param(name, param_dtype(p, config), value)
-                env[name] = value
+                if name not in settled:
+                    draw_deferred(name)
             params, env = _settle_optional(op, params, env)
         if typical and op.family == "data movement":
             _share_encoding(inputs)
@@ -706,7 +716,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         used.update(words.findall(str(x)))
 
     for d in op.inputs + op.outputs:
-        for key in ("shape", "values", "shape_from", "repeated", "encoding_from"):
+        for key in ("shape", "values", "repeated", "encoding_from"):  # a shape_from draws what it reads when reached
             if key in d:
                 note(d[key] if key != "shape" else {k: v for k, v in d[key].items() if k != "text"})
         if "by_operation" in (d.get("values") or {}):

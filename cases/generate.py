@@ -441,8 +441,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
                     lo = max(lo, settings.typical_dims[0])
-                step = next((int(env[b]) for a, b in divisible if a == name and isinstance(env.get(b), int | np.integer)
-                             and int(env[b]) > 0), 1)  # fmt: skip
+                step = next((d for a, b in divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
+                            1)  # fmt: skip
                 k_lo, k_hi = -(-lo // step), hi // step
                 fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()), env)
                 if fitting is not None:  # a size a derived output dim needs positive (a window larger than its input)
@@ -731,7 +731,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
     for c in op.constraints:
         if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
-            used.update(b for a, b in c.check.divisibility() if b in op.params)
+            used.update(n for a, b in c.check.divisibility() for n in words.findall(b) if n in op.params)
     for c in op.constraints:  # a condition tying two dims (MaskedSoftmax's mode) is known before the dims
         if c.check is not None:
             for cond, _a, _b in c.check.dim_equalities():

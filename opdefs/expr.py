@@ -360,15 +360,18 @@ class Expr:
         return None
 
     def divisibility(self) -> list[tuple[str, str]]:
-        """``(dividend, divisor)`` name pairs from conjuncts ``a % b == 0`` (GroupNorm's channel and group)."""
+        """``(dividend, divisor)`` from conjuncts ``a % b == 0``: a name and the divisor's source, a name
+        (GroupNorm's channel and group) or an expression (SpaceToDepth's ``block_size[0]``, DepthToSpace's
+        ``block_size[0] * block_size[1]``)."""
         out = []
         for part in self.conjuncts():
             if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq)):
                 continue
             left, right = part.left, part.comparators[0]
             if (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and isinstance(left.left, ast.Name)
-                    and isinstance(left.right, ast.Name) and isinstance(right, ast.Constant) and right.value == 0):
-                out.append((left.left.id, left.right.id))  # fmt: skip
+                    and isinstance(right, ast.Constant) and right.value == 0):  # fmt: skip
+                divisor = left.right.id if isinstance(left.right, ast.Name) else ast.unparse(left.right)
+                out.append((left.left.id, divisor))
         return out
 
     def memberships(self) -> list[tuple[str, list[Expr]]]:

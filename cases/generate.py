@@ -491,7 +491,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             if p["dtype"] == "STRING":
                 assume(False)
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
-                return
+                if _default_fits(op, name, inputs, params, env):
+                    return  # left out: the default stands in, and it is valid here
             value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
                                   makers, same_shape)  # fmt: skip
             if value is not None:
@@ -731,7 +732,8 @@ def _deferred_params(op: OpDef) -> list[str]:
         used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
     for c in op.constraints:
         if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
-            used.update(n for a, b in c.check.divisibility() for n in words.findall(b) if n in op.params)
+            used.update(n for a, b in c.check.divisibility() if a not in op.params
+                        for n in words.findall(b) if n in op.params)  # fmt: skip
     for c in op.constraints:  # a condition tying two dims (MaskedSoftmax's mode) is known before the dims
         if c.check is not None:
             for cond, _a, _b in c.check.dim_equalities():
@@ -790,6 +792,10 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     lo = max(lows) if lows else (1 if positive else 0)
     hi = min(highs) if highs else settings.max_rank
+    if not highs and scalar:  # 'buffer_size % shape(in[0])[buffer_dim] == 0': room for a few multiples
+        divisor = next((d for c in checks for a, b in c.divisibility()
+                        if a == name and (d := _eval_dim(b, full)) is not None and d > 0), None)  # fmt: skip
+        hi = max(hi, (divisor or 0) * settings.max_rank)
     if "domain" in p:
         d_lo, d_hi = _bounds(p, env)
         lo, hi = max(lo, d_lo), min(hi, d_hi)
@@ -1033,6 +1039,17 @@ def _rowwise(check_: expr.Expr) -> bool:
     """Whether every conjunct is an ``all(...)``: it then holds for a matrix when it holds for each row."""
     return all(isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "all"
                for x in check_.conjuncts())  # fmt: skip
+
+
+def _default_fits(op: OpDef, name: str, inputs: list[Tensor | None], params: dict[str, Param],
+                  env: dict[str, Any]) -> bool:  # fmt: skip
+    """Whether leaving ``name`` out is valid on the tensors drawn: its default meets its checks (Buffer's
+    stride defaults to 1, which its range [shape(in[0])[buffer_dim], buffer_size] allows only for size 1)."""
+    default = op.param_defaults().get(name)
+    if default is None:
+        return True
+    full = {**check.environment(op, Case(op.name, inputs, params, [])), **env, name: default}
+    return _fits(_param_checks(op, name), full)
 
 
 def _fits(checks: list[expr.Expr], env: dict[str, Any]) -> bool:

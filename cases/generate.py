@@ -404,6 +404,15 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         formula = expr.parse(str(src))
         for n in formula.names() & symbols:
             sized_by.setdefault(n, []).append(formula)
+    defaults = op.param_defaults()
+    # dim -> the divisibility checks on dims and parameters alone that name it (SpaceToBatch's '(height + pad) %
+    # block == 0'): the last of their dims drawn takes a size that meets them (their parameters are drawn first)
+    dim_checks: dict[str, list[expr.Expr]] = {}
+    for c in op.constraints:
+        if (c.check is not None and not c.check.tensor_refs() and not ({"in", "out"} & c.check.names())
+                and "%" in c.check.source):  # fmt: skip
+            for n in c.check.names() & symbols:
+                dim_checks.setdefault(n, []).append(c.check)
     members = {name: options for c in op.constraints if c.check is not None
                for name, options in c.check.memberships() if name in symbols}  # fmt: skip
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
@@ -444,7 +453,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 step = next((d for a, b in divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
                             1)  # fmt: skip
                 k_lo, k_hi = -(-lo // step), hi // step
-                fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()), env)
+                # a parameter left out (not one still to be drawn) stands at its default for these checks
+                fit_env = {**{k: v for k, v in defaults.items() if k not in deferred and k not in env}, **env}
+                fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()),
+                                          fit_env, dim_checks.get(name, ()))  # fmt: skip
                 if fitting is not None:  # a size a derived output dim needs positive (a window larger than its input)
                     assume(bool(fitting))
                     v = draw(_pick(tuple(fitting)), label=name)
@@ -662,16 +674,18 @@ def _ratio(source: Any) -> tuple[str, str] | None:
         return None
 
 
-def _sizes_that_fit(name: str, sizes: list[int], formulas: Sequence[expr.Expr],
-                    env: dict[str, Any]) -> list[int] | None:  # fmt: skip
+def _sizes_that_fit(name: str, sizes: list[int], formulas: Sequence[expr.Expr], env: dict[str, Any],
+                    checks: Sequence[expr.Expr] = ()) -> list[int] | None:  # fmt: skip
     """The sizes of ``name`` for which every derived dim computable now comes out a positive whole number
-    (Conv's height_out, DepthWiseConv2d's depth_multiplier), or None where that rules none out: the last
-    dim a formula reads is drawn where it fits instead of being refused after. Sizes are drawn as before
-    wherever nothing is ruled out."""
+    (Conv's height_out, DepthWiseConv2d's depth_multiplier) and every check on dims and parameters
+    computable now holds, or None where that rules none out: the last dim a formula or check reads is drawn
+    where it fits instead of being refused after. Sizes are drawn as before wherever nothing is ruled out."""
     usable = [f for f in formulas if all(n == name or n in env for n in f.names())]
-    if not usable:
+    holding = [c for c in checks if all(n == name or n in env for n in c.names())]
+    if not usable and not holding:
         return None
-    fit = [v for v in sizes if all((d := _eval_dim(f.source, {**env, name: v})) is not None and d > 0 for f in usable)]
+    fit = [v for v in sizes if all((d := _eval_dim(f.source, {**env, name: v})) is not None and d > 0 for f in usable)
+           and _fits(holding, {**env, name: v})]  # fmt: skip
     return fit if len(fit) < len(sizes) else None
 
 
@@ -738,6 +752,13 @@ def _deferred_params(op: OpDef) -> list[str]:
         if c.check is not None:
             for cond, _a, _b in c.check.dim_equalities():
                 used.update(cond.names() & set(op.params) if cond is not None else ())
+    ranks = {str((d.get("shape") or {}).get("rank")) for d in op.inputs + op.outputs}
+    for c in op.constraints:  # a divisibility on named dims and parameters alone (SpaceToBatch's '(height + pad) %
+        # block == 0'): the dims are drawn to meet it, so its parameters come first. Not a bound or an equality: those
+        # parameters wait and are drawn inside the bounds the tensors give (Stft's frame_length <= signal_length)
+        if (c.check is not None and not c.check.tensor_refs() and not ({"in", "out"} & c.check.names())
+                and "%" in c.check.source and c.check.names() & (op.symbols() - ranks)):  # fmt: skip
+            used.update(c.check.names() & set(op.params))
     order = list(op.params)
     names = {n: set() for n in order}  # parameter -> the other parameters its checks name
     for c in op.constraints:

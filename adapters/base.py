@@ -100,7 +100,7 @@ class GroupHung(Exception):
 
 def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
                 run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
-                probe: bool = False, bisect: bool = False) -> list[Outcome]:  # fmt: skip
+                probe: bool = False, bisect: bool = False, probe_first: bool = False) -> list[Outcome]:  # fmt: skip
     """Each case's outcome with up to ``batch_size`` cases per ``run_group`` call: the batching policy
     every adapter's ``run_many`` shares.
 
@@ -117,10 +117,12 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     (the QNN EP's log names every node it declined, so the rest usually runs); a second one means it
     named only some, and without the probe a cell refused outright could cost a failed batch per case.
 
-    Why a probe after the first failure rather than before the first batch: on a 20-per-cell main job,
-    606 of 988 ort-qnn typical cells had cases that ran and 178 were refused outright, and a probe
-    costs one session alone (~65 ms) while a failed batch costs ~100 ms, so probing every cell first
-    cost twice what it saved.
+    With ``probe_first`` the probe runs before any batch: the first case alone, the rest batched only if it
+    ran. Where a route refuses whole kinds of cases that pays: on a 20-per-cell main job the ort-qnn route
+    took 299 s probing every new kind first and 365 s probing only after a refused batch (its refused
+    cells each cost a failed batch, in both tiers, more than the probes of the cells that ran saved).
+    Adapters probe first for a kind (op and configuration) new to them, and after a refusal for a kind
+    that batched before (a cell's edge tier after its typical one).
     """
     cases = list(cases)
     if run_group is None or batch_size <= 1 or len(cases) < 2:
@@ -128,6 +130,11 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     out: list[Outcome] = []
     probed = not probe
     refusals = [0]  # refused batches that named cases, in this call
+    if probe_first:
+        out.append(run_one(cases[0]))
+        if out[0].status != OK:
+            return [out[0], *(run_one(c) for c in cases[1:])]
+        probed = True
 
     def alone(case: Any, size: int, why: str) -> Outcome:
         outcome = run_one(case)
@@ -179,7 +186,7 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
             return [first, *split(chunk[1:], size, depth, "the batch failed as a whole")]
         return split(chunk, size, depth, "the batch failed as a whole")
 
-    for lo in range(0, len(cases), batch_size):
+    for lo in range(len(out), len(cases), batch_size):
         chunk = cases[lo:lo + batch_size]
         out += settle(chunk, len(chunk), 0)
     return out

@@ -161,7 +161,7 @@ class OrtQnnAdapter(WorkerAdapter):
     """
 
     name = "ort-qnn"
-    probe = True  # the EP refuses a whole session for one node it declines: a refused session is probed
+    probe = True  # the EP refuses a whole session for one node it declines: probe a new kind before batching it
     bisect = True  # and then one declined case among many spoils only the halves it is in
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,

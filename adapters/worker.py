@@ -533,7 +533,7 @@ class WorkerAdapter:
     _worker: Worker | None = None
     _why_not = ""
     batch_size = 1  # cases per batch; 1 runs every case alone
-    probe = False  # a batch refused as a whole runs its first case alone before it is split (``run_batched``)
+    probe = False  # probe a new kind of case before batching it, a known one after a refused batch (``run_batched``)
     bisect = False  # a batch that failed as a whole is halved and retried before its cases run alone
 
     def __init__(self) -> None:
@@ -578,10 +578,11 @@ class WorkerAdapter:
         if self.batch_size <= 1:
             return self.run_each(cases)
         kind = (cases[0].op, cases[0].config) if cases else None
-        # an op and configuration that batched before needs no probe (a cell's edge tier after its typical one)
-        probe = self.probe and kind not in self._batched
+        # an op and configuration new to this adapter is probed before its first batch; one that batched before
+        # (a cell's edge tier after its typical one) is probed only if a batch of it is refused
+        first = self.probe and kind not in self._batched
         out = run_batched(cases, self.run, self.run_group if self.batch_size > 1 else None, self.batch_size,
-                          probe, self.bisect)  # fmt: skip
+                          self.probe, self.bisect, probe_first=first)  # fmt: skip
         if any("index" in (o.details.get("batch") or {}) for o in out):
             self._batched.add(kind)
         return out

@@ -108,6 +108,19 @@ def test_batches_hold_at_most_batch_size_cases():
     assert calls == [("group", [0, 1]), ("group", [2, 3]), ("alone", [4])]
 
 
+def test_a_probe_first_that_does_not_run_sends_every_case_alone():
+    one, group, calls = _spoiled_by({0, 1, 2})
+    out = run_batched([0, 1, 2], one, group, batch_size=8, probe=True, probe_first=True)
+    assert [o.status for o in out] == [REJECTED] * 3
+    assert all(kind == "alone" for kind, _ in calls), calls
+
+
+def test_a_probe_first_that_runs_batches_the_rest():
+    one, group, calls = _spoiled_by(set())
+    run_batched([0, 1, 2], one, group, batch_size=8, probe=True, probe_first=True)
+    assert calls == [("alone", [0]), ("group", [1, 2])], calls
+
+
 def test_a_batch_that_runs_needs_no_probe():
     one, group, calls = _spoiled_by(set())
     run_batched([0, 1, 2], one, group, batch_size=8, probe=True)

@@ -84,6 +84,7 @@ def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
         for label in CASE_CONFIGS:
             draw_cases(op, label, "typical", 1, seed=1)
     cases, refused, seconds = [], 0, 0.0
+    by_op: dict[str, list[float]] = {}  # op -> [cases, seconds]
     for op in CASE_OPS:
         for label in CASE_CONFIGS:
             for tier in ("typical", "edge"):
@@ -92,8 +93,13 @@ def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
                 cases += got
                 refused += ref
                 seconds += sec
+                tally = by_op.setdefault(op, [0, 0.0])
+                tally[0] += len(got)
+                tally[1] += sec
     return cases, {"cases": len(cases), "refused_draws": refused, "generate_seconds": round(seconds, 3),
-                   "generate_ms_per_case": round(1000 * seconds / max(1, len(cases)), 3)}  # fmt: skip
+                   "generate_ms_per_case": round(1000 * seconds / max(1, len(cases)), 3),
+                   "generate_ms_per_case_by_op": {op: round(1000 * sec / max(1, k), 3)
+                                                  for op, (k, sec) in by_op.items()}}  # fmt: skip
 
 
 def _rss_kb() -> int:
@@ -109,9 +115,12 @@ def _cells(cases: list) -> list[list]:
     return list(cells.values())
 
 
-def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> dict[str, Any]:
+def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: int = 1) -> dict[str, Any]:
     """Run ``cases`` through ``suite.execute_many`` on one backend in this process, a cell at a time with
-    ``batch`` cases per backend call (1: one graph / session per case); split every case's time."""
+    ``batch`` cases per backend call (1: one graph / session per case); split every case's time.
+    ``generate_ms`` is what drawing a case of each op cost: an op's own figure, so the speed-up of a
+    cheap op is not diluted by what drawing a convolution costs (session 5 charged every op the set's
+    mean)."""
     import adapters
     import suite
     from reports.record import Record
@@ -139,9 +148,10 @@ def run_backend(name: str, cases: list, generate_ms: float, batch: int = 1) -> d
         done += len(cell)
         tally = per_op.setdefault(cell[0].op, [0, 0.0])
         tally[0] += len(cell)
-        tally[1] += (t2 - t0) + len(cell) * generate_ms / 1000
+        gen_s = generate_ms[cell[0].op] / 1000
+        tally[1] += (t2 - t0) + len(cell) * gen_s
         for rec in recs:
-            split["generate"].append(generate_ms / 1000)
+            split["generate"].append(gen_s)
             split["reference"].append(rec.timings.get("reference", 0.0))
             split["backend"].append(rec.timings.get("backend", 0.0))
             split["compare"].append(rec.timings.get("compare", 0.0))
@@ -204,7 +214,7 @@ def _pool_cell(cell: list) -> tuple[int, float, float]:
     return len(cell), start, time.time()
 
 
-def two_workers(name: str, cases: list, generate_ms: float, batch: int = 1) -> float:
+def two_workers(name: str, cases: list, generate_ms: dict[str, float], batch: int = 1) -> float:
     """Cases per second with two processes that each take the next cell when free, as ``-n 2`` (xdist's
     load scheduling) shares cells: from the first cell's start to the last cell's end, generation added.
     A fixed split (every other cell) gave one process every 20-case typical cell and the other every
@@ -214,7 +224,8 @@ def two_workers(name: str, cases: list, generate_ms: float, batch: int = 1) -> f
         done = pool.map(_pool_cell, cells, chunksize=1)
     n = sum(k for k, _, _ in done)
     wall = max(end for _, _, end in done) - min(start for _, start, _ in done)
-    return round(n / (wall + n * generate_ms / 1000 / 2), 2)
+    generate_s = sum(generate_ms[case.op] for case in cases) / 1000
+    return round(n / (wall + generate_s / 2), 2)
 
 
 def _quiet_backend_log() -> None:
@@ -337,13 +348,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for name in args.backends.split(","):
         print(f"{name}: one case per backend call, 1 worker ...", flush=True)
-        r = run_backend(name, cases, gen["generate_ms_per_case"])
+        r = run_backend(name, cases, gen["generate_ms_per_case_by_op"])
         if r.get("available"):
             print(f"{name}: 2 workers ...", flush=True)
-            r["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case"])
+            r["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case_by_op"])
             print(f"{name}: batched ({args.batch} per call), 1 worker ...", flush=True)
-            b = run_backend(name, cases, gen["generate_ms_per_case"], args.batch)
-            b["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case"], args.batch)
+            b = run_backend(name, cases, gen["generate_ms_per_case_by_op"], args.batch)
+            b["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case_by_op"], args.batch)
             b["backend_speedup"] = round(r["seconds_per_case_ms"]["backend"] / max(1e-9, b["seconds_per_case_ms"]
                                                                                     ["backend"]), 2)  # fmt: skip
             b["speedup"] = round(b["cases_per_second_1_worker"] / max(1e-9, r["cases_per_second_1_worker"]), 2)

@@ -83,23 +83,35 @@ def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
     for op in CASE_OPS:
         for label in CASE_CONFIGS:
             draw_cases(op, label, "typical", 1, seed=1)
+    import tempfile
+
+    from cases.cell_cache import Cell, CellCache
+
     cases, refused, seconds = [], 0, 0.0
-    by_op: dict[str, list[float]] = {}  # op -> [cases, seconds]
-    for op in CASE_OPS:
-        for label in CASE_CONFIGS:
-            for tier in ("typical", "edge"):
-                n = n_per_cell if tier == "typical" else max(1, n_per_cell // 4)
-                got, ref, sec = draw_cases(op, label, tier, n)
-                cases += got
-                refused += ref
-                seconds += sec
-                tally = by_op.setdefault(op, [0, 0.0])
-                tally[0] += len(got)
-                tally[1] += sec
+    by_op: dict[str, list[float]] = {}  # op -> [cases, seconds to draw, seconds to read back from the cache]
+    with tempfile.TemporaryDirectory(prefix="bench-cells-") as tmp:
+        cache = CellCache(tmp)
+        for op in CASE_OPS:
+            for label in CASE_CONFIGS:
+                for tier in ("typical", "edge"):
+                    n = n_per_cell if tier == "typical" else max(1, n_per_cell // 4)
+                    got, ref, sec = draw_cases(op, label, tier, n)
+                    cases += got
+                    refused += ref
+                    seconds += sec
+                    cache.put(op, f"{label}-{tier}", Cell(got, len(got) + ref, 0, True))
+                    t0 = time.perf_counter()
+                    cache.get(op, f"{label}-{tier}")
+                    tally = by_op.setdefault(op, [0, 0.0, 0.0])
+                    tally[0] += len(got)
+                    tally[1] += sec
+                    tally[2] += time.perf_counter() - t0
     return cases, {"cases": len(cases), "refused_draws": refused, "generate_seconds": round(seconds, 3),
                    "generate_ms_per_case": round(1000 * seconds / max(1, len(cases)), 3),
                    "generate_ms_per_case_by_op": {op: round(1000 * sec / max(1, k), 3)
-                                                  for op, (k, sec) in by_op.items()}}  # fmt: skip
+                                                  for op, (k, sec, _) in by_op.items()},
+                   "cache_read_ms_per_case_by_op": {op: round(1000 * sec / max(1, k), 3)
+                                                    for op, (k, _, sec) in by_op.items()}}  # fmt: skip
 
 
 def _rss_kb() -> int:
@@ -115,12 +127,15 @@ def _cells(cases: list) -> list[list]:
     return list(cells.values())
 
 
-def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: int = 1) -> dict[str, Any]:
+def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: int = 1,
+                read_ms: dict[str, float] | None = None) -> dict[str, Any]:
     """Run ``cases`` through ``suite.execute_many`` on one backend in this process, a cell at a time with
     ``batch`` cases per backend call (1: one graph / session per case); split every case's time.
     ``generate_ms`` is what drawing a case of each op cost: an op's own figure, so the speed-up of a
     cheap op is not diluted by what drawing a convolution costs (session 5 charged every op the set's
-    mean)."""
+    mean). ``read_ms`` is what reading a case back from the drawn-cell cache cost, per op: the main job
+    passes ``--case-cache``, so only its first backend draws and the later ones read; the per-op rate is
+    reported both ways (``cases_per_second_by_op`` drawing included, ``..._cached`` read back)."""
     import adapters
     import suite
     from reports.record import Record
@@ -135,7 +150,8 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     verdicts: dict[str, int] = {}
     per_case: dict[str, tuple] = {}  # case_id -> (verdict, output digest, metrics): the batched pass must match
     done = 0
-    per_op: dict[str, list[float]] = {}  # op -> [cases, seconds]: the speed-up per op, small ops apart
+    # op -> [cases, seconds in execute and recording, seconds drawing, seconds reading the cell back]
+    per_op: dict[str, list[float]] = {}
     for cell in _cells(cases):
         if rss_before is None and done >= warm:
             rss_before = _worker_rss(adapter)
@@ -146,10 +162,12 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
             rec.to_json()  # what recording costs (the line written per case)
         t2 = time.perf_counter()
         done += len(cell)
-        tally = per_op.setdefault(cell[0].op, [0, 0.0])
-        tally[0] += len(cell)
+        tally = per_op.setdefault(cell[0].op, [0, 0.0, 0.0, 0.0])
         gen_s = generate_ms[cell[0].op] / 1000
-        tally[1] += (t2 - t0) + len(cell) * gen_s
+        tally[0] += len(cell)
+        tally[1] += t2 - t0
+        tally[2] += len(cell) * gen_s
+        tally[3] += len(cell) * (read_ms or {}).get(cell[0].op, 0.0) / 1000
         for rec in recs:
             split["generate"].append(gen_s)
             split["reference"].append(rec.timings.get("reference", 0.0))
@@ -177,7 +195,10 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         "seconds_per_case_ms": {k: round(1000 * statistics.mean(v), 3) for k, v in split.items() if v},
         "backend_median_ms": round(1000 * statistics.median(split["backend"]), 3) if n else 0.0,
         "harness_over_backend": round(harness / totals["backend"], 3) if totals["backend"] else None,
-        "cases_per_second_by_op": {op: round(k / sec, 2) for op, (k, sec) in per_op.items() if sec},
+        "cases_per_second_by_op": {op: round(k / (run + gen), 2) for op, (k, run, gen, _) in per_op.items()
+                                   if run + gen},
+        "cases_per_second_by_op_cached": {op: round(k / (run + read), 2) for op, (k, run, _, read) in per_op.items()
+                                          if read and run + read},
         "rss_kb_parent_peak": _rss_kb(),
         "worker_rss_growth_kb_per_1000_cases": (round(1000 * (rss_after - rss_before) / max(1, n - warm), 1)
                                                 if rss_before and rss_after and n > warm else None),  # fmt: skip
@@ -348,20 +369,25 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for name in args.backends.split(","):
         print(f"{name}: one case per backend call, 1 worker ...", flush=True)
-        r = run_backend(name, cases, gen["generate_ms_per_case_by_op"])
+        r = run_backend(name, cases, gen["generate_ms_per_case_by_op"], read_ms=gen["cache_read_ms_per_case_by_op"])
         if r.get("available"):
             print(f"{name}: 2 workers ...", flush=True)
             r["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case_by_op"])
             print(f"{name}: batched ({args.batch} per call), 1 worker ...", flush=True)
-            b = run_backend(name, cases, gen["generate_ms_per_case_by_op"], args.batch)
+            b = run_backend(name, cases, gen["generate_ms_per_case_by_op"], args.batch,
+                            read_ms=gen["cache_read_ms_per_case_by_op"])
             b["cases_per_second_2_workers"] = two_workers(name, cases, gen["generate_ms_per_case_by_op"], args.batch)
             b["backend_speedup"] = round(r["seconds_per_case_ms"]["backend"] / max(1e-9, b["seconds_per_case_ms"]
                                                                                     ["backend"]), 2)  # fmt: skip
             b["speedup"] = round(b["cases_per_second_1_worker"] / max(1e-9, r["cases_per_second_1_worker"]), 2)
-            one, many = r["cases_per_second_by_op"], b["cases_per_second_by_op"]
-            b["speedup_by_op"] = {op: round(v / one[op], 2) for op, v in many.items() if one.get(op)}
-            small = [b["speedup_by_op"][op] for op in SMALL_OPS if op in b["speedup_by_op"]]
-            b["speedup_small_ops"] = round(statistics.mean(small), 2) if small else None
+            # drawing included is what `pytest --backend X` alone sees, and what the targets are judged on;
+            # "_cached" is what a backend after the main job's first sees (its cells read from the cache)
+            for suffix in ("", "_cached"):
+                one, many = r[f"cases_per_second_by_op{suffix}"], b[f"cases_per_second_by_op{suffix}"]
+                by_op = {op: round(v / one[op], 2) for op, v in many.items() if one.get(op)}
+                small = [by_op[op] for op in SMALL_OPS if op in by_op]
+                b[f"speedup_by_op{suffix}"] = by_op
+                b[f"speedup_small_ops{suffix}"] = round(statistics.mean(small), 2) if small else None
             differ = sorted(k for k in r["per_case"] if r["per_case"][k] != b["per_case"].get(k))
             b["cases_differing_from_one_per_call"] = len(differ)
             b["differing_case_ids"] = differ[:20]
@@ -413,7 +439,9 @@ def _print_table(doc: dict[str, Any]) -> None:
         if by_op:
             print(f"{name} batched/one-per-call cases per second by op: "
                   + ", ".join(f"{op} x{v}" + ("*" if op in SMALL_OPS else "") for op, v in by_op.items())
-                  + f"  (* small ops: x{r['batched']['speedup_small_ops']} on average)")  # fmt: skip
+                  + f"  (* small ops: x{r['batched']['speedup_small_ops']} on average; cells read from the "
+                  + "drawn-cell cache, as the main job's later backends: "
+                  + f"x{r['batched'].get('speedup_small_ops_cached')})")  # fmt: skip
     if doc.get("refusals"):
         _print_refusals(doc["refusals"])
 
@@ -428,7 +456,8 @@ def _headline(doc: dict[str, Any]) -> str:
 
     def batched(name: str) -> str:
         x = (b.get(name) or {}).get("batched") or {}
-        return (f" ({x.get('cases_per_second_2_workers')} batched, x{x.get('speedup_small_ops')} on small ops, "
+        return (f" ({x.get('cases_per_second_2_workers')} batched, x{x.get('speedup_small_ops')} on small ops "
+                f"drawing included, x{x.get('speedup_small_ops_cached')} with cells cached, "
                 f"backend x{x.get('backend_speedup')})" if x else "")  # fmt: skip
 
     htp = b.get("qnn-htp") or {}

@@ -59,25 +59,45 @@ def _picks(values: tuple) -> st.SearchStrategy[Any]:
     return st.sampled_from(values)
 
 
+# Sequences of a fixed length are tuples of independent draws, not lists with min_size == max_size: a list
+# draws a (forced) "one more?" choice per element and every list of ints shares one span label whatever its
+# length, so hypothesis' mutator, which copies a span onto another of the same label, copied a 2-list onto a
+# 4-list and left the case short of choices (an overrun: a refused draw). A tuple's label names its length.
 @functools.lru_cache(maxsize=4096, typed=True)
-def _int_list(lo: int, hi: int, n: int) -> st.SearchStrategy[list[int]]:
-    return st.lists(_ints(lo, hi), min_size=n, max_size=n)
+def _int_list(lo: int, hi: int, n: int) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.tuples(*[_ints(lo, hi)] * n)
 
 
 @functools.lru_cache(maxsize=256)
-def _bool_list(n: int) -> st.SearchStrategy[list[bool]]:
-    return st.lists(_BOOL, min_size=n, max_size=n)
+def _bool_list(n: int) -> st.SearchStrategy[tuple[bool, ...]]:
+    return st.tuples(*[_BOOL] * n)
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
-def _pick_list(values: tuple, n: int) -> st.SearchStrategy[list[Any]]:
-    return st.lists(st.sampled_from(values), min_size=n, max_size=n)
+def _pick_list(values: tuple, n: int) -> st.SearchStrategy[tuple[Any, ...]]:
+    return st.tuples(*[_picks(values)] * n)
+
+
+@functools.lru_cache(maxsize=4096)
+def _permutation_picks(n: int) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.tuples(*[_ints(0, n - 1 - i) for i in range(n - 1)])
+
+
+def _permutation(draw: st.DrawFn, values: Sequence[Any]) -> list[Any]:
+    """A permutation of ``values`` as ``st.permutations`` gives one (shrinking towards the given order), drawn
+    as a tuple of n - 1 picks among the values left: a fixed number of choices under a label that names n, so
+    the mutator never copies a permutation of 3 onto one of 5 (hypothesis' permutations share one label)."""
+    pool = list(values)
+    out = [pool.pop(j) for j in draw(_permutation_picks(len(pool)))] if pool else []
+    return out + pool
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
 def _default_or(default: Any, other: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """The default itself first (converters write it out), else ``other``."""
-    return st.one_of(st.just(default), other)
+    """The default itself (converters write it out) on a coin, else ``other``. A coin and a value are drawn
+    either way: ``one_of(just(default), other)`` drew one choice for the default and two otherwise, so the
+    mutator's copy of one such span onto another left the case a choice short (a refused draw)."""
+    return st.tuples(_BOOL, other).map(lambda t: t[1] if t[0] else default)
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 
@@ -837,7 +857,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
             pos = [i for i in candidates if 0 <= i < len(shape)]
             assume(bool(pos))
             k = draw(_ints(1, len(pos)), label=f"{name} pinned dims")
-            chosen = draw(st.permutations(pos), label=f"{name} pinned")[:k]
+            chosen = _permutation(draw, pos)[:k]
             new_shape = tuple(size if i in chosen else d for i, d in enumerate(shape))
             shapes[ref] = new_shape
             inputs[idx] = makers[ref](new_shape)
@@ -869,9 +889,9 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
             env[dims[0]] = n
     assume(n <= cap and (n == 0 or candidates))
     if increasing:
-        vals = sorted(draw(st.permutations(candidates), label=name)[:n])
+        vals = sorted(_permutation(draw, candidates)[:n])
     elif unique:
-        vals = draw(st.permutations(candidates), label=name)[:n]
+        vals = _permutation(draw, candidates)[:n]
     else:
         vals = draw(_pick_list(tuple(candidates), n), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape((n,))
@@ -999,7 +1019,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         vals = draw(_bool_list(size), label=name)
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
-        vals = draw(st.permutations(list(range(max(size, settings.max_rank)))), label=name)[:size]
+        vals = _permutation(draw, range(max(size, settings.max_rank)))[:size]
     elif "domain" in p and len(shape) == 2 and checks and all(_rowwise(c) for c in checks):
         # a matrix whose checks hold row by row (StridedSlice's ranges: stride != 0, begin > end when it is
         # negative): each row drawn until its own checks hold, rather than the whole case refused
@@ -1147,16 +1167,19 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
         if sym:
             env[sym] = r
     like_first = first_shape is not None and not broadcast and draw(_BOOL, label=f"{ref} like in[0]")
+    # as many draws whatever the rank (the first r of them used), and as many in either branch: the mutator
+    # copies a rank, or the coin above, from one draw to another, and the choices after it then still line up
+    width = max(r, settings.max_rank)
     if lead is not None or like_first:
         # broadcast-friendly: the trailing dims of the first input, some set to 1 (one way, so it also
-        # holds where only the later input stretches: Prelu's slope)
+        # holds where only the later input stretches: Prelu's slope); a dim is 1 where its pick is 0
         base = shapes[lead] if lead is not None else first_shape
         tail = list(base[-r:]) if r <= len(base) else [1] * (r - len(base)) + list(base)
-        ones = draw(_bool_list(len(tail)), label=f"{ref} ones")
-        shape = tuple(1 if o and draw(_BOOL) else t for t, o in zip(tail, ones, strict=True))
+        keep = draw(_int_list(0, 3, width), label=f"{ref} ones")
+        shape = tuple(1 if k == 0 else t for t, k in zip(tail, keep, strict=False))
     else:
         lo, hi = settings.typical_dims if settings.tier == TYPICAL else (1, settings.max_dim)
-        shape = tuple(draw(_int_list(lo, hi, r), label=f"{ref} dims"))
+        shape = tuple(draw(_int_list(lo, hi, width), label=f"{ref} dims")[:r])
     tail = sh.get("trailing") or []
     if tail:  # [.., channel]: the named last dims take their (shared, divisible...) values
         shape = shape[: max(0, len(shape) - len(tail))] + tuple(dim_value(n) for n in tail)

@@ -416,6 +416,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                                        if isinstance(d, str) and "/" in d)]  # fmt: skip
     divisible += [pair for src in ratio_dims if (pair := _ratio(src))]
     rank_limits = _rank_limits(op)
+    last_limits = _last_dim_limits(op)
     unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
                      if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
     symbols = op.symbols()
@@ -522,11 +523,18 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             p = op.params[name]
             if p["dtype"] == "STRING":
                 assume(False)
+            # the checks of the tensors drawn that name it too (GatherNd's 'shape(in[1])[k - 1] <= n - batch_dims',
+            # Lrn's 'implies(region == WITHIN_CHANNEL, N == 4)'): its value is chosen where they hold
+            # (not those naming a parameter still to be drawn: its default only holds its place in the env)
+            pending = {n for n in deferred if n not in settled}
+            others = [c.check for c in before_outputs if c.owner != name and name in c.check.names()
+                      and not (c.check.names() & pending)
+                      and not check._owner_absent(op, Case(op.name, inputs, params, []), c.owner)]  # fmt: skip
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
-                if _default_fits(op, name, inputs, params, env):
+                if _default_fits(op, name, inputs, params, env, others):
                     return  # left out: the default stands in, and it is valid here
             value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
-                                  makers, same_shape)  # fmt: skip
+                                  makers, same_shape, others, sorted(pending - {name}))  # fmt: skip
             if value is not None:
                 params[name] = Param(name, param_dtype(p, config), value)
                 env[name] = value
@@ -571,6 +579,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 else:
                     shape = _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes,
                                         dim_value, settings, broadcast, rank_limits.get(ref))  # fmt: skip
+                    if shape and ref in last_limits and ref not in same_shape:  # 'shape(in[1])[-1] <= n'
+                        shape = _fold_last(shape, last_limits[ref], {**defaults, **env}, settings)
                 assume(shape is not None)
                 assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
                 shapes[ref] = shape
@@ -810,14 +820,25 @@ def _eval_int(e: expr.Expr, env: dict[str, Any]) -> int | None:
 
 def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings, config: Config,
                   dim_value: Callable[[str], int], inputs: list[Tensor | None], params: dict[str, Param],
-                  shapes: dict[str, tuple[int, ...]], makers: dict[str, Callable], same_shape: dict[str, str]) -> Any:
+                  shapes: dict[str, tuple[int, ...]], makers: dict[str, Callable], same_shape: dict[str, str],
+                  others: Sequence[expr.Expr] = (), later: Sequence[str] = ()) -> Any:  # fmt: skip
     """An integer parameter drawn inside the bounds its checks give once the tensors exist: scalars in
     ``[lo, hi]``; vectors unique where a check says ``unique`` (a permutation when the length is the
     range's), increasing where one says ``increasing``; where a check says the values index dims of a
     given size (``values(shape(in[0]))[axes] == 1``), among those dims, pinning some to that size when
-    the tensor has none. Anything else goes the ordinary way (``_draw_param``)."""
+    the tensor has none. A scalar (an enum's member too) is taken among the values for which ``others``, the
+    checks of other owners that name it, hold as well, and that leaves the parameters drawn ``later`` a range
+    (Buffer's buffer_size no smaller than the least stride, Split's axis not a size-1 dim when split_index must lie
+    in [1, shape(in[0])[axis] - 1]). Anything else goes the ordinary way (``_draw_param``)."""
     dt = dtypes.get(param_dtype(p, config))
     checks = _param_checks(op, name)
+    sh = p.get("shape") or {}
+    scalar = bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
+    if p.get("values") and scalar and "generate" not in p:
+        full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
+        members = [v for v in sorted(p["values"].values()) if _fits([*checks, *others], {**full, name: v})]
+        if members:
+            return draw(_pick(members), label=name)
     if dt.kind not in ("int", "uint") or "generate" in p or p.get("values"):
         return _draw_param(draw, op, name, p, env, settings, config, dim_value)
     full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
@@ -826,8 +847,6 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         lo_e, hi_e = c.bounds(name)
         lows += [v for v in (_eval_int(e, full) for e in lo_e) if v is not None]
         highs += [v for v in (_eval_int(e, full) for e in hi_e) if v is not None]
-    sh = p.get("shape") or {}
-    scalar = bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
     if not highs and "domain" not in p and not (scalar and checks):
         return _draw_param(draw, op, name, p, env, settings, config, dim_value)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
@@ -869,7 +888,8 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         if plain_default and default not in candidates:
             candidates.append(default)
         # only the values its own checks allow on these tensors (StridedSlice's new_axes_mask)
-        candidates = [v for v in candidates if _fits(checks, {**full, name: v})]
+        candidates = [v for v in candidates if _fits([*checks, *others], {**full, name: v})
+                      and _leaves_room(op, name, v, later, full)]  # fmt: skip
         assume(bool(candidates))
         choice = _pick(candidates)
         if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
@@ -895,6 +915,22 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     else:
         vals = draw(_pick_list(tuple(candidates), n), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape((n,))
+
+
+def _leaves_room(op: OpDef, name: str, value: Any, later: Sequence[str], env: dict[str, Any]) -> bool:
+    """Whether, with ``name`` at ``value``, the bounds the checks of each parameter drawn later put on it (those
+    that name ``name``) still leave it some value: the earlier draw keeps room for the later ones."""
+    env = {**env, name: value}
+    for q in later:
+        lows, highs = [], []
+        for c in _param_checks(op, q):
+            if name in c.names():
+                lo_e, hi_e = c.bounds(q)
+                lows += [v for v in (_eval_int(e, env) for e in lo_e) if v is not None]
+                highs += [v for v in (_eval_int(e, env) for e in hi_e) if v is not None]
+        if lows and highs and max(lows) > min(highs):
+            return False
+    return True
 
 
 def _names_call(e: expr.Expr, fn: str, name: str) -> bool:
@@ -1083,14 +1119,14 @@ def _rowwise(check_: expr.Expr) -> bool:
 
 
 def _default_fits(op: OpDef, name: str, inputs: list[Tensor | None], params: dict[str, Param],
-                  env: dict[str, Any]) -> bool:  # fmt: skip
+                  env: dict[str, Any], others: Sequence[expr.Expr] = ()) -> bool:  # fmt: skip
     """Whether leaving ``name`` out is valid on the tensors drawn: its default meets its checks (Buffer's
     stride defaults to 1, which its range [shape(in[0])[buffer_dim], buffer_size] allows only for size 1)."""
     default = op.param_defaults().get(name)
     if default is None:
         return True
     full = {**check.environment(op, Case(op.name, inputs, params, [])), **env, name: default}
-    return _fits(_param_checks(op, name), full)
+    return _fits([*_param_checks(op, name), *others], full)
 
 
 def _fits(checks: list[expr.Expr], env: dict[str, Any]) -> bool:
@@ -1118,6 +1154,47 @@ def _rank_limits(op: OpDef) -> dict[str, tuple[int, int]]:
         if lows or highs:
             out[ref] = (max(lows, default=0), min(highs, default=2**31))
     return out
+
+
+def _last_dim_limits(op: OpDef) -> dict[str, tuple[list[expr.Expr], list[expr.Expr]]]:
+    """tensor -> the bounds its checks put on its last dim (``0 < shape(in[1])[k - 1] <= n - batch_dims``, k its
+    rank symbol), for tensors of a drawn rank: GatherNd's and ScatterNd's index depth."""
+    out = {}
+    for decl in op.inputs:
+        sh = decl.get("shape") or {}
+        if sh.get("dims") or sh.get("scalar") or decl.get("shape_from"):
+            continue
+        ref = f"in[{_first_index(decl['name'])}]"
+        rank = sh.get("rank")
+        names = [f"shape({ref})[-1]"] + ([f"shape({ref})[{rank} - 1]"] if isinstance(rank, str) else [])
+        lows, highs = [], []
+        for c in op.constraints:
+            if c.check is not None and ref in c.check.tensor_refs():
+                for name in names:
+                    lo_e, hi_e = c.check.bounds(name)
+                    lows += lo_e
+                    highs += hi_e
+        if lows or highs:
+            out[ref] = (lows, highs)
+    return out
+
+
+def _fold_last(shape: tuple[int, ...], limits: tuple[list[expr.Expr], list[expr.Expr]], env: dict[str, Any],
+               settings: Settings) -> tuple[int, ...]:  # fmt: skip
+    """The shape with its last dim moved inside the bounds its checks give (parameters not drawn yet at their
+    defaults), by wrapping the drawn size around the allowed range: one draw either way, spread as the draw
+    was. Unchanged where the bounds cannot be worked out yet or allow nothing."""
+    typical = settings.tier == TYPICAL
+    lo, hi = settings.typical_dims if typical else (1, settings.max_dim)
+    lows = [v for v in (_eval_int(e, env) for e in limits[0]) if v is not None]
+    highs = [v for v in (_eval_int(e, env) for e in limits[1]) if v is not None]
+    b_lo, b_hi = max([lo, *lows]), min([hi, *highs])
+    if b_lo > b_hi:  # the tier's range misses the checks' (a depth of 1 with typical dims from 2): the checks win
+        b_lo, b_hi = max([1, *lows]), min([hi, *highs])
+    last = shape[-1]
+    if b_lo > b_hi or b_lo <= last <= b_hi:
+        return shape
+    return shape[:-1] + (b_lo + (last - b_lo) % (b_hi - b_lo + 1),)
 
 
 def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings,

@@ -1,0 +1,196 @@
+"""How cases are drawn so that they need not be refused: the shape of hypothesis' choice sequence (its mutator
+copies a span onto another of the same label, so a span's length must follow from its label), and values steered
+into the bounds the spec's checks give instead of drawn blind and thrown away.
+
+Which ops and parameters each test looks at comes from the specs, not from a list kept here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.control import BuildContext
+from hypothesis.internal.conjecture.data import ConjectureData
+
+import opdefs
+from cases import check, generate
+from cases.case import Case
+from reference.expected import infer
+
+SPECS = opdefs.load_all()
+
+
+def _run(data: ConjectureData, strategy_or_fn) -> object:
+    with BuildContext(data, wrapped_test=lambda: None):
+        if callable(strategy_or_fn) and not hasattr(strategy_or_fn, "do_draw"):
+            return strategy_or_fn(lambda s, label=None: data.draw(s))
+        return data.draw(strategy_or_fn)
+
+
+def _choices(strategy_or_fn, seed: int = 0) -> tuple[object, int]:
+    """(the value drawn, how many choices drawing it took)."""
+    data = ConjectureData(random=random.Random(seed))
+    value = _run(data, strategy_or_fn)
+    return value, len(data.choices)
+
+
+def test_fixed_length_draws_of_another_length_carry_another_label():
+    for make in (lambda n: generate._int_list(1, 5, n), lambda n: generate._bool_list(n),
+                 lambda n: generate._pick_list((0.5, 1.0), n)):  # fmt: skip
+        labels = {make(n).label for n in range(1, 6)}
+        assert len(labels) == 5, "two lengths of one kind of sequence share a label: the mutator would mix them"
+
+
+def test_a_fixed_length_draw_takes_one_choice_per_element():
+    for n in range(6):
+        value, used = _choices(generate._int_list(1, 5, n))
+        assert len(value) == n and used == n, f"{n} elements took {used} choices"
+
+
+def test_a_default_or_value_draw_takes_as_many_choices_either_way():
+    strategy = generate._default_or(0, generate._ints(1, 4))
+    counts = {}
+    for seed in range(40):
+        value, used = _choices(strategy, seed)
+        counts.setdefault(value == 0, set()).add(used)
+    assert set(counts) == {True, False}, "the default and the other values should both be drawn"
+    assert counts[True] == counts[False], f"choices with the default {counts[True]}, without {counts[False]}"
+
+
+def test_a_permutation_holds_every_value_once_and_its_choice_count_follows_its_length():
+    values = list("abcde")
+    for seed in range(20):
+        got, used = _choices(lambda draw: generate._permutation(draw, values), seed)
+        assert sorted(got) == values, f"{got} is no permutation of {values}"
+        assert used == len(values) - 1, f"a permutation of {len(values)} took {used} choices"
+
+
+def test_a_permutation_of_all_first_picks_is_the_given_order():
+    values = [3, 1, 2, 0]
+    data = ConjectureData.for_choices([0] * (len(values) - 1))
+    assert _run(data, lambda draw: generate._permutation(draw, values)) == values
+
+
+@pytest.mark.parametrize("tier", generate.TIERS)
+def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
+    s = generate.Settings(tier=tier)
+    decl = {"name": "in[0]", "shape": {"rank": "n"}}
+    used_by_rank = {}
+    for r in range(1, s.max_rank + 1):
+        env = {"n": r}
+        shape, used = _choices(lambda draw, env=env: generate._draw_shape(draw, decl, "in[0]", env, {}, {}, None, {},
+                                                                          lambda d: 1, s))  # fmt: skip
+        assert len(shape) == r, f"rank {r} gave {shape}"
+        used_by_rank[r] = used
+    assert len(set(used_by_rank.values())) == 1, f"choices per rank: {used_by_rank}"
+
+
+def test_the_first_dims_of_the_widest_draw_make_the_shape():
+    s = generate.Settings(tier=generate.EDGE)
+    decl = {"name": "in[0]", "shape": {"rank": "n"}}
+    data = ConjectureData.for_choices([1, 2, 3, 4])
+    shape = _run(data, lambda draw: generate._draw_shape(draw, decl, "in[0]", {"n": 2}, {}, {}, None, {},
+                                                         lambda d: 1, s))  # fmt: skip
+    assert shape == (1, 2), f"rank 2 out of the dims 1, 2, 3, 4 gave {shape}"
+
+
+LAST_LIMITED = sorted((name, ref) for name, op in SPECS.items() if generate.configs(op)
+                      for ref in generate._last_dim_limits(op))  # fmt: skip
+
+
+def test_some_spec_bounds_the_last_dim_of_a_drawn_rank():
+    assert LAST_LIMITED, "no spec bounds a free-rank tensor's last dim: the tests below check nothing"
+
+
+@pytest.mark.parametrize("op_name, ref", LAST_LIMITED)
+@pytest.mark.parametrize("tier", generate.TIERS)
+def test_a_last_dim_its_checks_bound_is_folded_inside_the_bounds(op_name, ref, tier):
+    op = SPECS[op_name]
+    s = generate.Settings(tier=tier)
+    limits = generate._last_dim_limits(op)[ref]
+    env = {**op.param_defaults(), **{n: 3 for n in op.symbols()}}
+    lows = [generate._eval_int(e, env) for e in limits[0]]
+    highs = [generate._eval_int(e, env) for e in limits[1]]
+    for last in range(1, 9):
+        got = generate._fold_last((4, last), limits, env, s)[-1]
+        assert all(got >= v for v in lows if v is not None) and all(got <= v for v in highs if v is not None), \
+            f"{op_name} {ref}: last dim {last} became {got}, outside {lows} .. {highs}"  # fmt: skip
+
+
+def _other_owner_checks(op: opdefs.OpDef) -> list[tuple[str, str]]:
+    """(deferred parameter, constraint id) for checks owned by something else that name one deferred parameter."""
+    deferred = generate._deferred_params(op)
+    out = []
+    for c in op.constraints:
+        if c.check is None or "out" in c.check.names():
+            continue
+        named = c.check.names() & set(deferred)
+        if len(named) == 1 and c.owner not in named:
+            out.append((next(iter(named)), c.id))
+    return out
+
+
+STEERED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _other_owner_checks(op))
+
+
+def test_some_spec_names_a_deferred_parameter_in_another_owner_s_check():
+    assert STEERED, "no spec has such a check: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", STEERED)
+def test_a_deferred_parameter_is_drawn_where_other_owners_checks_on_it_hold(op_name, monkeypatch):
+    """No draw is thrown away because a check owned by a tensor failed on a deferred parameter's value."""
+    op = SPECS[op_name]
+    watched = {cid for _, cid in _other_owner_checks(op)}
+    failed: list[str] = []
+    real = check.violations
+
+    def recording(op_, case, constraints=None):
+        bad = real(op_, case, constraints)
+        failed.extend(bad)
+        return bad
+
+    monkeypatch.setattr(check, "violations", recording)
+    for config in generate.configs(op)[:2]:
+        for tier in generate.TIERS:
+            if (op.generation.get("unsatisfiable") or {}).get(tier):
+                continue
+            strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+
+            @settings(max_examples=15, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+                      suppress_health_check=list(HealthCheck))  # fmt: skip
+            @given(strategy)
+            def run(case: Case) -> None:
+                pass
+
+            run()
+    assert not watched & set(failed), f"{op_name}: draws refused on {sorted(watched & set(failed))}"
+
+
+ROOM = sorted((name, p, q) for name, op in SPECS.items() if generate.configs(op)
+              for p in generate._deferred_params(op) for q in generate._deferred_params(op)
+              if p != q and any(p in c.names() and (c.bounds(q)[0] and c.bounds(q)[1])
+                                for c in generate._param_checks(op, q)))  # fmt: skip
+
+
+def test_some_spec_bounds_a_deferred_parameter_by_another_on_both_sides():
+    assert ROOM, "no spec has such bounds: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name, earlier, later", ROOM)
+def test_an_earlier_parameter_leaves_the_later_one_a_range(op_name, earlier, later):
+    """Buffer's stride must lie in [shape(in[0])[buffer_dim], buffer_size]: no buffer_size below that dim."""
+    op = SPECS[op_name]
+    checks = [c for c in generate._param_checks(op, later) if earlier in c.names()]
+    env_base = {**op.param_defaults(), **{n: 2 for n in op.symbols()}}
+    case = Case(op.name, [check.Tensor("in[0]", "FLOAT_32", (2, 2, 2))] * len(op.inputs), {}, [])
+    env_base = {**check.environment(op, case), **env_base}
+    for v in range(0, 6):
+        room = generate._leaves_room(op, earlier, v, [later], env_base)
+        env = {**env_base, earlier: v}
+        lows = [generate._eval_int(e, env) for c in checks for e in c.bounds(later)[0]]
+        highs = [generate._eval_int(e, env) for c in checks for e in c.bounds(later)[1]]
+        lows, highs = [x for x in lows if x is not None], [x for x in highs if x is not None]
+        expected = not (lows and highs and max(lows) > min(highs))
+        assert room == expected, f"{op_name}: {earlier} = {v} leaves {later} {lows} .. {highs}, said {room}"

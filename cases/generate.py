@@ -434,6 +434,12 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 and "%" in c.check.source):  # fmt: skip
             for n in c.check.names() & symbols:
                 dim_checks.setdefault(n, []).append(c.check)
+    # the typical tier's conditions on dims and parameters alone (NonMaxSuppression's 'batch == 1', a pool's 'pad at
+    # most half the window'): met while drawing - by the last dim they name, the parameters they name - not refused
+    steer = [c for c in typical_when if not c.tensor_refs() and not ({"in", "out"} & c.names())]
+    for c in steer:
+        for n in c.names() & symbols:
+            dim_checks.setdefault(n, []).append(c)
     members = {name: options for c in op.constraints if c.check is not None
                for name, options in c.check.memberships() if name in symbols}  # fmt: skip
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
@@ -446,6 +452,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                      and (c not in before_outputs or c.owner.startswith("out"))]  # fmt: skip
 
     presence = _typical_presence(op, shapers) if typical else None
+    needed = _needed_params(op)
 
     def build(draw: st.DrawFn) -> Case:
         env: dict[str, Any] = dict(op.enum_names())
@@ -497,9 +504,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             optional = p.get("mandatory") is False
             if name in deferred:
                 continue
-            if optional and not typical and not draw(_BOOL, label=f"give {name}"):
+            if optional and not typical and name not in needed and not draw(_BOOL, label=f"give {name}"):
                 continue  # typical cases give every parameter explicitly, as converters do
-            value = _draw_param(draw, op, name, p, env, settings, config, dim_value)
+            value = _draw_param(draw, op, name, p, env, settings, config, dim_value,
+                                [c for c in steer if name in c.names()])  # fmt: skip
             if value is None:
                 continue
             params[name] = Param(name, param_dtype(p, config), value)
@@ -530,6 +538,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             others = [c.check for c in before_outputs if c.owner != name and name in c.check.names()
                       and not (c.check.names() & pending)
                       and not check._owner_absent(op, Case(op.name, inputs, params, []), c.owner)]  # fmt: skip
+            others += [c for c in steer if name in c.names() and not (c.names() & pending)]
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                 if _default_fits(op, name, inputs, params, env, others):
                     return  # left out: the default stands in, and it is valid here
@@ -1005,18 +1014,21 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
 
 
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
-                config: Config, dim_value: Callable[[str], int]) -> Any:  # fmt: skip
+                config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = ()) -> Any:  # fmt: skip
+    """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
+    enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain."""
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
     sh = p.get("shape") or {}
     checks = _param_checks(op, name)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     if "generate" in p:
-        v = draw(_pick(p["generate"]), label=name)
+        options = _preferred(p["generate"], name, prefer, env)
+        v = draw(_pick(options), label=name)
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
     if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
         if p.get("values"):
-            return draw(_pick(sorted(p["values"].values())), label=name)
+            return draw(_pick(_preferred(sorted(p["values"].values()), name, prefer, env)), label=name)
         if dt.kind == "bool":
             return draw(_BOOL, label=name)
         if dt.kind in ("uint", "int"):
@@ -1079,6 +1091,40 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         lo = 1 if positive else 0
         vals = draw(_int_list(lo, 2 if not positive else 3, size), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
+
+
+def _preferred(options: Sequence[Any], name: str, prefer: Sequence[expr.Expr], env: dict[str, Any]) -> Sequence[Any]:
+    """The options under which no condition of ``prefer`` is false (all of them when none would be left)."""
+    if not prefer:
+        return options
+    kept = [o for o in options if _fits(prefer, {**env, name: np.asarray(o) if isinstance(o, list) else o})]
+    return kept or options
+
+
+def _needed_params(op: OpDef) -> frozenset[str]:
+    """Optional parameters whose default rules out every case: a derived dim reading it is not positive at the
+    default whatever the dims it reads (NonMaxSuppression's max_boxes_selected defaults to 0, and batch * num_classes *
+    max_boxes_selected sizes an output). The edge tier gives them always instead of leaving them out on a coin."""
+    def find() -> frozenset[str]:
+        defaults = op.param_defaults()
+        out = set()
+        for name, p in op.params.items():
+            if p.get("mandatory") is not False or name not in defaults:
+                continue
+            for src in op.derived.values():
+                formula = expr.parse(str(src))
+                if name not in formula.names():
+                    continue
+                sizes = []
+                for pick in (0, 1):  # every dim it reads at the low end of its range, then at the high end
+                    env = {**op.enum_names(), **defaults}
+                    env.update({d: (op.dims.get(d) or (1, 5))[pick] for d in formula.names() if d not in env})
+                    sizes.append(_eval_dim(src, env))
+                if all(v is not None and v <= 0 for v in sizes):
+                    out.add(name)
+        return frozenset(out)
+
+    return op._once("generate.needed_params", find)
 
 
 _ROW_ATTEMPTS = 8

@@ -152,19 +152,8 @@ def test_a_deferred_parameter_is_drawn_where_other_owners_checks_on_it_hold(op_n
         return bad
 
     monkeypatch.setattr(check, "violations", recording)
-    for config in generate.configs(op)[:2]:
-        for tier in generate.TIERS:
-            if (op.generation.get("unsatisfiable") or {}).get(tier):
-                continue
-            strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
-
-            @settings(max_examples=15, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
-                      suppress_health_check=list(HealthCheck))  # fmt: skip
-            @given(strategy)
-            def run(case: Case) -> None:
-                pass
-
-            run()
+    for tier in generate.TIERS:
+        _collect(op, tier)
     assert not watched & set(failed), f"{op_name}: draws refused on {sorted(watched & set(failed))}"
 
 
@@ -194,3 +183,70 @@ def test_an_earlier_parameter_leaves_the_later_one_a_range(op_name, earlier, lat
         lows, highs = [x for x in lows if x is not None], [x for x in highs if x is not None]
         expected = not (lows and highs and max(lows) > min(highs))
         assert room == expected, f"{op_name}: {earlier} = {v} leaves {later} {lows} .. {highs}, said {room}"
+
+
+def _collect(op: opdefs.OpDef, tier: str, n: int = 15, configs: int = 2) -> list[Case]:
+    got: list[Case] = []
+    if (op.generation.get("unsatisfiable") or {}).get(tier):
+        return got
+    for config in generate.configs(op)[:configs]:
+        strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+
+        @settings(max_examples=n, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @given(strategy)
+        def run(case: Case) -> None:
+            got.append(case)
+
+        run()
+    return got
+
+
+def _steerable(op: opdefs.OpDef) -> list[str]:
+    """The typical conditions naming neither tensors nor a tensor's properties: dims and parameters alone."""
+    out = []
+    for src in op.generation.get("typical_when") or []:
+        e = opdefs.expr.parse(src)
+        if not e.tensor_refs() and not ({"in", "out"} & e.names()):
+            out.append(src)
+    return out
+
+
+TYPICAL_STEERED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _steerable(op))
+
+
+def test_some_spec_has_a_typical_condition_on_dims_and_parameters_alone():
+    assert TYPICAL_STEERED, "no spec has one: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", TYPICAL_STEERED)
+def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_refused_after(op_name, monkeypatch):
+    op = SPECS[op_name]
+    watched = set(_steerable(op))
+    refused: list[str] = []
+    real = generate._holds
+
+    def recording(condition, env):
+        held = real(condition, env)
+        if not held and condition.source in watched:
+            refused.append(condition.source)
+        return held
+
+    monkeypatch.setattr(generate, "_holds", recording)
+    assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
+    assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
+
+
+NEEDED = sorted((name, p) for name, op in SPECS.items() if generate.configs(op) for p in generate._needed_params(op))
+
+
+def test_some_spec_has_an_optional_parameter_whose_default_rules_out_every_case():
+    assert NEEDED, "no spec has one: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name, param", NEEDED)
+def test_an_optional_parameter_whose_default_rules_out_every_case_is_always_given(op_name, param):
+    cases = _collect(SPECS[op_name], generate.EDGE)
+    assert cases, f"{op_name}: no edge case"
+    missing = sum(param not in c.params for c in cases)
+    assert not missing, f"{op_name}: {missing} of {len(cases)} edge cases leave {param} out"

@@ -481,6 +481,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 step = next((d for a, b in divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
                             1)  # fmt: skip
                 k_lo, k_hi = -(-lo // step), hi // step
+                if k_lo > k_hi and name not in domains:  # a divisor past the free range (DepthToSpace's depth by a
+                    k_hi = k_lo  # 3 x 3 block): its least multiple, not a refusal; a curated range is kept to
                 # a parameter left out (not one still to be drawn) stands at its default for these checks
                 fit_env = {**{k: v for k, v in defaults.items() if k not in deferred and k not in env}, **env}
                 fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()),
@@ -541,7 +543,13 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             others += [c for c in steer if name in c.names() and not (c.names() & pending)]
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                 if _default_fits(op, name, inputs, params, env, others):
-                    return  # left out: the default stands in, and it is valid here
+                    # left out: the default stands in, and it is valid here. A formula default (ChannelShuffle's
+                    # axis = N - 1) is worked out for the parameters drawn after it, which the checks cannot do
+                    resolved = _formula_default(op, name, {**check.environment(op, Case(op.name, inputs, params, [])),
+                                                           **env})  # fmt: skip
+                    if resolved is not None:
+                        env[name] = resolved
+                    return
             value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
                                   makers, same_shape, others, sorted(pending - {name}))  # fmt: skip
             if value is not None:
@@ -1168,11 +1176,24 @@ def _default_fits(op: OpDef, name: str, inputs: list[Tensor | None], params: dic
                   env: dict[str, Any], others: Sequence[expr.Expr] = ()) -> bool:  # fmt: skip
     """Whether leaving ``name`` out is valid on the tensors drawn: its default meets its checks (Buffer's
     stride defaults to 1, which its range [shape(in[0])[buffer_dim], buffer_size] allows only for size 1)."""
+    full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
     default = op.param_defaults().get(name)
     if default is None:
+        default = _formula_default(op, name, full)
+    if default is None:
         return True
-    full = {**check.environment(op, Case(op.name, inputs, params, [])), **env, name: default}
+    full[name] = default
     return _fits([*_param_checks(op, name), *others], full)
+
+
+def _formula_default(op: OpDef, name: str, env: dict[str, Any]) -> Any:
+    """A default the spec writes as a formula (``default: {expr: N-1}``), on the tensors drawn; None where there
+    is none or it cannot be worked out yet. The checks leave such a default unbound, so what it rules out for
+    other parameters is only seen by the reference, which refuses the case."""
+    default = op.params[name].get("default")
+    if not (isinstance(default, dict) and "expr" in default):
+        return None
+    return _eval_int(expr.parse(str(default["expr"])), env)
 
 
 def _fits(checks: list[expr.Expr], env: dict[str, Any]) -> bool:
@@ -1414,8 +1435,8 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
         first = shapes.get("in[0]", (4,))
         hi = max(1, min(first) if first else 1)
         size = int(np.prod(shape, dtype=np.int64))
-        if values.get("unique") and size <= hi:  # a check says unique(values(t)): distinct indices
-            t = Tensor(ref, dtype, shape, rng.permutation(hi)[:size].reshape(shape).astype(d.storage))
+        if values.get("unique"):  # a check says unique(values(t)): distinct indices, past that dim if there are more
+            t = Tensor(ref, dtype, shape, rng.permutation(max(hi, size))[:size].reshape(shape).astype(d.storage))
         else:
             t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))
     if typical and values.get("nonzero"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.control import BuildContext
@@ -250,3 +251,85 @@ def test_an_optional_parameter_whose_default_rules_out_every_case_is_always_give
     assert cases, f"{op_name}: no edge case"
     missing = sum(param not in c.params for c in cases)
     assert not missing, f"{op_name}: {missing} of {len(cases)} edge cases leave {param} out"
+
+
+def test_unique_integer_values_stay_distinct_when_there_are_more_than_the_smallest_dim():
+    rng = np.random.default_rng(0)
+    first = (2, 3)
+    for size in range(1, 8):
+        t = generate._tensor_with_data(rng, "in[1]", "INT_32", (size,), "ordinary", {"unique": True}, {"in[0]": first},
+                                       {})  # fmt: skip
+        assert len(set(t.data.tolist())) == size, f"{size} values from a tensor of shape {first}: {t.data.tolist()}"
+
+
+def _free_divided(op: opdefs.OpDef) -> bool:
+    """Whether a check makes a free dim (no curated range) a multiple of something."""
+    return any(a in op.symbols() and a not in op.dims for c in op.constraints if c.check is not None
+               for a, _b in c.check.divisibility())  # fmt: skip
+
+
+FREE_DIVIDED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _free_divided(op))
+
+
+def test_some_spec_makes_a_free_dim_a_multiple():
+    assert FREE_DIVIDED, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", FREE_DIVIDED)
+def test_a_free_dim_whose_divisor_outgrows_its_range_takes_the_least_multiple_not_a_refusal(op_name, monkeypatch):
+    refused: list[str] = []
+    real = generate.assume
+
+    def recording(condition):
+        if not condition:
+            import inspect
+
+            refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
+        return real(condition)
+
+    monkeypatch.setattr(generate, "assume", recording)
+    for tier in generate.TIERS:
+        _collect(SPECS[op_name], tier)
+    outgrown = [line for line in refused if "k_lo <= k_hi" in line]
+    assert not outgrown, f"{op_name}: {len(outgrown)} draws refused for a multiple past the dim's range"
+
+
+def _formula_defaulted(op: opdefs.OpDef) -> list[tuple[str, str]]:
+    """(parameter with a formula default, a parameter whose checks name it)."""
+    out = []
+    for name, p in op.params.items():
+        if isinstance(p.get("default"), dict) and "expr" in p["default"]:
+            out += [(name, q) for q in op.params if q != name
+                    and any(name in c.names() for c in generate._param_checks(op, q))]  # fmt: skip
+    return out
+
+
+FORMULA_DEFAULTED = sorted((name, a, b) for name, op in SPECS.items() if generate.configs(op)
+                           for a, b in _formula_defaulted(op))  # fmt: skip
+
+
+def test_some_spec_names_a_formula_default_in_another_parameter_s_check():
+    assert FORMULA_DEFAULTED, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name, defaulted, other", FORMULA_DEFAULTED)
+def test_a_left_out_formula_default_is_met_by_the_parameters_drawn_with_it(op_name, defaulted, other, monkeypatch):
+    """ChannelShuffle's axis defaults to N - 1: left out, num_groups still divides that dim - in every case built,
+    kept or not (the checks leave such a default unbound; the reference alone would refuse the case)."""
+    op = SPECS[op_name]
+    built: list[Case] = []
+    real = check.violations
+
+    def recording(op_, case, constraints=None):
+        built.append(case)
+        return real(op_, case, constraints)
+
+    monkeypatch.setattr(check, "violations", recording)
+    _collect(op, generate.EDGE, n=25)
+    cases = [c for c in built if defaulted not in c.params and other in c.params]
+    assert cases, f"{op_name}: no edge case leaves {defaulted} out and gives {other}"
+    for case in cases:
+        env = check.environment(op, case)
+        env[defaulted] = generate._formula_default(op, defaulted, env)
+        assert generate._fits(generate._param_checks(op, other), env), \
+            f"{op_name}: {other} = {case.params[other].value} breaks its checks with {defaulted} at {env[defaulted]}"

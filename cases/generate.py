@@ -487,6 +487,11 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 fit_env = {**{k: v for k, v in defaults.items() if k not in deferred and k not in env}, **env}
                 fitting = _sizes_that_fit(name, [step * k for k in range(k_lo, k_hi + 1)], sized_by.get(name, ()),
                                           fit_env, dim_checks.get(name, ()))  # fmt: skip
+                if fitting == [] and name not in domains:  # none in the free range (ExtractPatches' dilated window
+                    # wider than the typical dims): the least size past it that fits, as for a multiple above
+                    past = [step * k for k in range(max(k_lo, k_hi + 1), max(k_lo, k_hi + 1) + 16)]
+                    fitting = _sizes_that_fit(name, past, sized_by.get(name, ()), fit_env, dim_checks.get(name, ()))
+                    fitting = past[:1] if fitting is None else fitting[:1]  # None: every one of them fits
                 if fitting is not None:  # a size a derived output dim needs positive (a window larger than its input)
                     assume(bool(fitting))
                     v = draw(_pick(tuple(fitting)), label=name)

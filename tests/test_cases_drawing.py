@@ -333,3 +333,40 @@ def test_a_left_out_formula_default_is_met_by_the_parameters_drawn_with_it(op_na
         env[defaulted] = generate._formula_default(op, defaulted, env)
         assert generate._fits(generate._param_checks(op, other), env), \
             f"{op_name}: {other} = {case.params[other].value} breaks its checks with {defaulted} at {env[defaulted]}"
+
+
+def _free_sized(op: opdefs.OpDef) -> bool:
+    """Whether a derived dim's formula reads free dims (no curated range) and no typical condition names them."""
+    steered = {n for src in op.generation.get("typical_when") or [] for n in opdefs.expr.parse(src).names()}
+    for src in op.derived.values():
+        read = opdefs.expr.parse(str(src)).names() & op.symbols()
+        if read and not (read & set(op.dims)) and not (read & steered) and not (read & set(op.derived)):
+            return True
+    return False
+
+
+FREE_SIZED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _free_sized(op))
+
+
+def test_some_spec_sizes_a_derived_dim_from_free_dims():
+    assert FREE_SIZED, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", FREE_SIZED)
+def test_a_free_dim_no_size_of_whose_range_fits_takes_the_least_size_past_it_that_does(op_name, monkeypatch):
+    """ExtractPatches' dilated window can be wider than any typical dim: the input grows to hold it."""
+    refused: list[str] = []
+    real = generate.assume
+
+    def recording(condition):
+        if not condition:
+            import inspect
+
+            refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
+        return real(condition)
+
+    monkeypatch.setattr(generate, "assume", recording)
+    for tier in generate.TIERS:
+        _collect(SPECS[op_name], tier)
+    unfit = [line for line in refused if "bool(fitting)" in line]
+    assert not unfit, f"{op_name}: {len(unfit)} draws refused for a dim no size of whose range fits"

@@ -590,6 +590,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             values = _value_curation(decl, params, op)
             if f"values(in[{idx}])" in unique_values:
                 values["unique"] = True
+            for bound in values.get("range") or ():  # a dim the value range names (a batch index's 'batches - 1', the
+                for dname in sorted(expr.parse(str(bound)).names() & symbols):  # batches of a later input): drawn now
+                    if dname not in env:
+                        dim_value(dname)
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors

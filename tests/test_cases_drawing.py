@@ -370,3 +370,41 @@ def test_a_free_dim_no_size_of_whose_range_fits_takes_the_least_size_past_it_tha
         _collect(SPECS[op_name], tier)
     unfit = [line for line in refused if "bool(fitting)" in line]
     assert not unfit, f"{op_name}: {len(unfit)} draws refused for a dim no size of whose range fits"
+
+
+def _ranged_by_later_dim(op: opdefs.OpDef) -> list[tuple[str, str]]:
+    """(input, dim) where an input's value range names a dim no earlier input's shape declares."""
+    out, seen = [], set()
+    for decl in op.inputs:
+        for bound in (decl.get("values") or {}).get("range") or ():
+            for d in sorted(opdefs.expr.parse(str(bound)).names() & op.symbols()):
+                if d not in seen:
+                    out.append((decl["name"], d))
+        seen |= {d for d in (decl.get("shape") or {}).get("dims") or [] if isinstance(d, str)}
+    return out
+
+
+RANGED_LATER = sorted((name, ref, d) for name, op in SPECS.items() if generate.configs(op)
+                      for ref, d in _ranged_by_later_dim(op))  # fmt: skip
+
+
+def test_some_spec_bounds_an_input_s_values_by_a_later_input_s_dim():
+    assert RANGED_LATER, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name, ref, dim", RANGED_LATER)
+@pytest.mark.parametrize("tier", generate.TIERS)
+def test_a_dim_a_value_range_names_is_drawn_before_the_values(op_name, ref, dim, tier):
+    """AxisAlignedBboxTransform's batch indices lie in [0, batches - 1], batches the rows of the later in[3]."""
+    op = SPECS[op_name]
+    decl = next(d for d in op.inputs if d["name"] == ref)
+    cases = _collect(op, tier)
+    assert cases, f"{op_name}: no {tier} case"
+    for case in cases:
+        env = check.environment(op, case)
+        lo, hi = (float(np.asarray(opdefs.expr.parse(str(b)).evaluate(env))) for b in decl["values"]["range"])
+        t = case.inputs[generate._first_index(ref)]
+        data = t.data.astype(np.float64)
+        if t.encoding is not None:
+            data = t.encoding.scales[0] * (data + t.encoding.offsets[0])
+        assert lo <= data.min() and data.max() <= hi, f"{op_name} {ref}: {data.tolist()} outside [{lo}, {hi}]"

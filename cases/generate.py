@@ -511,10 +511,16 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             optional = p.get("mandatory") is False
             if name in deferred:
                 continue
-            if optional and not typical and name not in needed and not draw(_BOOL, label=f"give {name}"):
+            give = not optional or typical or name in needed or draw(_BOOL, label=f"give {name}")
+            sh = p.get("shape") or {}
+            if not give and (sh.get("dims") or sh.get("rank")):
                 continue  # typical cases give every parameter explicitly, as converters do
+            # a scalar is drawn even when its coin leaves it out (and then dropped): as many choices either way, so
+            # the mutator's copy of one coin onto another does not leave the case a choice short
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value,
                                 [c for c in steer if name in c.names()])  # fmt: skip
+            if not give:
+                continue
             if value is None:
                 continue
             params[name] = Param(name, param_dtype(p, config), value)

@@ -408,3 +408,43 @@ def test_a_dim_a_value_range_names_is_drawn_before_the_values(op_name, ref, dim,
         if t.encoding is not None:
             data = t.encoding.scales[0] * (data + t.encoding.offsets[0])
         assert lo <= data.min() and data.max() <= hi, f"{op_name} {ref}: {data.tolist()} outside [{lo}, {hi}]"
+
+
+def _scalar(p: dict) -> bool:
+    sh = p.get("shape") or {}
+    return not (sh.get("dims") or sh.get("rank"))
+
+
+def _optional_scalars_first(op: opdefs.OpDef) -> bool:
+    """Whether the parameters drawn before the tensors are all scalars, one of them optional."""
+    first = {n: p for n, p in op.params.items() if n not in generate._deferred_params(op) and p["dtype"] != "STRING"}
+    return bool(first) and all(_scalar(p) for p in first.values()) and any(
+        p.get("mandatory") is False and n not in generate._needed_params(op) for n, p in first.items())
+
+
+OPTIONAL_SCALARS = sorted(name for name, op in SPECS.items() if generate.configs(op) and _optional_scalars_first(op)
+                          and not (op.generation.get("unsatisfiable") or {}).get(generate.EDGE))[:12]  # fmt: skip
+
+
+def test_some_spec_draws_an_optional_scalar_parameter_before_the_tensors():
+    assert OPTIONAL_SCALARS, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", OPTIONAL_SCALARS)
+def test_an_optional_scalar_parameter_is_drawn_whether_its_coin_gives_it_or_not(op_name, monkeypatch):
+    """Given or left out, the same choices: each parameter drawn before the tensors is drawn once per case built."""
+    op = SPECS[op_name]
+    drawn: list[str] = []
+    real = generate._draw_param
+
+    def recording(draw, op_, name, *args, **kwargs):
+        drawn.append(name)
+        return real(draw, op_, name, *args, **kwargs)
+
+    monkeypatch.setattr(generate, "_draw_param", recording)
+    cases = _collect(op, generate.EDGE, configs=1)
+    first = [n for n, p in op.params.items() if n not in generate._deferred_params(op)]
+    counts = {n: drawn.count(n) for n in first}
+    assert len(set(counts.values())) == 1, f"{op_name}: draws per parameter {counts}"
+    left_out = sum(n not in c.params for c in cases for n in first)
+    assert left_out, f"{op_name}: no kept case leaves an optional parameter out: the test saw no coin say so"

@@ -1244,8 +1244,8 @@ def _last_dim_limits(op: OpDef) -> dict[str, tuple[list[expr.Expr], list[expr.Ex
     out = {}
     for decl in op.inputs:
         sh = decl.get("shape") or {}
-        if sh.get("dims") or sh.get("scalar") or decl.get("shape_from"):
-            continue
+        if sh.get("dims") or sh.get("trailing") or sh.get("scalar") or decl.get("shape_from"):
+            continue  # a named last dim is drawn where its own checks say (it may be shared)
         ref = f"in[{_first_index(decl['name'])}]"
         rank = sh.get("rank")
         names = [f"shape({ref})[-1]"] + ([f"shape({ref})[{rank} - 1]"] if isinstance(rank, str) else [])

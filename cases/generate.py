@@ -462,6 +462,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
         rng = np.random.default_rng(seed)
         regime = draw(_pick(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
 
+        caps: dict[str, int] = {}  # dim -> a smaller upper end the drawing has found it needs
+
         def dim_value(name: str) -> int:
             if name in env:
                 return env[name]
@@ -478,6 +480,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
                 if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
                     lo = max(lo, settings.typical_dims[0])
+                if name in caps and lo <= caps[name] < hi:
+                    hi = caps[name]
                 step = next((d for a, b in divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
                             1)  # fmt: skip
                 k_lo, k_hi = -(-lo // step), hi // step
@@ -600,6 +604,11 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 for dname in sorted(expr.parse(str(bound)).names() & symbols):  # batches of a later input): drawn now
                     if dname not in env:
                         dim_value(dname)
+            dims_named = (decl.get("shape") or {}).get("dims") or []
+            if typical and values.get("unique") and "in[0]" in shapes and len(dims_named) == 1 \
+                    and isinstance(dims_named[0], str) and shapes["in[0]"]:  # fmt: skip
+                # unique indices stay inside in[0]'s smallest dim in typical cases: no more of them than that
+                caps[dims_named[0]] = min(shapes["in[0]"])
             for k in range(count):
                 ref = f"in[{idx + k}]"
                 if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
@@ -1450,7 +1459,8 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
         first = shapes.get("in[0]", (4,))
         hi = max(1, min(first) if first else 1)
         size = int(np.prod(shape, dtype=np.int64))
-        if values.get("unique"):  # a check says unique(values(t)): distinct indices, past that dim if there are more
+        if values.get("unique") and (size <= hi or not typical):  # a check says unique(values(t)): distinct
+            # indices; in the edge tier past that dim when there are more (an index out of range is an edge case)
             t = Tensor(ref, dtype, shape, rng.permutation(max(hi, size))[:size].reshape(shape).astype(d.storage))
         else:
             t = Tensor(ref, dtype, shape, rng.integers(0, hi, shape).astype(d.storage))

@@ -253,7 +253,7 @@ def test_an_optional_parameter_whose_default_rules_out_every_case_is_always_give
     assert not missing, f"{op_name}: {missing} of {len(cases)} edge cases leave {param} out"
 
 
-def test_unique_integer_values_stay_distinct_when_there_are_more_than_the_smallest_dim():
+def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_more_than_the_smallest_dim():
     rng = np.random.default_rng(0)
     first = (2, 3)
     for size in range(1, 8):
@@ -448,3 +448,35 @@ def test_an_optional_scalar_parameter_is_drawn_whether_its_coin_gives_it_or_not(
     assert len(set(counts.values())) == 1, f"{op_name}: draws per parameter {counts}"
     left_out = sum(n not in c.params for c in cases for n in first)
     assert left_out, f"{op_name}: no kept case leaves an optional parameter out: the test saw no coin say so"
+
+
+def _unique_index_inputs(op: opdefs.OpDef) -> list[str]:
+    """Integer inputs of one named dim whose checks say their values are unique."""
+    out = []
+    for decl in op.inputs[1:]:
+        ref = f"in[{generate._first_index(decl['name'])}]"
+        dims = (decl.get("shape") or {}).get("dims") or []
+        if len(dims) == 1 and isinstance(dims[0], str) and any(
+                c.check is not None and c.check.requires_unique(f"values({ref})") for c in op.constraints):  # fmt: skip
+            out.append(ref)
+    return out
+
+
+UNIQUE_INDICES = sorted((name, ref) for name, op in SPECS.items() if generate.configs(op)
+                        for ref in _unique_index_inputs(op))  # fmt: skip
+
+
+def test_some_spec_asks_for_unique_index_values():
+    assert UNIQUE_INDICES, "no spec does: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name, ref", UNIQUE_INDICES)
+def test_typical_unique_indices_are_no_more_than_in0_s_smallest_dim_and_stay_inside_it(op_name, ref):
+    """BatchPermutation's typical indices are a permutation prefix of the batch: never an index past it."""
+    idx = generate._first_index(ref)
+    cases = [c for c in _collect(SPECS[op_name], generate.TYPICAL) if c.inputs[idx].encoding is None]
+    assert cases, f"{op_name}: no typical case with raw integer {ref}"
+    for case in cases:
+        values, hi = case.inputs[idx].data.tolist(), min(case.inputs[0].shape)
+        assert len(set(values)) == len(values) and all(0 <= v < hi for v in values), \
+            f"{op_name} {ref}: {values} with in[0] of shape {case.inputs[0].shape}"

@@ -133,6 +133,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.info: dict[str, Any] | None = None
         self.starts = 0
+        self.start_seconds = 0.0  # spent starting workers (the first, and each after a crash): for the benchmark
         self.served = 0  # cases the current process has been handed: a record's ``details.worker_age``
         self._req_w = self._rep_r = -1
         self._log_fd = -1  # an unlinked temp file: the child's fds 1 and 2; nothing to clean up on disk
@@ -150,6 +151,13 @@ class Worker:
         """Start (if needed) and load the library; returns the library's info."""
         if self.alive and self.info is not None:
             return self.info
+        t0 = time.perf_counter()
+        try:
+            return self._start()
+        finally:
+            self.start_seconds += time.perf_counter() - t0
+
+    def _start(self) -> dict[str, Any]:
         self._discard()
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
@@ -604,6 +612,11 @@ class WorkerAdapter:
     @property
     def worker_starts(self) -> int:
         return 0 if self._worker is None else self._worker.starts
+
+    @property
+    def worker_start_seconds(self) -> float:
+        """Seconds spent starting worker processes (the first, and one after each crash or timeout)."""
+        return 0.0 if self._worker is None else self._worker.start_seconds
 
     def worker_rss_kb(self) -> int | None:
         return None if self._worker is None else self._worker.rss_kb()

@@ -144,7 +144,9 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     ok, why = adapter.available()
     if not ok:
         return {"available": False, "why": why}
-    split = {"generate": [], "reference": [], "backend": [], "compare": [], "record": []}
+    # "worker_start": starting the backend's worker process (the first start, and a restart after each crash) is
+    # neither the backend's call nor harness around it; kept apart so a crash does not read as harness cost
+    split = {"generate": [], "reference": [], "backend": [], "compare": [], "record": [], "worker_start": []}
     rss_before, warm = None, min(10, len(cases) // 4)  # after a warm-up: loading the library is not growth
     t_all = time.perf_counter()
     verdicts: dict[str, int] = {}
@@ -155,6 +157,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     for cell in _cells(cases):
         if rss_before is None and done >= warm:
             rss_before = _worker_rss(adapter)
+        started = getattr(adapter, "worker_start_seconds", 0.0)
         t0 = time.perf_counter()
         recs: list[Record] = suite.execute_many(cell, adapter, name, batch=batch)
         t1 = time.perf_counter()
@@ -177,13 +180,16 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
             per_case[rec.case_id] = (rec.verdict, ((rec.extra or {}).get("details") or {}).get("output_digest"),
                                      json.dumps(rec.metrics, sort_keys=True, default=str))  # fmt: skip
         # whatever execute spent beyond the stages it timed (loading specs, building the record) is harness too
-        other = (t1 - t0) - sum(rec.timings.get(k, 0.0) for rec in recs for k in ("reference", "backend", "compare"))
+        start_s = getattr(adapter, "worker_start_seconds", 0.0) - started
+        other = (t1 - t0) - start_s - sum(rec.timings.get(k, 0.0) for rec in recs
+                                          for k in ("reference", "backend", "compare"))  # fmt: skip
         split["record"] += [(max(0.0, other) + (t2 - t1)) / len(recs)] * len(recs)
+        split["worker_start"] += [start_s / len(recs)] * len(recs)
     wall = time.perf_counter() - t_all
     rss_after = _worker_rss(adapter)
     adapter.close()
     totals = {k: sum(v) for k, v in split.items()}
-    harness = sum(v for k, v in totals.items() if k != "backend")
+    harness = sum(v for k, v in totals.items() if k not in ("backend", "worker_start"))
     n = len(cases)
     return {
         "available": True,
@@ -421,7 +427,7 @@ def _print_table(doc: dict[str, Any]) -> None:
     rows = []
     for name, r in doc["backends"].items():
         if not r.get("available"):
-            rows.append([name, "unavailable", "", "", "", "", r.get("why", "")[:40]])
+            rows.append([name, "unavailable", "", "", "", "", "", r.get("why", "")[:40]])
             continue
         for label, x in (("1/call", r), (f"{(r.get('batched') or {}).get('batch', '')}/call", r.get("batched"))):
             if not x:
@@ -430,10 +436,12 @@ def _print_table(doc: dict[str, Any]) -> None:
             rows.append([name, label, x["cases_per_second_1_worker"], x.get("cases_per_second_2_workers", ""),
                          f"{ms['backend']:.2f}",
                          f"{ms['generate'] + ms['reference'] + ms['compare'] + ms['record']:.2f}",
+                         f"{ms.get('worker_start', 0.0):.2f}",
                          x["harness_over_backend"], x.get("worker_rss_growth_kb_per_1000_cases") or "",
                          x.get("speedup", ""), x.get("cases_differing_from_one_per_call", "")])  # fmt: skip
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
-                                  "harness/backend", "RSS kB/1000", "speed-up", "verdicts differ"]))  # fmt: skip
+                                  "start ms", "harness/backend", "RSS kB/1000", "speed-up",
+                                  "verdicts differ"]))  # fmt: skip
     for name, r in doc["backends"].items():
         by_op = (r.get("batched") or {}).get("speedup_by_op")
         if by_op:

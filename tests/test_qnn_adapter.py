@@ -222,6 +222,16 @@ def test_worker_crash_is_one_case_and_the_next_passes(qnn, hook, signal_name):
     assert qnn.worker_starts == starts + 1
 
 
+def test_restarting_the_worker_after_a_crash_is_timed_apart_from_the_cases(qnn):
+    """The benchmark keeps worker start-up out of the harness's share: the adapter must count it."""
+    qnn.run(_add_case())
+    before = qnn.worker_start_seconds
+    qnn.run(Case("__debug_segv__", [], {}, []))
+    qnn.run(_add_case())  # starts a new worker
+    after = qnn.worker_start_seconds
+    assert after > before, f"worker start seconds went from {before} to {after} over a crash and a restart"
+
+
 def test_a_record_says_how_many_cases_its_worker_ran_before_it(qnn):
     qnn.run(Case("__debug_segv__", [], {}, []))  # a fresh worker from here on
     ages = [qnn.run(_add_case()).details.get("worker_age") for _ in range(3)]

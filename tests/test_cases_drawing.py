@@ -262,6 +262,24 @@ def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_mor
         assert len(set(t.data.tolist())) == size, f"{size} values from a tensor of shape {first}: {t.data.tolist()}"
 
 
+def _refusing_lines(op_name: str, monkeypatch) -> list[str]:
+    """The source line of every ``assume`` in cases/generate.py that refused a draw of ``op_name``'s cells."""
+    import inspect
+
+    refused: list[str] = []
+    real = generate.assume
+
+    def recording(condition):
+        if not condition:
+            refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
+        return real(condition)
+
+    monkeypatch.setattr(generate, "assume", recording)
+    for tier in generate.TIERS:
+        _collect(SPECS[op_name], tier)
+    return refused
+
+
 def _free_divided(op: opdefs.OpDef) -> bool:
     """Whether a check makes a free dim (no curated range) a multiple of something."""
     return any(a in op.symbols() and a not in op.dims for c in op.constraints if c.check is not None
@@ -277,19 +295,7 @@ def test_some_spec_makes_a_free_dim_a_multiple():
 
 @pytest.mark.parametrize("op_name", FREE_DIVIDED)
 def test_a_free_dim_whose_divisor_outgrows_its_range_takes_the_least_multiple_not_a_refusal(op_name, monkeypatch):
-    refused: list[str] = []
-    real = generate.assume
-
-    def recording(condition):
-        if not condition:
-            import inspect
-
-            refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
-        return real(condition)
-
-    monkeypatch.setattr(generate, "assume", recording)
-    for tier in generate.TIERS:
-        _collect(SPECS[op_name], tier)
+    refused = _refusing_lines(op_name, monkeypatch)
     outgrown = [line for line in refused if "k_lo <= k_hi" in line]
     assert not outgrown, f"{op_name}: {len(outgrown)} draws refused for a multiple past the dim's range"
 
@@ -355,19 +361,7 @@ def test_some_spec_sizes_a_derived_dim_from_free_dims():
 @pytest.mark.parametrize("op_name", FREE_SIZED)
 def test_a_free_dim_no_size_of_whose_range_fits_takes_the_least_size_past_it_that_does(op_name, monkeypatch):
     """ExtractPatches' dilated window can be wider than any typical dim: the input grows to hold it."""
-    refused: list[str] = []
-    real = generate.assume
-
-    def recording(condition):
-        if not condition:
-            import inspect
-
-            refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
-        return real(condition)
-
-    monkeypatch.setattr(generate, "assume", recording)
-    for tier in generate.TIERS:
-        _collect(SPECS[op_name], tier)
+    refused = _refusing_lines(op_name, monkeypatch)
     unfit = [line for line in refused if "bool(fitting)" in line]
     assert not unfit, f"{op_name}: {len(unfit)} draws refused for a dim no size of whose range fits"
 

@@ -26,6 +26,8 @@ A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and m
       soc: default                 # optional pattern on the record's backend_info soc ("default" if none)
       stage: finalize              # optional pattern on where the case stopped (validate/finalize/execute/ok)
       message: "re:.*dim 0.*"      # optional pattern on the record's message
+      params: {nearest_mode: 2}    # optional: the case's parameter values (a value or a list of them; a parameter
+                                   # the case leaves out counts at its spec default), read from the saved case
       scope: cases                 # "cell" (default): every case of the cell is expected to fail, a PASS
                                    # is XPASS; "cases": only cases showing the symptom are covered (a PASS
                                    # stays PASS; the finding's own case, replayed, says whether it is fixed)
@@ -35,15 +37,18 @@ A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and m
       log: "the backend's own words"
       case: findings/cases/Concat/....json    # the minimal case: python -m cases replay <it> --backend ...
 
-``stage`` and ``message`` select failures by their symptom, so an entry with either is always of
-scope "cases".
+``stage``, ``message`` and ``params`` select failures by their symptom, so an entry with any of them is
+always of scope "cases". ``params`` is for findings that only some parameter values show (Resize's
+HALF_PIXEL + FLOOR): without it, the first finding of an op and tier would take every failure of it.
+A record whose saved case cannot be read does not show a ``params`` symptom: it stays a failure.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,13 +57,14 @@ import yaml
 
 from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, UNCHECKED, VERDICTS, XFAIL, XPASS, Record
 
+_REPO = Path(__file__).resolve().parents[1]  # a saved case's path in a record is from the repo root
 POSITIVE, NEGATIVE = "positive", "negative"
 DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
     POSITIVE: (FAIL, ERROR, CRASH),
     NEGATIVE: (PASS, FAIL, UNCHECKED, ERROR, CRASH),  # anything but a clean rejection that ran to an end
 }
 GOOD_OUTCOME = {POSITIVE: PASS, NEGATIVE: REJECTED}
-MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "scope")
+MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "params", "scope")
 INFO_FIELDS = ("id", "reason", "contradicts", "build", "log", "case", "notes")
 FIELDS = MATCH_FIELDS + INFO_FIELDS
 CELL_SCOPE, CASES_SCOPE = "cell", "cases"
@@ -102,6 +108,7 @@ class Entry:
     stage: tuple[Pattern, ...] | None = None
     message: tuple[Pattern, ...] | None = None
     scope: str = CELL_SCOPE
+    params: dict[str, tuple[Any, ...]] | None = None  # parameter -> the values that show the symptom
     info: dict[str, str] = field(default_factory=dict)  # a finding's evidence: id, contradicts, build, log, case
 
     def covers(self, op: str, config: str, backend: str, kind: str, tier: str | None = None,
@@ -116,16 +123,26 @@ class Entry:
             and (self.soc is None or soc is None or _any(self.soc, soc))
         )
 
-    def shows(self, verdict: str, stage: str | None, message: str | None) -> bool:
+    def shows(self, verdict: str, stage: str | None, message: str | None,
+              params: Callable[[], dict[str, Any] | None] | None = None) -> bool:  # fmt: skip
         """Scope "cases": whether a case shows this entry's symptom (one of its verdicts, and the
-        stage/message it names). Scope "cell" covers every case of the cell."""
+        stage/message/parameter values it names). Scope "cell" covers every case of the cell.
+        ``params`` gives the case's parameter values (defaults filled in) when asked: reading them
+        means reading the saved case, so only an entry that names parameters asks."""
         if self.scope == CELL_SCOPE:
             return True
-        return (
+        if not (
             verdict in self.verdicts
             and (self.stage is None or (stage is not None and _any(self.stage, stage)))
             and (self.message is None or (message is not None and any(p.search(message) for p in self.message)))
-        )
+        ):
+            return False
+        return self.params is None or self.params_hold(params() if params is not None else None)
+
+    def params_hold(self, values: dict[str, Any] | None) -> bool:
+        """Whether a case's parameter values (None: unknown) are among those the entry names."""
+        return values is not None and all(name in values and _same_value(values[name], allowed)
+                                          for name, allowed in (self.params or {}).items())  # fmt: skip
 
     @property
     def id(self) -> str:
@@ -179,7 +196,8 @@ class Expectations:
 
     def match(self, op: str, config: str, backend: str, kind: str = POSITIVE, *, tier: str | None = None,
               soc: str | None = None, verdict: str | None = None, stage: str | None = None,
-              message: str | None = None) -> Entry | None:  # fmt: skip
+              message: str | None = None, params: Callable[[], dict[str, Any] | None] | None = None,
+              ) -> Entry | None:  # fmt: skip
         """The first entry covering this case, or None. Marks the entry as used.
 
         With ``verdict`` given, entries of scope "cases" cover the case only if it shows their symptom;
@@ -187,7 +205,7 @@ class Expectations:
         for entry in self.entries:
             if not entry.covers(op, config, backend, kind, tier, soc):
                 continue
-            if verdict is not None and not entry.shows(verdict, stage, message):
+            if verdict is not None and not entry.shows(verdict, stage, message, params):
                 continue
             entry.matches += 1
             return entry
@@ -214,7 +232,7 @@ class Expectations:
             raw = r.verdict
         entry = self.match(r.op, r.config, r.backend, NEGATIVE if r.kind == NEGATIVE else POSITIVE,
                            tier=r.tier or "typical", soc=record_soc(r), verdict=raw, stage=record_stage(r),
-                           message=r.message)  # fmt: skip
+                           message=r.message, params=lambda: record_params(r))  # fmt: skip
         verdict, reason = apply(raw, entry)
         if entry is not None and entry.id and verdict in (XFAIL, XPASS):
             reason = f"[{entry.id}] {reason}"
@@ -241,6 +259,33 @@ def record_stage(r: Record) -> str | None:
     details = r.extra.get("details")
     stage = details.get("stage") if isinstance(details, dict) else None
     return None if stage is None else _STAGE_OF_CALL.get(str(stage), str(stage))
+
+
+def record_params(r: Record) -> dict[str, Any] | None:
+    """The parameter values of the record's case, from its saved case (every non-PASS has one), with the
+    spec's default for each parameter the case leaves out; None when the case cannot be read."""
+    if not r.case_path:
+        return None
+    path = Path(r.case_path)
+    if not path.is_absolute() and not path.is_file():
+        path = _REPO / path
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        given = {name: p.get("value") for name, p in (saved.get("params") or {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return None
+    try:
+        import opdefs
+
+        spec = opdefs.load(r.op)
+    except (KeyError, ValueError):
+        return given
+    defaults = {name: p["default"] for name, p in spec.params.items() if "default" in p}
+    return {**defaults, **given}
+
+
+def _same_value(value: Any, allowed: tuple[Any, ...]) -> bool:
+    return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed)
 
 
 def record_soc(r: Record) -> str:
@@ -327,12 +372,13 @@ def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
         if key in item and not isinstance(item[key], str | int | float):
             raise ExpectationsError(f"{lines[key]}: {key!r} must be text")
     stage, message = optional("stage"), optional("message")
-    scope = item.get("scope", CASES_SCOPE if (stage or message) else CELL_SCOPE)
+    params = _params(item["params"], lines["params"]) if item.get("params") is not None else None
+    scope = item.get("scope", CASES_SCOPE if (stage or message or params) else CELL_SCOPE)
     if scope not in (CELL_SCOPE, CASES_SCOPE):
         raise ExpectationsError(f"{lines['scope']}: 'scope' must be {CELL_SCOPE} or {CASES_SCOPE}, not {scope!r}")
-    if scope == CELL_SCOPE and (stage or message):
-        raise ExpectationsError(f"{lines['scope']}: an entry with 'stage' or 'message' covers only the cases that "
-                                "show them: its scope is 'cases'")  # fmt: skip
+    if scope == CELL_SCOPE and (stage or message or params):
+        raise ExpectationsError(f"{lines['scope']}: an entry with 'stage', 'message' or 'params' covers only the "
+                                "cases that show them: its scope is 'cases'")  # fmt: skip
     return Entry(
         op=_patterns(item["op"], "op", lines["op"]),
         config=optional("config"),
@@ -346,8 +392,26 @@ def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
         stage=stage,
         message=message,
         scope=scope,
+        params=params,
         info={k: str(item[k]).strip() for k in INFO_FIELDS if k in item and k != "reason"},
     )
+
+
+def _params(value: Any, where: str) -> dict[str, tuple[Any, ...]]:
+    """``{name: value or [values]}``, plain scalars only: they are compared with the case's values."""
+    def scalar(v: Any) -> bool:
+        return isinstance(v, str | int | float | bool)
+
+    if not isinstance(value, dict) or not value:
+        raise ExpectationsError(f"{where}: 'params' must be a mapping of parameter names to a value or a list of them")
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, v in value.items():
+        values = v if isinstance(v, list) else [v]
+        if not isinstance(name, str) or not values or not all(scalar(x) for x in values):
+            raise ExpectationsError(f"{where}: params: {name!r} must map to a number, a boolean or text, "
+                                    "or a list of them")
+        out[name] = tuple(values)
+    return out
 
 
 def _verdicts(value: Any, where: str) -> tuple[str, ...]:

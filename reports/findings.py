@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports.expectations import Entry, Expectations
+from reports.expectations import Entry, Expectations, record_params
 from reports.matrix import config_sort_key, op_sort_key
 from reports.record import CELL, CRASH, ERROR, FAIL, SHRUNK, TIMEOUT, XFAIL, XPASS, Record
 
@@ -58,6 +58,11 @@ def problems(known: Expectations, root: Path = REPO) -> list[str]:
             out.append(f"{e.where}: case {case} is not in the repo")
         elif case and not (root / case).with_suffix(".npz").is_file():
             out.append(f"{e.where}: case {case} has no .npz beside it")
+        elif case and e.params is not None:  # the narrowing must hold for the finding's own evidence
+            own = record_params(Record(op=_joined(e.op), config="", backend="", verdict=e.verdicts[0],
+                                       case_path=str((root / case).with_suffix(".json"))))  # fmt: skip
+            if not e.params_hold(own):
+                out.append(f"{e.where}: params {e.params} do not hold for its own case {case}")
     return out
 
 
@@ -110,6 +115,7 @@ def rows(known: Expectations) -> list[dict[str, str]]:
             "soc": _joined(e.soc) or "any",
             "verdicts": "/".join(e.verdicts),
             "stage": _joined(e.stage) or "",
+            "params": ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in (e.params or {}).items()),
             "scope": e.scope,
             "reason": e.reason,
             "contradicts": e.info.get("contradicts", ""),
@@ -128,8 +134,8 @@ def _joined(patterns) -> str:
 def to_markdown(known: Expectations, run: RunCheck | None = None, issues: list[str] | None = None) -> str:
     table = rows(known)
     out = ["# Findings", "", f"{len(table)} finding(s) from {known.source}.", ""]
-    head = ["id", "op", "config", "tier", "soc", "verdicts", "stage", "what the backend does", "contradicts",
-            "replay"]  # fmt: skip
+    head = ["id", "op", "config", "tier", "soc", "verdicts", "stage", "params", "what the backend does",
+            "contradicts", "replay"]  # fmt: skip
     if run is not None:
         head[1:1] = ["run: XFAIL", "run: XPASS"]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -137,7 +143,7 @@ def to_markdown(known: Expectations, run: RunCheck | None = None, issues: list[s
         backend = row["backend"] if row["backend"] != "any" else "qnn-htp"
         replay = f"`python -m cases replay {row['case']} --backend {backend}`" if row["case"] else ""
         cells = [row["id"], row["op"], row["config"], row["tier"], row["soc"], row["verdicts"], row["stage"],
-                 row["reason"], row["contradicts"], replay]  # fmt: skip
+                 row["params"], row["reason"], row["contradicts"], replay]  # fmt: skip
         if run is not None:
             cells[1:1] = [str(run.xfail.get(row["id"], 0)), str(run.xpass.get(row["id"], 0))]
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,69 @@ def test_stage_with_cell_scope_is_refused_with_its_line() -> None:
 def test_an_unknown_scope_is_refused() -> None:
     with pytest.raises(ExpectationsError, match="'scope' must be cell or cases"):
         Expectations.from_text("- {op: A, scope: some, reason: r}", "f.yaml")
+
+
+PARAMS_ENTRY = "- {op: Resize, verdicts: [FAIL], params: {transformation_mode: 0, nearest_mode: [2, 3]}, reason: r}"
+
+
+def _saved_case(tmp_path: Path, params: dict, name: str = "case") -> str:
+    """A saved case's JSON as the suite writes it: only its params are read when a finding names some."""
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"op": "Resize", "params": {k: {"dtype": "UINT_32", "value": v}
+                                                          for k, v in params.items()}}))  # fmt: skip
+    return str(path)
+
+
+def _resize_fail(case_path: str | None) -> Record:
+    return Record(op="Resize", config="FLOAT_32", backend="qnn-htp", verdict="FAIL", tier="typical",
+                  case_path=case_path)  # fmt: skip
+
+
+def test_a_params_finding_covers_a_failure_whose_case_has_those_values(tmp_path: Path) -> None:
+    known = Expectations.from_text(PARAMS_ENTRY, "f.yaml")
+    hit = _resize_fail(_saved_case(tmp_path, {"transformation_mode": 0, "nearest_mode": 3}))
+    assert known.apply_record(hit).verdict == "XFAIL"
+
+
+def test_a_params_finding_leaves_a_failure_with_other_values_standing_out(tmp_path: Path) -> None:
+    known = Expectations.from_text(PARAMS_ENTRY, "f.yaml")
+    other = _resize_fail(_saved_case(tmp_path, {"transformation_mode": 0, "nearest_mode": 0}))
+    assert known.apply_record(other).verdict == "FAIL", "nearest_mode 0 is not among the finding's values"
+
+
+def test_a_parameter_the_case_leaves_out_counts_at_its_spec_default(tmp_path: Path) -> None:
+    import opdefs
+
+    default = opdefs.load("Resize").params["transformation_mode"]["default"]
+    known = Expectations.from_text(f"- {{op: Resize, verdicts: [FAIL], params: {{transformation_mode: {default}}}, "
+                                   "reason: r}", "f.yaml")  # fmt: skip
+    left_out = _resize_fail(_saved_case(tmp_path, {"nearest_mode": 2}))
+    assert known.apply_record(left_out).verdict == "XFAIL", f"transformation_mode left out is its default {default}"
+
+
+def test_a_failure_whose_case_cannot_be_read_does_not_show_a_params_symptom(tmp_path: Path) -> None:
+    known = Expectations.from_text(PARAMS_ENTRY, "f.yaml")
+    assert known.apply_record(_resize_fail(str(tmp_path / "gone.json"))).verdict == "FAIL"
+    assert known.apply_record(_resize_fail(None)).verdict == "FAIL"
+
+
+def test_params_with_cell_scope_is_refused_with_its_line() -> None:
+    with pytest.raises(ExpectationsError, match=r"^f\.yaml:1: .*scope is 'cases'"):
+        Expectations.from_text("- {op: A, params: {axis: 0}, scope: cell, reason: r}", "f.yaml")
+
+
+def test_params_that_are_not_plain_values_are_refused_with_their_line() -> None:
+    with pytest.raises(ExpectationsError, match=r"^f\.yaml:1: params: 'axis' must map to a number"):
+        Expectations.from_text("- {op: A, params: {axis: {x: 1}}, reason: r}", "f.yaml")
+
+
+def test_a_finding_whose_params_do_not_hold_for_its_own_case_is_a_problem(tmp_path: Path) -> None:
+    _saved_case(tmp_path, {"transformation_mode": 1}, "own")
+    (tmp_path / "own.npz").write_bytes(b"")
+    known = Expectations.from_text("- {id: x, op: Resize, verdicts: [FAIL], params: {transformation_mode: 0}, "
+                                   "contradicts: c, build: b, case: own.json, reason: r}", "f.yaml")  # fmt: skip
+    (line,) = findings.problems(known, tmp_path)
+    assert "do not hold for its own case" in line, line
 
 
 def test_a_finding_without_its_evidence_is_a_problem(tmp_path: Path) -> None:

@@ -272,7 +272,13 @@ def record_params(r: Record) -> dict[str, Any] | None:
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
         given = {name: p.get("value") for name, p in (saved.get("params") or {}).items()}
-    except (OSError, ValueError, AttributeError):
+        tensors = [name for name, v in given.items() if v == f"param:{name}"]  # a vector parameter: in the npz
+        if tensors:
+            import numpy as np
+
+            with np.load(path.with_suffix(".npz"), allow_pickle=False) as z:
+                given.update({name: z[f"param:{name}"].tolist() for name in tensors})
+    except (OSError, ValueError, AttributeError, KeyError):
         return None
     try:
         import opdefs
@@ -285,7 +291,7 @@ def record_params(r: Record) -> dict[str, Any] | None:
 
 
 def _same_value(value: Any, allowed: tuple[Any, ...]) -> bool:
-    return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed)
+    return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed)  # True is not 1
 
 
 def record_soc(r: Record) -> str:
@@ -398,9 +404,11 @@ def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
 
 
 def _params(value: Any, where: str) -> dict[str, tuple[Any, ...]]:
-    """``{name: value or [values]}``, plain scalars only: they are compared with the case's values."""
+    """``{name: value or [values]}``: each value a scalar, or a list of scalars for a vector parameter
+    (``output_padding: [[0, 1], [1, 0]]`` is two alternatives); compared with the case's values."""
     def scalar(v: Any) -> bool:
-        return isinstance(v, str | int | float | bool)
+        return isinstance(v, str | int | float | bool) or (isinstance(v, list) and bool(v) and all(
+            isinstance(x, str | int | float | bool) for x in v))
 
     if not isinstance(value, dict) or not value:
         raise ExpectationsError(f"{where}: 'params' must be a mapping of parameter names to a value or a list of them")
@@ -409,7 +417,7 @@ def _params(value: Any, where: str) -> dict[str, tuple[Any, ...]]:
         values = v if isinstance(v, list) else [v]
         if not isinstance(name, str) or not values or not all(scalar(x) for x in values):
             raise ExpectationsError(f"{where}: params: {name!r} must map to a number, a boolean or text, "
-                                    "or a list of them")
+                                    "a list of them, or a list of such lists for a vector parameter")
         out[name] = tuple(values)
     return out
 

@@ -145,6 +145,24 @@ def test_a_parameter_the_case_leaves_out_counts_at_its_spec_default(tmp_path: Pa
     assert known.apply_record(left_out).verdict == "XFAIL", f"transformation_mode left out is its default {default}"
 
 
+def test_a_vector_parameter_is_read_from_the_saved_cases_arrays(tmp_path: Path) -> None:
+    import numpy as np
+
+    from cases.case import Case, Param
+
+    known = Expectations.from_text("- {op: TransposeConv2d, verdicts: [FAIL], "
+                                   "params: {output_padding: [[0, 1], [1, 1]]}, reason: r}", "f.yaml")  # fmt: skip
+
+    def failing(padding: list[int]) -> Record:
+        case = Case("TransposeConv2d", [], {"output_padding": Param("output_padding", "UINT_32",
+                                                                    np.array(padding, np.uint32))}, [])  # fmt: skip
+        path = case.save(tmp_path / f"tc-{padding[0]}{padding[1]}.json")
+        return Record(op="TransposeConv2d", config="FLOAT_32", backend="qnn-htp", verdict="FAIL", case_path=str(path))
+
+    assert known.apply_record(failing([0, 1])).verdict == "XFAIL"
+    assert known.apply_record(failing([0, 0])).verdict == "FAIL", "[0, 0] is not among the finding's values"
+
+
 def test_a_failure_whose_case_cannot_be_read_does_not_show_a_params_symptom(tmp_path: Path) -> None:
     known = Expectations.from_text(PARAMS_ENTRY, "f.yaml")
     assert known.apply_record(_resize_fail(str(tmp_path / "gone.json"))).verdict == "FAIL"

@@ -46,7 +46,7 @@ A record whose saved case cannot be read does not show a ``params`` symptom: it 
 from __future__ import annotations
 
 import fnmatch
-import json
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -232,7 +232,7 @@ class Expectations:
             raw = r.verdict
         entry = self.match(r.op, r.config, r.backend, NEGATIVE if r.kind == NEGATIVE else POSITIVE,
                            tier=r.tier or "typical", soc=record_soc(r), verdict=raw, stage=record_stage(r),
-                           message=r.message, params=lambda: record_params(r))  # fmt: skip
+                           message=r.message, params=functools.cache(lambda: record_params(r)))  # fmt: skip
         verdict, reason = apply(raw, entry)
         if entry is not None and entry.id and verdict in (XFAIL, XPASS):
             reason = f"[{entry.id}] {reason}"
@@ -262,28 +262,31 @@ def record_stage(r: Record) -> str | None:
 
 
 def record_params(r: Record) -> dict[str, Any] | None:
-    """The parameter values of the record's case, from its saved case (every non-PASS has one), with the
-    spec's default for each parameter the case leaves out; None when the case cannot be read."""
+    """The parameter values of the record's case (every non-PASS has a saved one; its path is from the
+    repo root or the working directory), as ``case_params`` gives them."""
     if not r.case_path:
         return None
     path = Path(r.case_path)
     if not path.is_absolute() and not path.is_file():
         path = _REPO / path
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        given = {name: p.get("value") for name, p in (saved.get("params") or {}).items()}
-        tensors = [name for name, v in given.items() if v == f"param:{name}"]  # a vector parameter: in the npz
-        if tensors:
-            import numpy as np
+    return case_params(path, r.op)
 
-            with np.load(path.with_suffix(".npz"), allow_pickle=False) as z:
-                given.update({name: z[f"param:{name}"].tolist() for name in tensors})
-    except (OSError, ValueError, AttributeError, KeyError):
+
+def case_params(path: Path, op: str) -> dict[str, Any] | None:
+    """A saved case's parameter values as plain Python (vectors as lists), with the spec's default for
+    each parameter the case leaves out; None when the case cannot be read. ``Case.load`` reads it: the
+    saved form has one reader."""
+    from cases.case import Case
+
+    try:
+        given = {name: p.value.tolist() if hasattr(p.value, "tolist") else p.value
+                 for name, p in Case.load(path).params.items()}  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError):
         return None
     try:
         import opdefs
 
-        spec = opdefs.load(r.op)
+        spec = opdefs.load(op)
     except (KeyError, ValueError):
         return given
     defaults = {name: p["default"] for name, p in spec.params.items() if "default" in p}

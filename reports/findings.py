@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports.expectations import Entry, Expectations, record_params
+from reports.expectations import Entry, Expectations, case_params
 from reports.matrix import config_sort_key, op_sort_key
 from reports.record import CELL, CRASH, ERROR, FAIL, SHRUNK, TIMEOUT, XFAIL, XPASS, Record
 
@@ -59,9 +59,7 @@ def problems(known: Expectations, root: Path = REPO) -> list[str]:
         elif case and not (root / case).with_suffix(".npz").is_file():
             out.append(f"{e.where}: case {case} has no .npz beside it")
         elif case and e.params is not None:  # the narrowing must hold for the finding's own evidence
-            own = record_params(Record(op=_joined(e.op), config="", backend="", verdict=e.verdicts[0],
-                                       case_path=str((root / case).with_suffix(".json"))))  # fmt: skip
-            if not e.params_hold(own):
+            if not e.params_hold(case_params(root / case, _joined(e.op))):
                 out.append(f"{e.where}: params {e.params} do not hold for its own case {case}")
     return out
 

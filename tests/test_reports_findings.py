@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -111,11 +110,11 @@ PARAMS_ENTRY = "- {op: Resize, verdicts: [FAIL], params: {transformation_mode: 0
 
 
 def _saved_case(tmp_path: Path, params: dict, name: str = "case") -> str:
-    """A saved case's JSON as the suite writes it: only its params are read when a finding names some."""
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps({"op": "Resize", "params": {k: {"dtype": "UINT_32", "value": v}
-                                                          for k, v in params.items()}}))  # fmt: skip
-    return str(path)
+    """A Resize case saved as the suite saves it: only its params are read when a finding names some."""
+    from cases.case import Case, Param
+
+    case = Case("Resize", [], {k: Param(k, "UINT_32", v) for k, v in params.items()}, [])
+    return str(case.save(tmp_path / f"{name}.json"))
 
 
 def _resize_fail(case_path: str | None) -> Record:
@@ -181,7 +180,6 @@ def test_params_that_are_not_plain_values_are_refused_with_their_line() -> None:
 
 def test_a_finding_whose_params_do_not_hold_for_its_own_case_is_a_problem(tmp_path: Path) -> None:
     _saved_case(tmp_path, {"transformation_mode": 1}, "own")
-    (tmp_path / "own.npz").write_bytes(b"")
     known = Expectations.from_text("- {id: x, op: Resize, verdicts: [FAIL], params: {transformation_mode: 0}, "
                                    "contradicts: c, build: b, case: own.json, reason: r}", "f.yaml")  # fmt: skip
     (line,) = findings.problems(known, tmp_path)

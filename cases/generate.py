@@ -552,16 +552,15 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             # Lrn's 'implies(region == WITHIN_CHANNEL, N == 4)'): its value is chosen where they hold
             # (not those naming a parameter still to be drawn: its default only holds its place in the env)
             pending = {n for n in deferred if n not in settled}
+            so_far = Case(op.name, inputs, params, [])
             others = [c.check for c in before_outputs if c.owner != name and name in c.check.names()
-                      and not (c.check.names() & pending)
-                      and not check._owner_absent(op, Case(op.name, inputs, params, []), c.owner)]  # fmt: skip
+                      and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)]  # fmt: skip
             others += [c for c in steer if name in c.names() and not (c.names() & pending)]
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                 if _default_fits(op, name, inputs, params, env, others):
                     # left out: the default stands in, and it is valid here. A formula default (ChannelShuffle's
                     # axis = N - 1) is worked out for the parameters drawn after it, which the checks cannot do
-                    resolved = _formula_default(op, name, {**check.environment(op, Case(op.name, inputs, params, [])),
-                                                           **env})  # fmt: skip
+                    resolved = _formula_default(op, name, {**check.environment(op, so_far), **env})
                     if resolved is not None:
                         env[name] = resolved
                     return

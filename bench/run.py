@@ -144,6 +144,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     ok, why = adapter.available()
     if not ok:
         return {"available": False, "why": why}
+    first_call = _warm_up(adapter, name, cases)
     # "worker_start": starting the backend's worker process (the first start, and a restart after each crash) is
     # neither the backend's call nor harness around it; kept apart so a crash does not read as harness cost
     split = {"generate": [], "reference": [], "backend": [], "compare": [], "record": [], "worker_start": []}
@@ -198,6 +199,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         "verdicts": verdicts,
         "per_case": per_case,
         "cases_per_second_1_worker": round(n / (wall + totals["generate"]), 2),
+        "first_call_ms": round(1000 * first_call, 1),
         "seconds_per_case_ms": {k: round(1000 * statistics.mean(v), 3) for k, v in split.items() if v},
         "backend_median_ms": round(1000 * statistics.median(split["backend"]), 3) if n else 0.0,
         "harness_over_backend": round(harness / totals["backend"], 3) if totals["backend"] else None,
@@ -215,6 +217,21 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     }
 
 
+def _warm_up(adapter, name: str, cases: list) -> float:
+    """Run the set's first case once, untimed, and return its seconds. Why: a backend's first graph costs far
+    more than the next (measured: qnn-htp's first case 108 ms, then 6-13 ms; ort-qnn's first session 77 ms,
+    then 67 ms); a run pays that once per worker process, like starting it, while here it landed on the
+    first cell's op alone and read as that op's per-case cost (ElementWiseAdd batched 3.0 ms a case, 1.2
+    without it). Kept in the JSON as ``first_call_ms``, beside the worker's start."""
+    import suite
+
+    if not cases:
+        return 0.0
+    t0 = time.perf_counter()
+    suite.execute_many(cases[:1], adapter, name, batch=1)
+    return time.perf_counter() - t0
+
+
 def _worker_rss(adapter) -> int | None:
     worker = getattr(adapter, "_worker", None)
     return worker.rss_kb() if worker is not None and hasattr(worker, "rss_kb") and worker.alive else None
@@ -223,7 +240,7 @@ def _worker_rss(adapter) -> int | None:
 _POOL_ADAPTER: dict[str, Any] = {}  # the adapter of one pool process, kept across the cells it takes
 
 
-def _pool_init(name: str, batch: int) -> None:
+def _pool_init(name: str, batch: int, first: list) -> None:
     import adapters
     import opdefs
 
@@ -231,6 +248,7 @@ def _pool_init(name: str, batch: int) -> None:
     _quiet_backend_log()
     adapter = adapters.get(name)
     adapter.available()  # start the worker now: process start-up is not a case's cost
+    _warm_up(adapter, name, first)  # nor is the backend's first graph (``_warm_up``)
     _POOL_ADAPTER.update(adapter=adapter, name=name, batch=batch)
 
 
@@ -251,7 +269,7 @@ def two_workers(name: str, cases: list, generate_ms: dict[str, float], batch: in
     A fixed split (every other cell) gave one process every 20-case typical cell and the other every
     5-case edge cell, which capped two workers at 1.25 times one."""
     cells = _cells(cases)
-    with mp.get_context("spawn").Pool(2, initializer=_pool_init, initargs=(name, batch)) as pool:
+    with mp.get_context("spawn").Pool(2, initializer=_pool_init, initargs=(name, batch, cases[:1])) as pool:
         done = pool.map(_pool_cell, cells, chunksize=1)
     n = sum(k for k, _, _ in done)
     wall = max(end for _, _, end in done) - min(start for _, start, _ in done)
@@ -446,6 +464,9 @@ def _print_table(doc: dict[str, Any]) -> None:
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
                                   "start ms", "harness/backend", "RSS kB/1000", "speed-up",
                                   "verdicts differ"]))  # fmt: skip
+    warm = [f"{name} {r['first_call_ms']:.0f} ms" for name, r in doc["backends"].items() if r.get("first_call_ms")]
+    if warm:
+        print("first case on a fresh worker (untimed warm-up, as its start): " + ", ".join(warm))
     for name, r in doc["backends"].items():
         by_op = (r.get("batched") or {}).get("speedup_by_op")
         if by_op:

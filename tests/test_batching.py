@@ -73,10 +73,11 @@ def _summary(outcome: Outcome) -> tuple:
     return outcome.status, outcome.details.get("stage"), digest
 
 
-def _assert_same(cases: list[Case], alone: list[Outcome], together: list[Outcome]) -> None:
-    differ = [f"case {k} ({c.op}): alone {_summary(a)}, batched {_summary(b)}"
+def _assert_same(cases: list[Case], alone: list[Outcome], together: list[Outcome],
+                 names: tuple[str, str] = ("alone", "batched")) -> None:  # fmt: skip
+    differ = [f"case {k} ({c.op}): {names[0]} {_summary(a)}, {names[1]} {_summary(b)}"
               for k, (c, a, b) in enumerate(zip(cases, alone, together, strict=True)) if _summary(a) != _summary(b)]
-    assert not differ, "batched outcomes differ from one-case-per-graph ones:\n" + "\n".join(differ)
+    assert not differ, f"{names[1]} outcomes differ from {names[0]} ones:\n" + "\n".join(differ)
 
 
 # ---- the policy (no backend) ------------------------------------------------------------------------
@@ -403,6 +404,23 @@ def ort_qnn():
 
     with _usable(OrtQnnAdapter(timeout=60, batch_size=8, debug_hooks=True)) as ad:
         yield ad
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])
+def test_ort_qnn_warm_session_changes_no_outcome(mark):
+    """The ort-qnn worker holds one small session open (``keep_warm``) so the simulator is not started
+    again for every session. Each case's session is still its own; this checks that nothing else
+    changed: the mixed cases and every committed finding's case (refused, erroring, crashing and wrong
+    ones, many ops and datatypes) give the same status, stage and output digest with a cold worker."""
+    pytest.importorskip("onnxruntime_qnn")
+    from adapters.ort_qnn import OrtQnnAdapter
+
+    cases = [*_ort_mix(), _erroring(), *(Case.load(p) for p in sorted(FINDING_CASES.glob("*/*.json")))]
+    outcomes = {}
+    for warm in (False, True):
+        with _usable(OrtQnnAdapter(timeout=60, keep_warm=warm)) as ad:
+            outcomes[warm] = [ad.run(c) for c in cases]
+    _assert_same(cases, outcomes[False], outcomes[True], ("cold worker", "warm worker"))
 
 
 @pytest.mark.parametrize("mark", [pytest.param(None, marks=needs_simulator)])

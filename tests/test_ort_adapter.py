@@ -345,6 +345,16 @@ def test_registry_and_options():
         adapters.get("onnxruntime", {"bogus": 1})
 
 
+@pytest.mark.parametrize(("given", "expected"), [(None, True), ("0", False), ("false", False), ("off", False),
+                                                  ("1", True), ("yes", True), (False, False)])
+def test_ort_qnn_keep_warm_option_reads_yes_and_no(given, expected):
+    from adapters import ort_qnn
+
+    opts = {"library": str(Path(__file__))} | ({} if given is None else {"keep_warm": given})
+    ad = ort_qnn.make(opts)  # any existing file as the library: the worker is not started
+    assert ad.keep_warm is expected, f"keep_warm={given!r} read as {ad.keep_warm}"
+
+
 # ---- QNN EP on HTP ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qnn():

@@ -235,11 +235,13 @@ class OrtQnnAdapter(WorkerAdapter):
         """Up to ``batch_size`` cases in one model and session; None where a case must run alone."""
         if self._worker is None or (self.debug_hooks and any(c.op in DEBUG_OPS for c in cases)):
             return [None] * len(cases)
-        return [o if o is None else _with_digest(o) for o in run_merged(cases, self._session)]
+        merged = functools.partial(self._session, timeout=self._worker.batch_timeout)  # a hang settles no verdict
+        return [o if o is None else _with_digest(o) for o in run_merged(cases, merged)]
 
-    def _session(self, lowered: Lowered) -> Outcome:
+    def _session(self, lowered: Lowered, timeout: float | None = None) -> Outcome:
         """One session for ``lowered`` in the worker: its raw outcome (outputs as ORT gave them), with the
-        EP's own words for a refusal and the stage in the QNN adapter's terms."""
+        EP's own words for a refusal and the stage in the QNN adapter's terms. ``timeout``: the worker's
+        wait when not one case's (a merged model's: ``Worker.batch_timeout``)."""
         opts = provider_options(self.library, self.precision, self.soc, self.arch)
         if self.recycle_every and self._sessions and self._sessions % self.recycle_every == 0:
             self._worker.close()  # a fresh worker starts just below (see ``recycle_every``)
@@ -249,7 +251,7 @@ class OrtQnnAdapter(WorkerAdapter):
         except WorkerError as e:
             return Outcome(ERROR, message=str(e), details={"stage": "worker-start"})
         self._worker.clear_log()
-        outcome = self._worker.run((lowered, opts))
+        outcome = self._worker.run((lowered, opts), timeout)
         if outcome.status == REJECTED and _FINALIZE in outcome.message:
             # the EP took every node and QNN then failed to build the graph: accepted, then failed
             outcome.status = ERROR

@@ -51,8 +51,8 @@ backend_log = logging.getLogger("adapters.qnn.backend")
 # them with a second job competing): the slowest case alone took 0.20 s (qnn-htp) and 0.53 s (ort-qnn), the
 # slowest batch 1.24 s (a 20-node qnn-htp graph) and 0.73 s (a 19-case ort-qnn session). The hangs it
 # catches are runaways, not slow work: a 1x1 per-axis FullyConnected keeps the simulator at 100% CPU with
-# its RSS growing ~90 MB/s (6 GB after 68 s). Each hang costs this wait twice (its batch, then itself
-# alone): at 20 s the eight hangs of a main job cost it minutes.
+# its RSS growing ~90 MB/s (6 GB after 68 s). Each hang costs a batch's wait (half of this: ``batch_timeout``)
+# and then this one, alone: at 20 s the eight hangs of a main job cost it minutes.
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_START_TIMEOUT = 120.0
 PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: the child imports from it
@@ -281,9 +281,18 @@ class Worker:
             self._discard()
             raise WorkerError("WorkerTimeout", f"no answer in {self.timeout} s") from None
 
-    def run(self, payload: Any) -> Outcome:
+    @property
+    def batch_timeout(self) -> float:
+        """How long a request holding many cases may take: half a case's timeout. A batch that hangs settles
+        no verdict (its cases run again alone, each with the full timeout), so waiting less costs at most a
+        re-run, while each hang of a main job (eight in 2 routes, all runaways) cost the full wait twice:
+        its batch's, then its own. The slowest batch seen took 1.24 s (a 20-node qnn-htp graph)."""
+        return self.timeout / 2
+
+    def run(self, payload: Any, timeout: float | None = None) -> Outcome:
         """Run one case (whatever the child's "run" handler takes); a dead or hung worker becomes this
-        case's CRASH/TIMEOUT outcome."""
+        case's CRASH/TIMEOUT outcome. ``timeout``: this request's wait, when not a case's (a merged
+        session of many cases, ``batch_timeout``)."""
         started = time.perf_counter()
         try:
             self.start()
@@ -294,9 +303,9 @@ class Worker:
         age = self._take(1)
         t0 = time.perf_counter()
         try:
-            result = self._request(("run", payload), self.timeout)
+            result = self._request(("run", payload), self.timeout if timeout is None else timeout)
         except (_Died, _TimedOut) as e:
-            return _aged(self._lost(e, pid, since, time.perf_counter() - t0), age)
+            return _aged(self._lost(e, pid, since, time.perf_counter() - t0, timeout), age)
         except WorkerError as e:  # a Python exception inside the worker: a bug of ours, not the backend
             return _aged(Outcome(ERROR, message=f"adapter error in worker: {e}",
                                  details={"stage": "adapter", "traceback": e.remote_traceback}), age)
@@ -383,11 +392,11 @@ class Worker:
         age = self._take(len(payloads))
         t0 = time.perf_counter()
         try:
-            # the one-case timeout for the whole batch: a batch of small cases takes well under a second, and a
-            # hang costs this wait once before its cases run alone (where the hanging one waits again)
-            results = self._request(("run_batch", list(payloads)), self.timeout)
+            # half the one-case timeout for the whole batch (``batch_timeout``): a batch of small cases takes well
+            # under a second, and a hang costs this wait once before its cases run alone (the hanging one waits again)
+            results = self._request(("run_batch", list(payloads)), self.batch_timeout)
         except (_Died, _TimedOut) as e:
-            lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0)
+            lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0, self.batch_timeout)
             if isinstance(e, _TimedOut):
                 log.info("%s: a batch of %d cases timed out; they run one by one", self.log_prefix, len(payloads))
                 raise GroupHung(lost.message) from None
@@ -405,12 +414,13 @@ class Worker:
             return [None] * len(payloads)
         return [None if r is None else _aged(Outcome(**r), age + k) for k, r in enumerate(results)]
 
-    def _lost(self, e: Exception, pid: int, since: int, seconds: float) -> Outcome:
+    def _lost(self, e: Exception, pid: int, since: int, seconds: float, timeout: float | None = None) -> Outcome:
         """The CRASH or TIMEOUT outcome of a request the worker never answered; the worker is gone after."""
         if isinstance(e, _TimedOut):
             stage = self.last_stage(since) or "worker"
             self._discard()
-            return Outcome(TIMEOUT, message=f"case exceeded {self.timeout:g} s; {self.log_prefix} {pid} killed",
+            waited = self.timeout if timeout is None else timeout
+            return Outcome(TIMEOUT, message=f"case exceeded {waited:g} s; {self.log_prefix} {pid} killed",
                            seconds=seconds, details={"stage": stage, "pid": pid})
         what = self._death_text()
         code = self.proc.returncode

@@ -383,6 +383,18 @@ def test_piped_cases_get_the_outcomes_they_get_one_at_a_time(qnn):
                                      enumerate(zip(alone, piped, strict=True)) if a != p)
 
 
+def test_a_hung_batch_waits_half_a_case_timeout_and_its_hang_gets_the_full_one_alone():
+    ad = QnnAdapter(debug_hooks=True, timeout=4, batch_size=8)
+    try:
+        assert ad._worker.batch_timeout == 2, "a batch waits half a case's timeout: its hang settles no verdict"
+        outs = ad.run_many([_add_case(), Case("__debug_hang__", [], {}, []), _add_case()])
+        assert [o.status for o in outs] == ["ok", "timeout", "ok"], [(o.status, o.message) for o in outs]
+        assert "exceeded 4 s" in outs[1].message, f"the hang's own verdict waited a case's timeout: {outs[1].message}"
+        assert {o.details["batch"]["alone"] for o in outs} == {"the batch timed out"}
+    finally:
+        ad.close()
+
+
 def test_a_hang_among_piped_cases_costs_that_case_only():
     ad = QnnAdapter(debug_hooks=True, timeout=2)
     try:

@@ -48,14 +48,20 @@ _BOOL = st.booleans()
 
 
 def _pick(values: Sequence[Any]) -> st.SearchStrategy[Any]:
+    key = tuple(values)
     try:
-        return _picks(tuple(values))
+        hash(key)
     except TypeError:  # unhashable choices (lists): built afresh
         return st.sampled_from(values)
+    return _picks(key, repr(key))
 
 
-@functools.lru_cache(maxsize=4096, typed=True)
-def _picks(values: tuple) -> st.SearchStrategy[Any]:
+@functools.lru_cache(maxsize=4096)
+def _picks(values: tuple, spelling: str) -> st.SearchStrategy[Any]:
+    """``spelling``, the values' repr, is part of the key: ``(False,) == (0,)`` with equal hashes (and
+    ``(1.0,) == (1,)``), so a cache keyed on the values alone handed a boolean parameter the ``sampled_from((0,))``
+    another op had asked for first, and the cases of a cell depended on which cells the process drew before
+    (Conv2d's after Concat's; ``tests/test_cases_generation.py``)."""
     return st.sampled_from(values)
 
 
@@ -73,9 +79,14 @@ def _bool_list(n: int) -> st.SearchStrategy[tuple[bool, ...]]:
     return st.tuples(*[_BOOL] * n)
 
 
-@functools.lru_cache(maxsize=4096, typed=True)
 def _pick_list(values: tuple, n: int) -> st.SearchStrategy[tuple[Any, ...]]:
-    return st.tuples(*[_picks(values)] * n)
+    return _pick_lists(values, repr(values), n)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pick_lists(values: tuple, spelling: str, n: int) -> st.SearchStrategy[tuple[Any, ...]]:
+    """Keyed on the values' repr too, as ``_picks``."""
+    return st.tuples(*[_picks(values, spelling)] * n)
 
 
 @functools.lru_cache(maxsize=4096)

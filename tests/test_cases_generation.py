@@ -116,6 +116,28 @@ def test_the_same_seed_gives_the_same_cases_whatever_the_process_imported_before
     assert changed == 0, f"{changed} of {len(before)} cases changed after importing a module of literals"
 
 
+def test_a_pick_keeps_the_types_of_its_values_whatever_was_picked_before():
+    """(False,) == (0,) and (1.0,) == (1,), with equal hashes: a strategy cache keyed on the values alone
+    handed one the other's strategy."""
+    for first, second in (([0], [False]), ([1], [1.0]), ([(0, 1)], [(False, True)])):
+        a, b = generate._pick(first), generate._pick(second)  # one value: hypothesis gives just(value)
+        assert repr(b) == f"just({second[0]!r})", f"asked for {second!r} after {first!r}, got {b!r}"
+        assert repr(a) == f"just({first[0]!r})", f"asked for {first!r}, got {a!r}"
+
+
+def test_a_cells_cases_do_not_depend_on_the_cells_drawn_before():
+    """The same seed draws the same cases whichever cells the process drew first (an xdist worker's share, a
+    ``--op`` selection, ``--resume``): Conv2d's drew other cases after Concat's, through the cache above."""
+    for cached in (generate._ints, generate._picks, generate._pick_lists, generate._int_list, generate._bool_list,
+                   generate._permutation_picks, generate._default_or):  # fmt: skip
+        cached.cache_clear()  # as a fresh process has them
+    fresh = [c.case_id() for c in _draw("Conv2d", 20, "FLOAT_32", seed=0, tier="typical")]
+    _draw("Concat", 20, "FLOAT_32", seed=0, tier="typical")
+    after = [c.case_id() for c in _draw("Conv2d", 20, "FLOAT_32", seed=0, tier="typical")]
+    changed = sum(a != b for a, b in zip(fresh, after, strict=True))
+    assert changed == 0 and len(fresh) == len(after), f"{changed} of {len(fresh)} Conv2d cases changed after Concat's"
+
+
 @pytest.mark.parametrize("tier", generate.TIERS)
 def test_every_op_with_a_configuration_generates(tier):
     failing = []

@@ -106,9 +106,11 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
 
     A case the batch cannot speak for (None from ``run_group``: the graph or session failed as a whole,
     or the worker died with it) runs again alone through ``run_one``, so every failure belongs to
-    exactly one case. With ``bisect``, a batch that failed as a whole is split in halves first and
-    each half tried again: where one case spoils a batch of many, its neighbours still share a
-    session. With ``probe``, the first batch of the call that fails as a whole naming no case, or the
+    exactly one case. Where the worker died validating one case alone (its outcome says
+    ``details["batch"]["died_validating"]``), that CRASH is the case's own and the others, which never
+    ran, are batched again without it. With ``bisect``, a batch that failed as a whole is split in
+    halves first and each half tried again: where one case spoils a batch of many, its neighbours still
+    share a session. With ``probe``, the first batch of the call that fails as a whole naming no case, or the
     second refused batch that names some, runs one case alone before anything is split or batched
     again (its first case, or the first one the refusal does not name): where that case does not run
     either, the backend refuses this kind of case (an ONNX Runtime route refusing the op for every case
@@ -175,6 +177,13 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
                 result.update(zip(rest, settle([chunk[k] for k in rest], size, depth) if rest else [], strict=True))
                 result.update({k: alone(chunk[k], size, "named by the refused batch") for k in named})
                 return [result[k] for k in range(len(chunk))]
+        died = [k for k, o in enumerate(got) if o is not None and "died_validating" in (o.details.get("batch") or {})]
+        if not hung and len(died) == 1 and len(chunk) > 2 and sum(o is not None for o in got) == 1:
+            # the worker died checking case k's op config alone, before any graph existed: that CRASH is case
+            # k's, and the others never ran, so they are tried together again (one crash fewer each time)
+            k = died[0]
+            rest = settle([c for j, c in enumerate(chunk) if j != k], size, depth)
+            return [*rest[:k], got[k], *rest[k:]]
         if hung or not all(o is None for o in got):
             why = "the batch timed out" if hung else "the batch failed as a whole"
             return [o if o is not None else alone(c, size, why) for c, o in zip(chunk, got, strict=True)]

@@ -103,6 +103,30 @@ def test_a_case_the_batch_cannot_speak_for_runs_alone():
     assert out[2].details["batch"]["alone"], "a case re-run alone says why"
 
 
+def test_cases_a_batch_never_ran_because_validation_crashed_are_batched_again():
+    """A worker that dies validating case k (alone, before any graph) settles case k only: CRASH. The rest
+    never ran; they go into a batch again, not one by one."""
+    crashing = {1, 3}
+    calls: list[tuple[str, list[int]]] = []
+
+    def one(case: int) -> Outcome:
+        calls.append(("alone", [case]))
+        return Outcome(CRASH if case in crashing else OK)
+
+    def group(chunk: list[int]) -> list[Outcome | None]:
+        calls.append(("group", list(chunk)))
+        first = next((k for k, c in enumerate(chunk) if c in crashing), None)
+        if first is None:
+            return [Outcome(OK) for _ in chunk]
+        got: list[Outcome | None] = [None] * len(chunk)
+        got[first] = Outcome(CRASH, details={"batch": {"size": len(chunk), "died_validating": first}})
+        return got
+
+    out = run_batched([0, 1, 2, 3, 4], one, group, batch_size=8)
+    assert [o.status for o in out] == [OK, CRASH, OK, CRASH, OK], [o.status for o in out]
+    assert calls == [("group", [0, 1, 2, 3, 4]), ("group", [0, 2, 3, 4]), ("group", [0, 2, 4])], calls
+
+
 def test_batches_hold_at_most_batch_size_cases():
     one, group, calls = _fake({})
     run_batched(list(range(5)), one, group, batch_size=2)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 import yaml
 
@@ -410,6 +409,8 @@ def _default_expr(source: str) -> expr.Expr:
 
 
 def _validate_schema(data: Any, lines: dict[tuple, int], path: Path) -> list[Problem]:
+    import jsonschema  # here, not at the top: a process that reads specs from the cache never needs it (35 ms)
+
     problems = []
     validator = jsonschema.Draft202012Validator(schema())
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):

@@ -340,6 +340,50 @@ def _print_refusals(ref: dict[str, Any]) -> None:
           f"{ref['generate_ms_per_case']} ms per case")  # fmt: skip
 
 
+def against(rev: str, backends: list[str], results: dict[str, Any]) -> dict[str, Any]:
+    """Run revision ``rev``'s own ``python -m bench`` (its code, its fixed case set, no generation pass) on
+    ``backends`` on this machine now, and set this tree's cases per second beside it: the issue's "N times
+    today's" is a claim about two runs of one machine, which figures carried over from another day are not
+    (session 8 carried a 5.5x that measured 3.4-4.0x side by side). ``rev``'s tree is exported to a
+    temporary folder and imported from there ahead of this checkout."""
+    import os
+    import tarfile
+    import tempfile
+
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"--against {rev}: not a revision of this checkout ({e})", file=sys.stderr)
+        return {"rev": rev, "error": "not a revision of this checkout"}
+    with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
+        archive = subprocess.run(["git", "archive", "--format=tar", sha], cwd=REPO, check=True,
+                                 capture_output=True).stdout  # fmt: skip
+        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")  # noqa: S202 - our own commit
+        out = Path(tmp) / "against.json"
+        env = {**os.environ, "PYTHONPATH": tmp + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        done = subprocess.run([sys.executable, "-m", "bench", "--backends", ",".join(backends), "--skip-refusals",
+                               "-o", str(out)], cwd=tmp, env=env, capture_output=True, text=True)  # fmt: skip
+        if done.returncode != 0 or not out.is_file():
+            why = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+            print(f"--against {rev}: its benchmark failed: {why}", file=sys.stderr)
+            return {"rev": rev, "commit": sha, "error": why}
+        old = json.loads(out.read_text()).get("backends", {})
+    per: dict[str, Any] = {}
+    for name in backends:
+        o, r = old.get(name) or {}, results.get(name) or {}
+        base = o.get("cases_per_second_2_workers") if o.get("available") else None
+        if not base:
+            continue
+        now = r.get("cases_per_second_2_workers")
+        best = max(now or 0.0, (r.get("batched") or {}).get("cases_per_second_2_workers") or 0.0)
+        per[name] = {"then_cases_per_second_2_workers": base, "now_one_per_call": now, "now_best": best,
+                     "speedup_one_per_call": round(now / base, 2) if now else None,
+                     "speedup": round(best / base, 2)}  # fmt: skip
+    return {"rev": rev, "commit": sha, "backends": per}
+
+
 def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
     """Seconds for ``python -m suite --examples per_cell`` from the measured per-case costs (two workers)."""
     import opdefs
@@ -371,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--op", default=None, help="regex: limit the generation pass to these ops")
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed of the generation pass")
     ap.add_argument("--main-job", action="store_true", help="run `python -m suite --examples 20` for real and time it")
+    ap.add_argument("--against", default=None, metavar="REV",
+                    help="also run the benchmark of git revision REV (its own code and case set) on the same "
+                         "backends, here and now, and give each backend's speed-up over it")
     ap.add_argument("-o", "--output", default=None, help="JSON file (default bench/out/bench.json)")
     args = ap.parse_args(argv)
     if args.generation_only:
@@ -429,6 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         print("generation pass over every op ...", flush=True)
         doc["refusals"] = refusal_scan(args.refusal_examples, args.seed, args.op)
     doc["main_job"] = main_job_estimate(results, 20)
+    if args.against:
+        print(f"{args.against}'s own benchmark on the same backends, same machine ...", flush=True)
+        doc["against"] = against(args.against, [n for n, r in results.items() if r.get("available")], results)
     if args.main_job:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "suite", "--examples", "20", "--runs", "runs/bench-main",
@@ -475,6 +525,11 @@ def _print_table(doc: dict[str, Any]) -> None:
                   + f"  (* small ops: x{r['batched']['speedup_small_ops']} on average; cells read from the "
                   + "drawn-cell cache, as the main job's later backends: "
                   + f"x{r['batched'].get('speedup_small_ops_cached')})")  # fmt: skip
+    for name, x in ((doc.get("against") or {}).get("backends") or {}).items():
+        rev = f"{doc['against']['rev']} ({doc['against']['commit'][:10]})"
+        print(f"{name} against {rev}, its own benchmark run just now:"
+              f" {x['then_cases_per_second_2_workers']} cases/s then, {x['now_one_per_call']} now one per call"
+              f" (x{x['speedup_one_per_call']}), {x['now_best']} batched (x{x['speedup']}), 2 workers each")
     if doc.get("refusals"):
         _print_refusals(doc["refusals"])
 
@@ -500,6 +555,12 @@ def _headline(doc: dict[str, Any]) -> str:
     return (f"qnn-htp: {cps('qnn-htp')} cases/s{batched('qnn-htp')}, harness/backend = "
             f"{htp.get('harness_over_backend', 'n/a')} ({htp.get('harness_over_backend_cached', 'n/a')} with cells "
             f"cached); ort-qnn: {cps('ort-qnn')} cases/s{batched('ort-qnn')}; "
-            f"main job 20/cell: {t:.0f} s{kind}")  # fmt: skip
+            f"main job 20/cell: {t:.0f} s{kind}" + _against_headline(doc))  # fmt: skip
+
+
+def _against_headline(doc: dict[str, Any]) -> str:
+    a = doc.get("against") or {}
+    parts = [f"{name} x{x['speedup']}" for name, x in (a.get("backends") or {}).items()]
+    return f"; against {a['rev']}: {', '.join(parts)}" if parts else ""
 
 

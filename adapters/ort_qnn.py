@@ -279,8 +279,16 @@ def _with_digest(outcome: Outcome) -> Outcome:
 
 
 def _flag(value: Any) -> bool:
-    """A yes/no option from a command line or config file: "0", "false", "no", "off" are no."""
-    return value if isinstance(value, bool) else str(value).strip().lower() not in ("0", "false", "no", "off", "")
+    """A yes/no option from a command line or config file; anything else is an error, so a typo does not
+    silently turn it on."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"keep_warm takes yes or no (1/0, true/false, on/off), not {value!r}")
 
 
 def make(options: dict[str, Any] | None = None) -> OrtQnnAdapter:

@@ -355,6 +355,13 @@ def test_ort_qnn_keep_warm_option_reads_yes_and_no(given, expected):
     assert ad.keep_warm is expected, f"keep_warm={given!r} read as {ad.keep_warm}"
 
 
+def test_ort_qnn_keep_warm_option_refuses_what_is_neither_yes_nor_no():
+    from adapters import ort_qnn
+
+    with pytest.raises(ValueError, match="keep_warm"):
+        ort_qnn.make({"library": str(Path(__file__)), "keep_warm": "flase"})
+
+
 # ---- QNN EP on HTP ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qnn():

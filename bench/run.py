@@ -346,6 +346,7 @@ def against(rev: str, backends: list[str], results: dict[str, Any]) -> dict[str,
     today's" is a claim about two runs of one machine, which figures carried over from another day are not
     (session 8 carried a 5.5x that measured 3.4-4.0x side by side). ``rev``'s tree is exported to a
     temporary folder and imported from there ahead of this checkout."""
+    import io
     import os
     import tarfile
     import tempfile
@@ -359,8 +360,8 @@ def against(rev: str, backends: list[str], results: dict[str, Any]) -> dict[str,
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
         archive = subprocess.run(["git", "archive", "--format=tar", sha], cwd=REPO, check=True,
                                  capture_output=True).stdout  # fmt: skip
-        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")  # noqa: S202 - our own commit
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
         out = Path(tmp) / "against.json"
         env = {**os.environ, "PYTHONPATH": tmp + os.pathsep + os.environ.get("PYTHONPATH", "")}
         done = subprocess.run([sys.executable, "-m", "bench", "--backends", ",".join(backends), "--skip-refusals",

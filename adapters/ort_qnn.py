@@ -191,8 +191,11 @@ class OrtQnnAdapter(WorkerAdapter):
         self.library = self._find_library(library)
         self._worker: _OrtWorker | None = None
         if self.library is not None:
+            # the warm session is built as the worker starts, with the options every case's session gets: a
+            # failure there is the worker's, never the first case's
+            warm = provider_options(self.library, precision, soc, arch) if self.keep_warm else None
             config = {"library": self.library, "optimization": optimization, "debug_hooks": self.debug_hooks,
-                      "keep_warm": self.keep_warm}  # fmt: skip
+                      "keep_warm": self.keep_warm, "warm_options": warm}  # fmt: skip
             self._worker = _OrtWorker(config, timeout=timeout, start_timeout=start_timeout)
 
     def _find_library(self, library: str | os.PathLike | None) -> str | None:
@@ -369,10 +372,11 @@ def _keep_warm(state: dict[str, Any], opts: dict[str, str]) -> None:
     tears down its state and builds it again for the next (measured here: 57 ms to create a one-node
     session with none open, 6.5 ms with one held; 47 ms of the 57 were the first graph of a fresh backend).
     Each case's session is still its own backend, context and graph, built and freed as before; only the
-    simulator's process-wide start-up is not repeated. ``tests/test_ort_adapter.py`` runs the same cases
-    with and without it and finds the same outcomes and outputs. Options that differ (another SoC or
-    precision) get their own warm session; a warm session that cannot be built is left out (the cases only
-    cost more). Errors-only logging: its records never mix into a case's log."""
+    simulator's process-wide start-up is not repeated. ``tests/test_batching.py`` runs the same cases with
+    and without it and finds the same outcomes and outputs. Built as the worker starts (``hello``), so that
+    its failure is never a case's; a case with other options (another SoC or precision) gets a warm session
+    of its own; one that cannot be built is left out (the cases only cost more). Errors-only logging: its
+    records never mix into a case's log."""
     key = tuple(sorted(opts.items()))
     if not state["cfg"].get("keep_warm", True) or state.get("warm_key") == key:
         return
@@ -396,6 +400,8 @@ def _child(req_fd: int, rep_fd: int) -> int:
     def hello(cfg: dict[str, Any]) -> dict[str, Any]:
         state["cfg"] = cfg
         state["ort"], state["devices"], info = _hello(cfg)
+        if cfg.get("warm_options"):
+            _keep_warm(state, cfg["warm_options"])
         return info
 
     def run(payload: tuple[Lowered, dict[str, str]]) -> dict[str, Any]:

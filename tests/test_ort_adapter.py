@@ -355,6 +355,16 @@ def test_ort_qnn_keep_warm_option_reads_yes_and_no(given, expected):
     assert ad.keep_warm is expected, f"keep_warm={given!r} read as {ad.keep_warm}"
 
 
+def test_ort_qnn_restarts_its_worker_less_often_when_the_simulator_stays_warm():
+    """Cold, the worker grew about 540 kB a session (restart every 500); warm, about 3 kB (every 5000)."""
+    from adapters import ort_qnn
+
+    lib = {"library": str(Path(__file__))}
+    assert ort_qnn.make(lib).recycle_every == 5000
+    assert ort_qnn.make(lib | {"keep_warm": False}).recycle_every == 500
+    assert ort_qnn.make(lib | {"recycle_every": 7}).recycle_every == 7, "an explicit count wins"
+
+
 def test_ort_qnn_keep_warm_option_refuses_what_is_neither_yes_nor_no():
     from adapters import ort_qnn
 

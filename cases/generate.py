@@ -69,24 +69,23 @@ def _picks(values: tuple, spelling: str) -> st.SearchStrategy[Any]:
 # draws a (forced) "one more?" choice per element and every list of ints shares one span label whatever its
 # length, so hypothesis' mutator, which copies a span onto another of the same label, copied a 2-list onto a
 # 4-list and left the case short of choices (an overrun: a refused draw). A tuple's label names its length.
-@functools.lru_cache(maxsize=4096, typed=True)
+@functools.lru_cache(maxsize=4096)
+def _n_of(element: st.SearchStrategy[Any], n: int) -> st.SearchStrategy[tuple[Any, ...]]:
+    """``n`` independent draws of ``element``, built once per (strategy, n): the element strategies come from
+    the caches above, so equal values share one object and the key is that object."""
+    return st.tuples(*[element] * n)
+
+
 def _int_list(lo: int, hi: int, n: int) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.tuples(*[_ints(lo, hi)] * n)
+    return _n_of(_ints(lo, hi), n)
 
 
-@functools.lru_cache(maxsize=256)
 def _bool_list(n: int) -> st.SearchStrategy[tuple[bool, ...]]:
-    return st.tuples(*[_BOOL] * n)
+    return _n_of(_BOOL, n)
 
 
 def _pick_list(values: tuple, n: int) -> st.SearchStrategy[tuple[Any, ...]]:
-    return _pick_lists(values, repr(values), n)
-
-
-@functools.lru_cache(maxsize=4096)
-def _pick_lists(values: tuple, spelling: str, n: int) -> st.SearchStrategy[tuple[Any, ...]]:
-    """Keyed on the values' repr too, as ``_picks``."""
-    return st.tuples(*[_picks(values, spelling)] * n)
+    return _n_of(_pick(values), n)
 
 
 @functools.lru_cache(maxsize=4096)

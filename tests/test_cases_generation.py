@@ -128,8 +128,7 @@ def test_a_pick_keeps_the_types_of_its_values_whatever_was_picked_before():
 def test_a_cells_cases_do_not_depend_on_the_cells_drawn_before():
     """The same seed draws the same cases whichever cells the process drew first (an xdist worker's share, a
     ``--op`` selection, ``--resume``): Conv2d's drew other cases after Concat's, through the cache above."""
-    for cached in (generate._ints, generate._picks, generate._pick_lists, generate._int_list, generate._bool_list,
-                   generate._permutation_picks, generate._default_or):  # fmt: skip
+    for cached in (generate._ints, generate._picks, generate._n_of, generate._permutation_picks, generate._default_or):
         cached.cache_clear()  # as a fresh process has them
     fresh = [c.case_id() for c in _draw("Conv2d", 20, "FLOAT_32", seed=0, tier="typical")]
     _draw("Concat", 20, "FLOAT_32", seed=0, tier="typical")

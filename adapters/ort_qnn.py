@@ -196,7 +196,7 @@ class OrtQnnAdapter(WorkerAdapter):
             # failure there is the worker's, never the first case's
             warm = provider_options(self.library, precision, soc, arch) if self.keep_warm else None
             config = {"library": self.library, "optimization": optimization, "debug_hooks": self.debug_hooks,
-                      "keep_warm": self.keep_warm, "warm_options": warm}  # fmt: skip
+                      "warm_options": warm}  # fmt: skip
             self._worker = _OrtWorker(config, timeout=timeout, start_timeout=start_timeout)
 
     def _find_library(self, library: str | os.PathLike | None) -> str | None:
@@ -367,7 +367,7 @@ def _tiny_model() -> bytes:
 
 
 def _keep_warm(state: dict[str, Any], opts: dict[str, str]) -> None:
-    """Hold one small session open for the worker's life, with the cases' own provider options.
+    """Hold one small session open for the worker's life, with the provider options every case's session gets.
 
     Why: every session's EP creates its own QNN backend, and when the last one is freed the HTP simulator
     tears down its state and builds it again for the next (measured here: 57 ms to create a one-node
@@ -375,13 +375,8 @@ def _keep_warm(state: dict[str, Any], opts: dict[str, str]) -> None:
     Each case's session is still its own backend, context and graph, built and freed as before; only the
     simulator's process-wide start-up is not repeated. ``tests/test_batching.py`` runs the same cases with
     and without it and finds the same outcomes and outputs. Built as the worker starts (``hello``), so that
-    its failure is never a case's; a case with other options (another SoC or precision) gets a warm session
-    of its own; one that cannot be built is left out (the cases only cost more). Errors-only logging: its
-    records never mix into a case's log."""
-    key = tuple(sorted(opts.items()))
-    if not state["cfg"].get("keep_warm", True) or state.get("warm_key") == key:
-        return
-    state["warm_key"] = key
+    its failure is never a case's; one that cannot be built is left out (the cases only cost more).
+    Errors-only logging: its records never mix into a case's log."""
     ort = state["ort"]
     try:
         so = session_options(ort, state["cfg"].get("optimization", "all"), log_level=3)
@@ -391,7 +386,7 @@ def _keep_warm(state: dict[str, Any], opts: dict[str, str]) -> None:
         session.run(None, {"x": np.zeros(1, np.float32)})
     except Exception:  # noqa: BLE001 - without it the cases run as before, only slower
         session = None
-    state["warm"] = session  # the one it replaces is freed after this one exists: no cold start between
+    state["warm"] = session
 
 
 def _child(req_fd: int, rep_fd: int) -> int:
@@ -410,7 +405,6 @@ def _child(req_fd: int, rep_fd: int) -> int:
         cfg = state["cfg"]
         if cfg.get("debug_hooks") and lowered.model.decode("ascii", "replace") in DEBUG_OPS:
             debug_hook(lowered.model.decode())
-        _keep_warm(state, opts)
         make = functools.partial(_qnn_session_options, state["ort"], state["devices"], opts,
                                  cfg.get("optimization", "all"))  # fmt: skip
         return run_session(state["ort"], lowered, make)

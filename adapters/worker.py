@@ -301,11 +301,12 @@ class Worker:
         pid = self.proc.pid
         since = self._log_size()
         age = self._take(1)
+        wait = self.timeout if timeout is None else timeout
         t0 = time.perf_counter()
         try:
-            result = self._request(("run", payload), self.timeout if timeout is None else timeout)
+            result = self._request(("run", payload), wait)
         except (_Died, _TimedOut) as e:
-            return _aged(self._lost(e, pid, since, time.perf_counter() - t0, timeout), age)
+            return _aged(self._lost(e, pid, since, time.perf_counter() - t0, wait), age)
         except WorkerError as e:  # a Python exception inside the worker: a bug of ours, not the backend
             return _aged(Outcome(ERROR, message=f"adapter error in worker: {e}",
                                  details={"stage": "adapter", "traceback": e.remote_traceback}), age)

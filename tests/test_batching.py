@@ -9,6 +9,7 @@ the digest of every output.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -106,22 +107,7 @@ def test_a_case_the_batch_cannot_speak_for_runs_alone():
 def test_cases_a_batch_never_ran_because_validation_crashed_are_batched_again():
     """A worker that dies validating case k (alone, before any graph) settles case k only: CRASH. The rest
     never ran; they go into a batch again, not one by one."""
-    crashing = {1, 3}
-    calls: list[tuple[str, list[int]]] = []
-
-    def one(case: int) -> Outcome:
-        calls.append(("alone", [case]))
-        return Outcome(CRASH if case in crashing else OK)
-
-    def group(chunk: list[int]) -> list[Outcome | None]:
-        calls.append(("group", list(chunk)))
-        first = next((k for k, c in enumerate(chunk) if c in crashing), None)
-        if first is None:
-            return [Outcome(OK) for _ in chunk]
-        got: list[Outcome | None] = [None] * len(chunk)
-        got[first] = Outcome(CRASH, details={"batch": {"size": len(chunk), "died_validating": first}})
-        return got
-
+    one, group, calls = _dying_validating({1, 3})
     out = run_batched([0, 1, 2, 3, 4], one, group, batch_size=8)
     assert [o.status for o in out] == [OK, CRASH, OK, CRASH, OK], [o.status for o in out]
     assert calls == [("group", [0, 1, 2, 3, 4]), ("group", [0, 2, 3, 4]), ("group", [0, 2, 4])], calls
@@ -236,22 +222,41 @@ def test_cases_a_refused_batch_names_run_alone_and_the_rest_batch_again():
     assert "index" not in out[2].details.get("batch", {}) and out[2].details["batch"]["alone"]
 
 
-def _naming_one_at_a_time(bad: set[int]):
-    """A group refused naming only the first bad case it holds (the QNN EP stops at the first node it declines)."""
+def _stopping_at_first(bad: set[int], alone: str, spoiled: Callable[[int, list[int]], list[Outcome | None]]):
+    """A group that stops at the first bad case it holds, ``spoiled(k, chunk)`` giving what it then returns; a bad
+    case alone gets ``alone``."""
     calls: list[tuple[str, list[int]]] = []
 
     def one(case: int) -> Outcome:
         calls.append(("alone", [case]))
-        return Outcome(REJECTED if case in bad else OK)
+        return Outcome(alone if case in bad else OK)
 
     def group(chunk: list[int]) -> list[Outcome | None]:
         calls.append(("group", list(chunk)))
         first = next((k for k, c in enumerate(chunk) if c in bad), None)
-        if first is not None:
-            raise GroupRefused({first})
-        return [Outcome(OK) for _ in chunk]
+        return [Outcome(OK) for _ in chunk] if first is None else spoiled(first, chunk)
 
     return one, group, calls
+
+
+def _naming_one_at_a_time(bad: set[int]):
+    """A group refused naming only the first bad case it holds (the QNN EP stops at the first node it declines)."""
+
+    def refuse(first: int, chunk: list[int]) -> list[Outcome | None]:
+        raise GroupRefused({first})
+
+    return _stopping_at_first(bad, REJECTED, refuse)
+
+
+def _dying_validating(bad: set[int]):
+    """A worker that dies validating the first bad case of a batch, before any graph exists."""
+
+    def died(first: int, chunk: list[int]) -> list[Outcome | None]:
+        got: list[Outcome | None] = [None] * len(chunk)
+        got[first] = Outcome(CRASH, details={"batch": {"size": len(chunk), "died_validating": first}})
+        return got
+
+    return _stopping_at_first(bad, CRASH, died)
 
 
 def test_a_cell_refused_outright_one_name_at_a_time_costs_two_failed_batches_not_one_per_case():

@@ -7,6 +7,7 @@ Which ops and parameters each test looks at comes from the specs, not from a lis
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -119,6 +120,11 @@ def test_a_last_dim_its_checks_bound_is_folded_inside_the_bounds(op_name, ref, t
             f"{op_name} {ref}: last dim {last} became {got}, outside {lows} .. {highs}"  # fmt: skip
 
 
+def _generated_ops_where(holds: Callable[[opdefs.OpDef], bool]) -> list[str]:
+    """The ops with a datatype configuration whose spec ``holds``, sorted: what a parametrized test below runs on."""
+    return sorted(name for name, op in SPECS.items() if generate.configs(op) and holds(op))
+
+
 def _other_owner_checks(op: opdefs.OpDef) -> list[tuple[str, str]]:
     """(deferred parameter, constraint id) for checks owned by something else that name one deferred parameter."""
     deferred = generate._deferred_params(op)
@@ -132,7 +138,7 @@ def _other_owner_checks(op: opdefs.OpDef) -> list[tuple[str, str]]:
     return out
 
 
-STEERED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _other_owner_checks(op))
+STEERED = _generated_ops_where(_other_owner_checks)
 
 
 def test_some_spec_names_a_deferred_parameter_in_another_owner_s_check():
@@ -213,7 +219,7 @@ def _steerable(op: opdefs.OpDef) -> list[str]:
     return out
 
 
-TYPICAL_STEERED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _steerable(op))
+TYPICAL_STEERED = _generated_ops_where(_steerable)
 
 
 def test_some_spec_has_a_typical_condition_on_dims_and_parameters_alone():
@@ -262,8 +268,9 @@ def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_mor
         assert len(set(t.data.tolist())) == size, f"{size} values from a tensor of shape {first}: {t.data.tolist()}"
 
 
-def _refusing_lines(op_name: str, monkeypatch) -> list[str]:
-    """The source line of every ``assume`` in cases/generate.py that refused a draw of ``op_name``'s cells."""
+def _refusing_lines(op_name: str, monkeypatch, assumed: str) -> list[str]:
+    """The source line of every ``assume`` in cases/generate.py that refused a draw of ``op_name``'s cells and
+    whose line holds ``assumed``."""
     import inspect
 
     refused: list[str] = []
@@ -277,7 +284,7 @@ def _refusing_lines(op_name: str, monkeypatch) -> list[str]:
     monkeypatch.setattr(generate, "assume", recording)
     for tier in generate.TIERS:
         _collect(SPECS[op_name], tier)
-    return refused
+    return [line for line in refused if assumed in line]
 
 
 def _free_divided(op: opdefs.OpDef) -> bool:
@@ -286,7 +293,7 @@ def _free_divided(op: opdefs.OpDef) -> bool:
                for a, _b in c.check.divisibility())  # fmt: skip
 
 
-FREE_DIVIDED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _free_divided(op))
+FREE_DIVIDED = _generated_ops_where(_free_divided)
 
 
 def test_some_spec_makes_a_free_dim_a_multiple():
@@ -295,8 +302,7 @@ def test_some_spec_makes_a_free_dim_a_multiple():
 
 @pytest.mark.parametrize("op_name", FREE_DIVIDED)
 def test_a_free_dim_whose_divisor_outgrows_its_range_takes_the_least_multiple_not_a_refusal(op_name, monkeypatch):
-    refused = _refusing_lines(op_name, monkeypatch)
-    outgrown = [line for line in refused if "k_lo <= k_hi" in line]
+    outgrown = _refusing_lines(op_name, monkeypatch, "k_lo <= k_hi")
     assert not outgrown, f"{op_name}: {len(outgrown)} draws refused for a multiple past the dim's range"
 
 
@@ -351,7 +357,7 @@ def _free_sized(op: opdefs.OpDef) -> bool:
     return False
 
 
-FREE_SIZED = sorted(name for name, op in SPECS.items() if generate.configs(op) and _free_sized(op))
+FREE_SIZED = _generated_ops_where(_free_sized)
 
 
 def test_some_spec_sizes_a_derived_dim_from_free_dims():
@@ -361,8 +367,7 @@ def test_some_spec_sizes_a_derived_dim_from_free_dims():
 @pytest.mark.parametrize("op_name", FREE_SIZED)
 def test_a_free_dim_no_size_of_whose_range_fits_takes_the_least_size_past_it_that_does(op_name, monkeypatch):
     """ExtractPatches' dilated window can be wider than any typical dim: the input grows to hold it."""
-    refused = _refusing_lines(op_name, monkeypatch)
-    unfit = [line for line in refused if "bool(fitting)" in line]
+    unfit = _refusing_lines(op_name, monkeypatch, "bool(fitting)")
     assert not unfit, f"{op_name}: {len(unfit)} draws refused for a dim no size of whose range fits"
 
 

@@ -14,6 +14,7 @@ Writes ``bench/out/bench.json`` and prints a table; the last line is the headlin
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing as mp
 import resource
@@ -32,8 +33,39 @@ CASE_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "ReduceMean", "Soft
 CASE_CONFIGS = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8")
 BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
 # "small ops" in the issue's sense: one cheap node, where the per-graph cost is nearly all a case costs
+MEMORY_CASES = 240  # cases run twice more after a pass to measure the worker's growth (``_memory``)
 SMALL_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "Concat")
 TARGETS = {"harness_over_backend_qnn_htp": 0.25, "refusals_per_case": 0.25, "main_job_seconds": 600.0}
+
+
+# Where drawing a case goes: hypothesis' engine around each example, its draws inside the case's build, and
+# the suite's own work there (inferring shapes, checking constraints, making data). Filled by ``draw_cases``.
+DRAW_SPLIT = {"build": 0.0, "draws": 0.0, "draw_calls": 0}
+
+
+@functools.cache
+def _timed_build():
+    """``generate._drawn_by`` with a stopwatch on the build and on each draw inside it. The same draws in the
+    same order, so the same cases: only the clock is added (two perf_counter calls a draw)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def drawn_by(draw, build):
+        def timed(strategy, label=None):
+            t = time.perf_counter()
+            try:
+                return draw(strategy)
+            finally:
+                DRAW_SPLIT["draws"] += time.perf_counter() - t
+                DRAW_SPLIT["draw_calls"] += 1
+
+        t0 = time.perf_counter()
+        try:
+            return build(timed)
+        finally:
+            DRAW_SPLIT["build"] += time.perf_counter() - t0
+
+    return drawn_by
 
 
 def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tuple[list, int, float]:
@@ -51,7 +83,11 @@ def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tu
     config = next((c for c in generate.configs(op) if c.label == label), None)
     if config is None:
         return [], 0, 0.0
-    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+    plain, generate._drawn_by = generate._drawn_by, _timed_build()
+    try:
+        inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+    finally:
+        generate._drawn_by = plain
     tally = {"draws": 0}
     got: list = []
 
@@ -89,6 +125,7 @@ def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
 
     cases, refused, seconds = [], 0, 0.0
     by_op: dict[str, list[float]] = {}  # op -> [cases, seconds to draw, seconds to read back from the cache]
+    DRAW_SPLIT.update(build=0.0, draws=0.0, draw_calls=0)
     with tempfile.TemporaryDirectory(prefix="bench-cells-") as tmp:
         cache = CellCache(tmp)
         for op in CASE_OPS:
@@ -106,8 +143,16 @@ def case_set(n_per_cell: int) -> tuple[list, dict[str, Any]]:
                     tally[0] += len(got)
                     tally[1] += sec
                     tally[2] += time.perf_counter() - t0
+    per = 1000 / max(1, len(cases))
     return cases, {"cases": len(cases), "refused_draws": refused, "generate_seconds": round(seconds, 3),
-                   "generate_ms_per_case": round(1000 * seconds / max(1, len(cases)), 3),
+                   "generate_ms_per_case": round(seconds * per, 3),
+                   # hypothesis' engine (everything outside the case's build: the example's set-up, seeding and
+                   # restoring the global PRNGs, its bookkeeping), its draws inside the build, the suite's own work
+                   "generate_split_ms_per_case": {
+                       "hypothesis_engine": round((seconds - DRAW_SPLIT["build"]) * per, 3),
+                       "hypothesis_draws": round(DRAW_SPLIT["draws"] * per, 3),
+                       "suite_building": round((DRAW_SPLIT["build"] - DRAW_SPLIT["draws"]) * per, 3),
+                       "draws_per_case": round(DRAW_SPLIT["draw_calls"] / max(1, len(cases) + refused), 1)},
                    "generate_ms_per_case_by_op": {op: round(1000 * sec / max(1, k), 3)
                                                   for op, (k, sec, _) in by_op.items()},
                    "cache_read_ms_per_case_by_op": {op: round(1000 * sec / max(1, k), 3)
@@ -148,16 +193,15 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     # "worker_start": starting the backend's worker process (the first start, and a restart after each crash) is
     # neither the backend's call nor harness around it; kept apart so a crash does not read as harness cost
     split = {"generate": [], "reference": [], "backend": [], "compare": [], "record": [], "worker_start": []}
-    rss_before, warm = None, min(10, len(cases) // 4)  # after a warm-up: loading the library is not growth
+    restarted: set[int] = set()  # cells during which the worker was started again (a crash): not for ``_memory``
     t_all = time.perf_counter()
     verdicts: dict[str, int] = {}
     per_case: dict[str, tuple] = {}  # case_id -> (verdict, output digest, metrics): the batched pass must match
-    done = 0
     # op -> [cases, seconds in execute and recording, seconds drawing, seconds reading the cell back]
     per_op: dict[str, list[float]] = {}
-    for cell in _cells(cases):
-        if rss_before is None and done >= warm:
-            rss_before = _worker_rss(adapter)
+    cells = _cells(cases)
+    for k, cell in enumerate(cells):
+        before = _worker_state(adapter)
         started = getattr(adapter, "worker_start_seconds", 0.0)
         t0 = time.perf_counter()
         recs: list[Record] = suite.execute_many(cell, adapter, name, batch=batch)
@@ -165,7 +209,9 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         for rec in recs:
             rec.to_json()  # what recording costs (the line written per case)
         t2 = time.perf_counter()
-        done += len(cell)
+        after = _worker_state(adapter)
+        if before is None or after is None or before[0] != after[0]:
+            restarted.add(k)
         tally = per_op.setdefault(cell[0].op, [0, 0.0, 0.0, 0.0])
         gen_s = generate_ms[cell[0].op] / 1000
         tally[0] += len(cell)
@@ -187,7 +233,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         split["record"] += [(max(0.0, other) + (t2 - t1)) / len(recs)] * len(recs)
         split["worker_start"] += [start_s / len(recs)] * len(recs)
     wall = time.perf_counter() - t_all
-    rss_after = _worker_rss(adapter)
+    memory = _memory(adapter, name, cells, batch, restarted)
     adapter.close()
     totals = {k: sum(v) for k, v in split.items()}
     harness = sum(v for k, v in totals.items() if k not in ("backend", "worker_start"))
@@ -212,8 +258,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         "cases_per_second_by_op_cached": {op: round(k / (run + read), 2) for op, (k, run, _, read) in per_op.items()
                                           if read and run + read},
         "rss_kb_parent_peak": _rss_kb(),
-        "worker_rss_growth_kb_per_1000_cases": (round(1000 * (rss_after - rss_before) / max(1, n - warm), 1)
-                                                if rss_before and rss_after and n > warm else None),  # fmt: skip
+        **memory,
     }
 
 
@@ -230,6 +275,45 @@ def _warm_up(adapter, name: str, cases: list) -> float:
     t0 = time.perf_counter()
     suite.execute_many(cases[:1], adapter, name, batch=1)
     return time.perf_counter() - t0
+
+
+def _worker_state(adapter) -> tuple[int, int] | None:
+    """(pid, resident kB) of the adapter's worker process, None without one running."""
+    worker = getattr(adapter, "_worker", None)
+    rss = _worker_rss(adapter)
+    return None if rss is None else (worker.proc.pid, rss)
+
+
+def _memory(adapter, name: str, cells: list[list], batch: int, restarted: set[int]) -> dict[str, Any]:
+    """The worker's resident memory: its peak over the pass, and its growth per 1000 cases when the same cells
+    run again in one process - a leak, as opposed to what a first pass pages in.
+
+    Why a second run: a first pass grows for reasons that are not leaks (an op's code paged in from the
+    backend library, the allocator's high-water mark for a larger graph), and a worker restarted after a crash
+    compares two processes. Session 9's figure, from case 10 to the end of one pass, read 50 MB per 1000
+    qnn-htp cases where running the same cells again grows nothing: the pass had ended on a later process
+    than it began on. So the cells during which no worker restarted (up to ``MEMORY_CASES`` cases) run twice
+    more; the growth from the end of the first of those runs to the end of the second, in one process, is
+    what a long run would keep adding."""
+    import suite
+
+    chosen: list[list] = []
+    for k, cell in enumerate(cells):
+        if k not in restarted and sum(map(len, chosen)) < MEMORY_CASES:
+            chosen.append(cell)
+    n = sum(map(len, chosen))
+    peak, samples = 0, []
+    for _ in range(2):
+        for cell in chosen:
+            suite.execute_many(cell, adapter, name, batch=batch)
+            state = _worker_state(adapter)
+            peak = max(peak, state[1] if state else 0)
+        samples.append(_worker_state(adapter))
+    first, second = samples
+    same = first is not None and second is not None and first[0] == second[0]
+    return {"worker_rss_peak_kb": peak or None, "worker_rss_cases_run_again": n if same else 0,
+            "worker_rss_growth_kb_per_1000_cases": round(1000 * (second[1] - first[1]) / n, 1) if same and n
+            else None}  # fmt: skip
 
 
 def _worker_rss(adapter) -> int | None:
@@ -443,7 +527,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"start-up: import {load_s:.2f} s, spec loading {specs_s:.2f} s", flush=True)
     cases, gen = case_set(args.cases_per_cell)
     print(f"case set: {gen['cases']} cases, {gen['refused_draws']} refused draws, "
-          f"{gen['generate_ms_per_case']:.1f} ms per case to generate", flush=True)  # fmt: skip
+          f"{gen['generate_ms_per_case']:.2f} ms per case to generate", flush=True)  # fmt: skip
+    split = gen["generate_split_ms_per_case"]
+    print(f"  of which hypothesis' engine {split['hypothesis_engine']:.2f} ms, its {split['draws_per_case']} draws "
+          f"{split['hypothesis_draws']:.2f} ms, the suite's own building {split['suite_building']:.2f} ms",
+          flush=True)  # fmt: skip
     results: dict[str, Any] = {}
     for name in args.backends.split(","):
         print(f"{name}: one case per backend call, 1 worker ...", flush=True)

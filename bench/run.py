@@ -558,6 +558,8 @@ def main(argv: list[str] | None = None) -> int:
             b["cases_differing_from_one_per_call"] = len(differ)
             b["differing_case_ids"] = differ[:20]
             del r["per_case"], b["per_case"]
+            for x in (r, b):
+                x["harness_over_backend_split"] = _harness_split(x, gen["generate_split_ms_per_case"])
             r["batched"] = b
         r.pop("per_case", None)
         results[name] = r
@@ -584,6 +586,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _harness_split(r: dict[str, Any], gen_split: dict[str, float]) -> dict[str, float] | None:
+    """``harness_over_backend`` in three parts: hypothesis' own time (its engine and its draws, as a share of
+    each case's drawing), the suite's own drawing (shapes, checks, data, the reference's output shapes), and
+    everything after (reference, comparison, recording). Why: the first is a floor while every case is one
+    hypothesis example, so it says how much of the ratio the suite's code can still win back."""
+    ms, back = r["seconds_per_case_ms"], r["seconds_per_case_ms"].get("backend", 0.0)
+    drawn = gen_split["hypothesis_engine"] + gen_split["hypothesis_draws"] + gen_split["suite_building"]
+    if not back or not drawn:
+        return None
+    hyp = ms["generate"] * (gen_split["hypothesis_engine"] + gen_split["hypothesis_draws"]) / drawn
+    return {"hypothesis": round(hyp / back, 3), "suite_drawing": round((ms["generate"] - hyp) / back, 3),
+            "reference_compare_record": round((ms["reference"] + ms["compare"] + ms["record"]) / back, 3)}
+
+
 def _print_table(doc: dict[str, Any]) -> None:
     from tabulate import tabulate
 
@@ -605,6 +621,12 @@ def _print_table(doc: dict[str, Any]) -> None:
     print(tabulate(rows, headers=["backend", "batch", "cases/s 1w", "cases/s 2w", "backend ms", "harness ms",
                                   "start ms", "harness/backend", "RSS kB/1000", "speed-up",
                                   "verdicts differ"]))  # fmt: skip
+    for name, r in doc["backends"].items():
+        split = r.get("harness_over_backend_split")
+        if split:
+            print(f"{name} harness/backend {r['harness_over_backend']} one per call = hypothesis {split['hypothesis']}"
+                  f" + the suite's drawing {split['suite_drawing']} + reference, comparison and recording "
+                  f"{split['reference_compare_record']}")  # fmt: skip
     warm = [f"{name} {r['first_call_ms']:.0f} ms" for name, r in doc["backends"].items() if r.get("first_call_ms")]
     if warm:
         print("first case on a fresh worker (untimed warm-up, as its start): " + ", ".join(warm))

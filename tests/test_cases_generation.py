@@ -19,6 +19,7 @@ from hypothesis.errors import Unsatisfiable
 import opdefs
 from cases import check, generate
 from cases.case import Case
+from opdefs import dtypes
 from reference.expected import infer
 
 SPECS = opdefs.load_all()
@@ -162,6 +163,40 @@ def test_typical_cases_look_like_converter_use():
     for case in _draw("Conv2d", 10, tier="typical"):
         weights, bias = case.inputs[1], case.inputs[2]
         assert weights.static and bias is not None and bias.static, f"static filters and bias: {case.describe()}"
+
+
+def _padded(case: Case) -> bool:
+    pads = case.params.get("pad_amount")
+    return pads is not None and any(int(x) for x in np.asarray(pads.value).ravel())
+
+
+def _filled_in(case: Case) -> list[float]:
+    """The values a padding op writes that are not in[0]'s: Pad's constant (scheme CONSTANT), SpaceToBatch's zeros."""
+    if case.op == "Pad":
+        return [float(case.params["pad_constant_value"].value)] if int(case.params["scheme"].value) == 0 else []
+    return [0.0]
+
+
+@pytest.mark.parametrize("op_name", ["SpaceToBatch", "Pad"])
+def test_typical_padding_keeps_the_input_grid(op_name):
+    """A data movement op that pads: converters keep in[0]'s grid on out[0], so the typical tier does too when the
+    values it pads with fit that grid (else a case's expectation depends on whether the op requantizes)."""
+    fixed = [c.label for c in generate.configs(SPECS[op_name]) if c.label.endswith("FIXED_POINT_8")]
+    cases = [c for label in fixed for c in _draw(op_name, 10, label, tier="typical") if _padded(c)]
+    assert cases, f"{op_name}: no padded typical case drawn in {fixed}"
+    for case in cases:
+        enc, d = case.inputs[0].encoding, dtypes.get(case.config)
+        lo, hi = enc.scales[0] * (d.qmin - 0.5 + enc.offsets[0]), enc.scales[0] * (d.qmax + 0.5 + enc.offsets[0])
+        if all(lo <= v <= hi for v in _filled_in(case)):
+            assert case.outputs[0].encoding == enc, f"out[0] regridded: {case.describe()}"
+
+
+def test_edge_padding_may_give_out_a_grid_of_its_own():
+    """The edge tier keeps the calibrated grid: a backend that ignores out[0]'s own encoding is judged there."""
+    label = next(c.label for c in generate.configs(SPECS["SpaceToBatch"]) if c.label == "UFIXED_POINT_8")
+    cases = [c for c in _draw("SpaceToBatch", 20, label, tier="edge") if _padded(c)]
+    assert any(c.outputs[0].encoding != c.inputs[0].encoding for c in cases), \
+        f"no padded edge SpaceToBatch case with a grid of its own among {len(cases)}"  # fmt: skip
 
 
 def test_typical_values_stay_inside_the_ops_domain():

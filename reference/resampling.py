@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from reference import member, register
+from reference import member, register, register_diagnosis
 from reference.datamovement import param
 
 # Enum members by the spec's names (their numbers live in the YAML only). Resize (seed 10983-11076):
@@ -127,13 +127,22 @@ def cubic_taps(x: np.ndarray, n_in: int, a: float, exclude_outside: bool) -> tup
     return np.clip(base, 0, n_in - 1).astype(np.int64), w
 
 
-def antialias_taps(x: np.ndarray, n_in: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Triangle filter stretched by 1/scale (scale = out / in < 1), renormalised to sum 1; taps past
-    the edge read the edge sample (ONNX Resize-18's antialias, whose wording 11165 follows)."""
+# Where an antialiasing filter's taps fall past the input's edge (the spec does not say, 11163):
+EDGE_TAPS = "edge"  # read the edge sample (ONNX Resize-18, onnxruntime, onnx.reference)
+DROPPED_TAPS = "dropped"  # weigh nothing, the rest renormalised (TensorFlow's scale_and_translate, Pillow)
+
+
+def antialias_taps(x: np.ndarray, n_in: int, scale: float, outside: str = EDGE_TAPS) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle filter stretched by 1/scale (scale = out / in < 1), renormalised to sum 1; taps past the
+    edge read the edge sample or are dropped (``outside``: the two readings, EDGE_TAPS and DROPPED_TAPS)."""
     support = 1.0 / scale
     width = int(np.ceil(support)) * 2 + 2
     base = np.floor(x - support)[:, None] + np.arange(width)[None, :]
     w = np.maximum(0.0, 1.0 - np.abs(base - x[:, None]) * scale)
+    if outside == DROPPED_TAPS:
+        w = np.where((base >= 0) & (base <= n_in - 1), w, 0.0)
+    elif outside != EDGE_TAPS:
+        raise ValueError(f"antialias taps past the edge: {outside!r} is neither {EDGE_TAPS!r} nor {DROPPED_TAPS!r}")
     w = w / np.sum(w, axis=1, keepdims=True)
     return np.clip(base, 0, n_in - 1).astype(np.int64), w
 
@@ -155,7 +164,7 @@ def apply_taps(x: np.ndarray, axis: int, idx: np.ndarray, w: np.ndarray) -> np.n
 
 def resize_axes(x: np.ndarray, out_shape: tuple[int, ...], mode: str, interp: str,
                 nearest_rule: str = ROUND_PREFER_FLOOR, cubic_a: float = -0.75, exclude_outside: bool = False,
-                antialias: bool = False) -> np.ndarray:  # fmt: skip
+                antialias: bool = False, antialias_outside: str = EDGE_TAPS) -> np.ndarray:  # fmt: skip
     """Resample the spatial axes (1 .. rank-2) of ``x`` to the sizes in ``out_shape``."""
     y = x
     for axis in range(1, x.ndim - 1):
@@ -167,7 +176,7 @@ def resize_axes(x: np.ndarray, out_shape: tuple[int, ...], mode: str, interp: st
             continue
         coord = num / den
         if interp == LINEAR and antialias and n_out < n_in:
-            idx, w = antialias_taps(coord, n_in, n_out / n_in)
+            idx, w = antialias_taps(coord, n_in, n_out / n_in, antialias_outside)
         elif interp == LINEAR:
             idx, w = linear_taps(coord, n_in)
         elif interp == CUBIC:
@@ -225,11 +234,31 @@ def _nhwc_resize_input(inputs: list, out_shapes: Any, op: str) -> tuple[np.ndarr
 
 @register("ResizeBilinear", verified_by="onnxruntime")
 def resize_bilinear(inputs, params, out_shapes, out_dtypes, *, op):
+    """Antialiased taps past the edge are dropped (opdefs/ResizeBilinear.yaml decisions): TensorFlow's reading,
+    the op the spec cites, and what the HTP simulator computes."""
+    return [_resize_bilinear(inputs, params, out_shapes, op, DROPPED_TAPS)]
+
+
+def _resize_bilinear(inputs, params, out_shapes, op: str, outside: str) -> np.ndarray:
     x, out = _nhwc_resize_input(inputs, out_shapes, op)
     align, half = _tf_mode(params, op)
     # TF's three coordinate conventions are Resize's ALIGN_CORNERS, HALF_PIXEL and ASYMMETRIC.
     mode = ALIGN_CORNERS if align else HALF_PIXEL if half else ASYMMETRIC
-    return [resize_axes(x, out, mode, LINEAR, antialias=flag(params, "antialias"))]
+    return resize_axes(x, out, mode, LINEAR, antialias=flag(params, "antialias"), antialias_outside=outside)
+
+
+@register_diagnosis("ResizeBilinear")
+def resize_bilinear_reading(inputs, params, actual, *, op) -> dict[str, Any]:
+    """Which antialias reading a backend's output follows (only an antialiased downsampling has two): the one
+    closest to it, with each reading's largest error in real units."""
+    if not flag(params, "antialias") or not actual:
+        return {}
+    got = np.asarray(actual[0], dtype=np.float64)
+    errors = {outside: float(np.max(np.abs(_resize_bilinear(inputs, params, [got.shape], op, outside) - got)))
+              for outside in (DROPPED_TAPS, EDGE_TAPS)}  # fmt: skip
+    if errors[DROPPED_TAPS] == errors[EDGE_TAPS]:  # no tap past an edge: nothing tells the readings apart
+        return {}
+    return {"reading": min(errors, key=errors.get), "reading_errors": {k: round(v, 6) for k, v in errors.items()}}
 
 
 @register("ResizeNearestNeighbor", verified_by="onnxruntime")

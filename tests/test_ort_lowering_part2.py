@@ -393,3 +393,17 @@ def test_axis_aligned_bbox_transform_sfixed8_matches_the_reference(cpu):
     # every move of a dequantized value back on its input's grid: without it ORT's QDQ propagation
     # builds an int8 QuantizeLinear with a uint8 zero point and refuses the model
     passes(cpu, quantized(_bbox(with_counts=False), S8))
+
+
+# ---- ResizeBilinear -> Resize ------------------------------------------------------------------------
+def test_resize_bilinear_antialias_downsampling_is_not_lowered(cpu):
+    """ONNX Resize's antialias reads the edge sample for a filter tap past the edge, where ResizeBilinear's reading
+    drops it (opdefs/ResizeBilinear.yaml): the lowering would judge ONNX Runtime by another reading, so it says so."""
+    out = cpu.run(case("ResizeBilinear", [rand(1, 6, 4, 1)], {"antialias": True}, (1, 3, 4, 1)))
+    assert out.status == "skip" and "antialias" in out.message, (out.status, out.message)
+
+
+def test_resize_bilinear_antialias_upsampling_matches_the_reference(cpu):
+    """Enlarging, antialias changes nothing: both readings are plain bilinear."""
+    passes(cpu, case("ResizeBilinear", [rand(1, 3, 2, 2)], {"antialias": True, "half_pixel_centers": True},
+                     (1, 6, 5, 2)))  # fmt: skip

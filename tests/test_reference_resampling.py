@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import reference
-from reference import quant
+from reference import quant, resampling
 from reference.resampling import OutputShapeRequired
 from tests.onnx_oracle import nchw, nhwc, onnx_reference_node, ort_node
 from tests.reference_helpers import member
@@ -188,15 +188,82 @@ def test_resize_bilinear_matches_onnxruntime_equivalent(flags: str, shapes) -> N
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{shapes} {flags}")
 
 
+ANTIALIAS_SHAPES = [((1, 8, 6, 2), (1, 3, 4, 2)), ((2, 9, 7, 1), (2, 2, 7, 1)), ((1, 5, 5, 1), (1, 4, 2, 1))]
+
+
+def _bilinear(x: np.ndarray, flags: str, out_shape: tuple[int, ...], outside: str) -> np.ndarray:
+    params = reference.resolved("ResizeBilinear", {**TF_FLAGS[flags], "antialias": True}, [x])
+    return resampling._resize_bilinear([x.astype(np.float64)], params, [out_shape], "ResizeBilinear", outside)
+
+
 @pytest.mark.parametrize("flags", ["legacy", "half_pixel_centers"])
-@pytest.mark.parametrize("shapes", [((1, 8, 6, 2), (1, 3, 4, 2)), ((2, 9, 7, 1), (2, 2, 7, 1)),
-                                    ((1, 5, 5, 1), (1, 4, 2, 1))])  # fmt: skip
-def test_resize_bilinear_antialias_matches_onnxruntime(flags: str, shapes) -> None:
-    """antialias widens the triangle filter by 1/scale when downsampling (11163) — ONNX Resize-18's antialias."""
+@pytest.mark.parametrize("shapes", ANTIALIAS_SHAPES)
+def test_resize_bilinear_antialias_edge_reading_matches_onnxruntime(flags: str, shapes) -> None:
+    """antialias widens the triangle filter by 1/scale when downsampling (11163); the reading that reads the edge
+    sample for taps past the edge is ONNX Resize-18's (kept for the diagnosis of which reading a backend follows)."""
     x = image(shapes[0])
-    got = run1("ResizeBilinear", [x.astype(np.float64)], {**TF_FLAGS[flags], "antialias": True}, shapes[1])
+    got = _bilinear(x, flags, shapes[1], resampling.EDGE_TAPS)
     want = ort_resize(x, shapes[1], mode="linear", coordinate_transformation_mode=BILINEAR_ONNX[flags], antialias=1)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{shapes} {flags}")
+
+
+def _pillow_resize(x: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
+    """Pillow's BILINEAR resize, channel by channel on 32-bit float images: a triangle filter stretched by the
+    downscale whose taps past the edge are dropped, pixel centres as half_pixel_centers places them."""
+    from PIL import Image
+
+    n, _, _, c = x.shape
+    oh, ow = out_shape[1:3]
+    out = np.empty(out_shape, dtype=np.float64)
+    for b in range(n):
+        for k in range(c):
+            img = Image.fromarray(np.ascontiguousarray(x[b, :, :, k], dtype=np.float32), mode="F")
+            out[b, :, :, k] = np.asarray(img.resize((ow, oh), Image.Resampling.BILINEAR))
+    return out
+
+
+@pytest.mark.parametrize("shapes", [s for s in ANTIALIAS_SHAPES if s[1][1] < s[0][1] and s[1][2] < s[0][2]])
+def test_resize_bilinear_antialias_matches_pillow(shapes) -> None:
+    """The reference's reading (ResizeBilinear.yaml decisions): taps past the edge are dropped, as TensorFlow and
+    Pillow do and the HTP simulator computes. half_pixel_centers only: Pillow places pixel centres that way and
+    refuses a source box that would shift them. Shapes downsampled on both axes: Pillow filters an axis it enlarges
+    with a triangle too, which is bilinear only where no tap falls past the edge."""
+    x = image(shapes[0])
+    got = run1("ResizeBilinear", [x.astype(np.float64)], {"half_pixel_centers": True, "antialias": True}, shapes[1])
+    np.testing.assert_allclose(got, _pillow_resize(x, shapes[1]), rtol=1e-5, atol=1e-5, err_msg=f"{shapes}")
+
+
+def test_resize_bilinear_antialias_legacy_hand_computed() -> None:
+    """Legacy coordinates (dst * in / out) with half-width in / out: a [1, 4, 1, 1] ramp to 2 rows samples at 0 and
+    2 with half-width 2; the tap at -1 (past the edge) is dropped."""
+    x = np.array([0.0, 1.0, 2.0, 3.0]).reshape(1, 4, 1, 1)
+    got = run1("ResizeBilinear", [x], {"antialias": True}, (1, 2, 1, 1)).ravel()
+    # row 0: taps 0, 1 weigh 1, 0.5 -> 0.5 / 1.5; row 1: taps 1, 2, 3 weigh 0.5, 1, 0.5 -> (0.5 + 2 + 1.5) / 2
+    np.testing.assert_allclose(got, [0.5 / 1.5, 2.0], rtol=1e-12)
+
+
+def test_resize_bilinear_antialias_align_corners_hand_computed() -> None:
+    """align_corners keeps its coordinates (dst * (in - 1) / (out - 1)) and the filter keeps half-width in / out:
+    a [1, 4, 1, 1] ramp to 2 rows samples at 0 and 3 with half-width 2; taps at -1 (past the edge) are dropped."""
+    x = np.array([0.0, 1.0, 2.0, 3.0]).reshape(1, 4, 1, 1)
+    got = run1("ResizeBilinear", [x], {"align_corners": True, "antialias": True}, (1, 2, 1, 1)).ravel()
+    # row 0: taps 0, 1 weigh 1, 0.5 (tap -1 dropped) -> (0 + 0.5) / 1.5; row 1: taps 2, 3 weigh 0.5, 1 -> (1 + 3) / 1.5
+    np.testing.assert_allclose(got, [0.5 / 1.5, 4.0 / 1.5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("outside", [resampling.DROPPED_TAPS, resampling.EDGE_TAPS])
+def test_resize_bilinear_diagnosis_names_the_antialias_reading_a_backend_follows(outside: str) -> None:
+    x = image((1, 8, 6, 2))
+    actual = _bilinear(x, "half_pixel_centers", (1, 3, 4, 2), outside)
+    got = reference.diagnose("ResizeBilinear", [x.astype(np.float64)], {"half_pixel_centers": True, "antialias": True},
+                             [actual])  # fmt: skip
+    assert got["reading"] == outside, got
+
+
+def test_resize_bilinear_diagnosis_says_nothing_without_antialias() -> None:
+    x = image((1, 8, 6, 2))
+    actual = run1("ResizeBilinear", [x.astype(np.float64)], {}, (1, 3, 4, 2))
+    assert reference.diagnose("ResizeBilinear", [x.astype(np.float64)], {}, [actual]) == {}
 
 
 def test_resize_bilinear_quantized_matches_onnxruntime_within_one_step() -> None:

@@ -83,7 +83,12 @@ def resize(kind: str) -> Lowering:
                 raise Unlowerable("align_corners and half_pixel_centers together")
             ctm = "align_corners" if align else "half_pixel" if half else "asymmetric"
             if kind == "bilinear":
-                attrs = dict(mode="linear", coordinate_transformation_mode=ctm, antialias=int(b.p.bool("antialias")))
+                antialias = b.p.bool("antialias")
+                if antialias and any(o < i for o, i in zip(out[1:-1], b.case.inputs[0].shape[1:-1], strict=True)):
+                    # every downsampled axis has filter taps past the input's edge (the first output's, at least)
+                    raise Unlowerable("antialias when downsampling: ONNX Resize reads the edge sample for a filter tap "
+                                      "past the edge, ResizeBilinear's reading drops it (opdefs/ResizeBilinear.yaml)")
+                attrs = dict(mode="linear", coordinate_transformation_mode=ctm, antialias=int(antialias))
             else:  # TF nearest: floor after asymmetric; round half up after half-pixel/align-corners
                 attrs = dict(mode="nearest", coordinate_transformation_mode=ctm,
                              nearest_mode="floor" if ctm == "asymmetric" else "round_prefer_ceil")  # fmt: skip

@@ -470,6 +470,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     for c in steer:
         for n in c.names() & symbols:
             dim_checks.setdefault(n, []).append(c)
+    # those that read tensors only through their datatypes (ScatterNd's 'implies(is_quantized(in[0]), reduction ==
+    # NONE)'): the configuration fixes the datatypes before anything is drawn, so they steer the parameters too
+    by_type = [c for c in typical_when if c.tensor_refs() and _reads_only_datatypes(c)]
+    type_env = _datatype_stand_ins(op, config) if by_type else {}
     members = {name: options for c in op.constraints if c.check is not None
                for name, options in c.check.memberships() if name in symbols}  # fmt: skip
     tied = [(cond, a, b) for c in op.constraints if c.check is not None for cond, a, b in c.check.dim_equalities()
@@ -552,7 +556,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             # a scalar is drawn even when its coin leaves it out (and then dropped): as many choices either way, so
             # the mutator's copy of one coin onto another does not leave the case a choice short
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value,
-                                [c for c in steer if name in c.names()])  # fmt: skip
+                                [c for c in [*steer, *by_type] if name in c.names()], type_env)  # fmt: skip
             if not give:
                 continue
             if value is None:
@@ -585,7 +589,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             so_far = Case(op.name, inputs, params, [])
             others = [c.check for c in before_outputs if c.owner != name and name in c.check.names()
                       and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)]  # fmt: skip
-            others += [c for c in steer if name in c.names() and not (c.names() & pending)]
+            others += [c for c in [*steer, *by_type] if name in c.names() and not (c.names() & pending)]
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                 if _default_fits(op, name, inputs, params, env, others):
                     # left out: the default stands in, and it is valid here. A formula default (ChannelShuffle's
@@ -1075,21 +1079,27 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
 
 
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
-                config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = ()) -> Any:  # fmt: skip
+                config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = (),
+                type_env: dict[str, Any] | None = None) -> Any:  # fmt: skip
     """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
-    enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain."""
+    enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain;
+    ``type_env`` gives those conditions the tensors' datatypes (``_datatype_stand_ins``)."""
+    if type_env:
+        env_prefer = {**env, **type_env}
+    else:
+        env_prefer = env
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
     sh = p.get("shape") or {}
     checks = _param_checks(op, name)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     if "generate" in p:
-        options = _preferred(p["generate"], name, prefer, env)
+        options = _preferred(p["generate"], name, prefer, env_prefer)
         v = draw(_pick(options), label=name)
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
     if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
         if p.get("values"):
-            return draw(_pick(_preferred(sorted(p["values"].values()), name, prefer, env)), label=name)
+            return draw(_pick(_preferred(sorted(p["values"].values()), name, prefer, env_prefer)), label=name)
         if dt.kind == "bool":
             return draw(_BOOL, label=name)
         if dt.kind in ("uint", "int"):
@@ -1152,6 +1162,35 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         lo = 1 if positive else 0
         vals = draw(_int_list(lo, 2 if not positive else 3, size), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
+
+
+_DATATYPE_FUNCTIONS = frozenset({"dtype", "is_float", "is_quantized", "is_integer", "is_bool"})
+
+
+def _reads_only_datatypes(condition: expr.Expr) -> bool:
+    """Whether every tensor the condition names is the argument of a datatype function (``is_quantized(in[0])``)."""
+    inside = {id(call.args[0]) for call in ast.walk(condition.tree)
+              if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+              and call.func.id in _DATATYPE_FUNCTIONS and len(call.args) == 1}  # fmt: skip
+    refs = [n for n in ast.walk(condition.tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+            and n.value.id in ("_in", "_out")]  # fmt: skip
+    return bool(refs) and all(id(n) in inside for n in refs)
+
+
+def _datatype_stand_ins(op: OpDef, config: Config) -> dict[str, Any]:
+    """``_in``/``_out`` for conditions that read only datatypes: each declared tensor with the configuration's type
+    (a repeated one's at each of its indices) and no shape yet."""
+
+    def stand_ins(decls: list[dict]) -> list[expr.TensorInfo]:
+        typed: dict[int, str] = {}
+        for d in decls:
+            first, rep = _first_index(d["name"]), d.get("repeated") or {}
+            last = rep["last"] if isinstance(rep.get("last"), int) else first + (3 if rep else 0)
+            typed.update(dict.fromkeys(range(first, last + 1), config.dtype_of(d["name"])))
+        return [expr.TensorInfo((), typed[k]) if k in typed else expr.TensorInfo((), "", present=False)
+                for k in range(max(typed, default=-1) + 1)]  # fmt: skip
+
+    return {"_in": stand_ins(op.inputs), "_out": stand_ins(op.outputs)}
 
 
 def _preferred(options: Sequence[Any], name: str, prefer: Sequence[expr.Expr], env: dict[str, Any]) -> Sequence[Any]:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hyp_seed
+from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
 import opdefs
@@ -197,6 +198,46 @@ def test_edge_padding_may_give_out_a_grid_of_its_own():
     cases = [c for c in _draw("SpaceToBatch", 20, label, tier="edge") if _padded(c)]
     assert any(c.outputs[0].encoding != c.inputs[0].encoding for c in cases), \
         f"no padded edge SpaceToBatch case with a grid of its own among {len(cases)}"  # fmt: skip
+
+
+def _drawn_and_refused(op_name: str, label: str, n: int) -> tuple[list[Case], int]:
+    """``n`` typical cases of one configuration at seed 0, and how many draws were refused on the way."""
+    op = SPECS[op_name]
+    config = next(c for c in generate.configs(op) if c.label == label)
+    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier="typical"))
+    tally = {"draws": 0}
+
+    @st.composite
+    def counted(draw):
+        tally["draws"] += 1
+        return draw(inner)
+
+    got: list[Case] = []
+
+    @hyp_seed(0)
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(counted())
+    def collect(case):
+        got.append(case)
+
+    collect()
+    return got, tally["draws"] - len(got)
+
+
+def test_a_typical_condition_on_datatypes_steers_the_parameters():
+    """ScatterNd's typical_when 'implies(is_quantized(in[0]), reduction == NONE)' reads in[0] only through its
+    datatype, which the configuration fixes before anything is drawn: fixed-point cases draw NONE instead of
+    refusing the other reductions, and float cases keep them all."""
+    op = SPECS["ScatterNd"]
+    none = op.params["reduction"]["values"]["NONE"]
+    labels = [c.label for c in generate.configs(op)]
+    fixed = next(x for x in labels if "FIXED_POINT" in x)
+    cases, refused = _drawn_and_refused("ScatterNd", fixed, 10)
+    assert {int(c.params["reduction"].value) for c in cases} == {none}, [c.describe() for c in cases]
+    assert refused == 0, f"{refused} draws refused for {len(cases)} kept: the condition was not steered"
+    floats, _ = _drawn_and_refused("ScatterNd", next(x for x in labels if x.startswith("FLOAT_32")), 20)
+    assert {int(c.params["reduction"].value) for c in floats} - {none}, "float cases lost the other reductions"
 
 
 def test_typical_values_stay_inside_the_ops_domain():

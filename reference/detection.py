@@ -278,13 +278,13 @@ def box_with_nms_limit(inputs, params, out_shapes, out_dtypes, *, op):
 
 
 def decode_ssd(loc: np.ndarray, anchors: np.ndarray, factors: np.ndarray) -> np.ndarray:
-    """SSD box decoding: loc (dy, dx, dh, dw) against anchors (cy, cx, h, w), each delta multiplied by
-    its scaling factor (MasterOpDef 2756: "multiplicative"); returns (y1, x1, y2, x2).
-    NNAPI / TFLite divide by scale_y, scale_x, scale_h, scale_w instead: factor = 1 / scale."""
+    """SSD box decoding: loc (dy, dx, dh, dw) against anchors (cy, cx, h, w), each delta divided by its
+    scaling factor, as TFLite's and NNAPI's scale_y, scale_x, scale_h, scale_w (opdefs/DetectionOutput.yaml
+    decisions: the HTP simulator's reading); returns (y1, x1, y2, x2)."""
     fy, fx, fh, fw = factors
     cx, cy, w, h = decode_deltas(anchors[..., 1], anchors[..., 0], anchors[..., 3], anchors[..., 2],
                                  loc[..., 1], loc[..., 0], loc[..., 3], loc[..., 2],
-                                 weights=(1 / fx, 1 / fy, 1 / fw, 1 / fh))  # fmt: skip
+                                 weights=(fx, fy, fw, fh))  # fmt: skip
     x1, y1, x2, y2 = center_to_corners(cx, cy, w, h)
     return np.stack([y1, x1, y2, x2], axis=-1)
 

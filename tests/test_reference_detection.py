@@ -307,10 +307,10 @@ def test_box_with_nms_limit_processes_class_zero_and_orders_by_class():
 
 # ---- DetectionOutput (SSD) ----------------------------------------------------------------------
 
-FACTORS = [0.1, 0.1, 0.2, 0.2]  # NNAPI scale_y = scale_x = 10, scale_h = scale_w = 5
+FACTORS = [10.0, 10.0, 5.0, 5.0]  # NNAPI / TFLite scale_y, scale_x, scale_h, scale_w of an SSD model
 
 
-def test_ssd_decoding_matches_nnapi_detection_postprocessing_with_reciprocal_scales():
+def test_ssd_decoding_divides_by_the_factors_as_nnapi_detection_postprocessing_does():
     # NNAPI: yc = dy/10 * ha + ya, xc = dx/10 * wa + xa, h = exp(dh/5) * ha, w = exp(dw/5) * wa
     anchor = np.array([2.0, 3.0, 2.0, 4.0])  # (cy, cx, h, w)
     loc = np.array([1.0, -1.0, 5 * math.log(2), 0.0])  # (dy, dx, dh, dw)

@@ -122,7 +122,8 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         message = ref_error or f"no reference for {case.op} yet: ran, not compared"
     else:
         t0 = time.perf_counter()
-        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case))
+        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
+                  precision=(outcome.details or {}).get("precision"))  # fmt: skip
         timings["compare"] = round(time.perf_counter() - t0, 6)
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics

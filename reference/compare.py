@@ -183,16 +183,18 @@ def _merge(merged: dict[str, Any], metrics: dict[str, Any]) -> None:
 
 
 def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_tol: dict | None = None,
-          accumulation: float | None = None, rows: dict[int, dict[str, Any]] | None = None) -> Judgement:  # fmt: skip
+          accumulation: float | None = None, rows: dict[int, dict[str, Any]] | None = None,
+          precision: str | None = None) -> Judgement:  # fmt: skip
     """All outputs of one case; metrics are the worst over outputs, ``checked`` their sum.
 
     ``rows`` maps an output index to its ``valid_rows`` declaration (data-dependent length, see the op
-    schema); None reads them from the op's spec. A case with ``steps`` is judged execution by execution:
+    schema); None reads them from the op's spec. ``precision`` is the float arithmetic the backend reports
+    it ran the case in (``tolerance.budget_for``). A case with ``steps`` is judged execution by execution:
     ``expected`` and ``actual`` hold every execution's outputs one after another (adapters/base.py)."""
     if rows is None:
         rows = _spec_rows(case)
     if not case.steps:
-        return _judge_execution(case, expected, actual, op_tol, accumulation, rows)
+        return _judge_execution(case, expected, actual, op_tol, accumulation, rows, precision)
     n, runs = len(case.outputs), case.executions
     if len(actual) != n * runs:
         return Judgement(False, f"backend returned {len(actual)} outputs for {runs} executions of {n} outputs")
@@ -203,7 +205,7 @@ def judge(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_t
     checked = 0
     for k in range(runs):
         j = _judge_execution(case, expected[k * n : (k + 1) * n], actual[k * n : (k + 1) * n], op_tol, accumulation,
-                             rows)  # fmt: skip
+                             rows, precision)  # fmt: skip
         checked += j.checked
         _merge(merged, j.metrics)
         if not j.passed:
@@ -221,7 +223,8 @@ def _spec_rows(case: Case) -> dict[int, dict[str, Any]]:
 
 
 def _judge_execution(case: Case, expected: list[np.ndarray], actual: list[np.ndarray], op_tol: dict | None,
-                     accumulation: float | None, rows: dict[int, dict[str, Any]]) -> Judgement:  # fmt: skip
+                     accumulation: float | None, rows: dict[int, dict[str, Any]],
+                     precision: str | None = None) -> Judgement:  # fmt: skip
     if len(actual) != len(case.outputs):
         return Judgement(False, f"backend returned {len(actual)} outputs, case declares {len(case.outputs)}")
     if len(expected) < len(case.outputs):
@@ -230,7 +233,7 @@ def _judge_execution(case: Case, expected: list[np.ndarray], actual: list[np.nda
     messages = []
     checked = 0
     any_value = bool((op_tol or {}).get("nan_means_any"))
-    budgets = [budget_for(out.dtype, op_tol, accumulation) for out in case.outputs]
+    budgets = [budget_for(out.dtype, op_tol, accumulation, precision) for out in case.outputs]
     prepared, count_messages = _valid_rows(case, expected, actual, rows, budgets, any_value, merged, messages)
     for i, (e, a, out) in enumerate(zip(expected, actual, case.outputs, strict=False)):
         mask = None

@@ -89,6 +89,24 @@ def test_float32_within_the_nnapi_budget_passes() -> None:
     assert not judge_output(e, np.array([1.001], np.float32), out("FLOAT_32", (1,))).passed
 
 
+def _float32_case() -> Case:
+    return Case("ElementWiseAdd", [], {}, [out("FLOAT_32", (1,))])
+
+
+def test_a_float32_output_of_a_float16_graph_is_held_to_the_float16_budget() -> None:
+    """3.8e-5 off at 4.0: outside float32's budget, inside float16's (a graph the backend ran at float16)."""
+    want, got = [np.array([4.0])], [np.array([4.000038], np.float32)]
+    assert not judge(_float32_case(), want, got).passed, "float32 arithmetic: 3.8e-5 at 4.0 is too far"
+    j = judge(_float32_case(), want, got, precision="float16")
+    assert j.passed, j.message
+
+
+def test_the_graph_precision_never_touches_a_float16_or_a_fixed_point_budget() -> None:
+    for dtype in ("FLOAT_16", "UFIXED_POINT_8", "UFIXED_POINT_16", "INT_32"):
+        assert budget_for(dtype, precision="float16") == budget_for(dtype), dtype
+    assert budget_for("FLOAT_32", precision="float32") == budget_for("FLOAT_32")
+
+
 def test_nan_means_any_leaves_those_elements_to_the_backend() -> None:
     j = judge_output(np.array([np.nan, 2.0]), np.array([0.3, 2.0], np.float32), out("FLOAT_32", (2,)),
                      nan_means_any=True)  # fmt: skip

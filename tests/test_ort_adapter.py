@@ -273,6 +273,19 @@ def test_failure_while_running_is_error(cpu):
     assert out.status == "error" and out.details["stage"] == "run", (out.status, out.message)
 
 
+def test_a_kernel_refusing_its_data_type_as_it_runs_is_rejected(cpu):
+    """ORT's ScatterND checks its type only when it runs (float16 with reduction 'add'): a missing kernel, as a
+    refusal at session creation is, not a failure of the backend."""
+    data = np.zeros((2, 3), np.float16)
+    case = Case("ScatterNd",
+                [Tensor("d", "FLOAT_16", (2, 3), data), Tensor("i", "INT_32", (1, 1), np.array([[1]], np.int32)),
+                 Tensor("u", "FLOAT_16", (1, 3), np.ones((1, 3), np.float16))],
+                {"reduction": Param("reduction", "UINT_32", 1)},
+                [Tensor("o", "FLOAT_16", (2, 3))])  # fmt: skip
+    out = cpu.run(case)
+    assert out.status == "rejected" and out.details["stage"] == "run", (out.status, out.message)
+
+
 def test_zero_point_outside_the_type_is_skip(cpu):
     case = add_u8()
     case.inputs[0].encoding = Encoding((0.5,), (-300,))  # zero point 300 does not fit uint8

@@ -288,6 +288,13 @@ class Builder:
         if d.quantized:
             if enc is None:
                 raise Unlowerable(f"input {i} is {t.dtype} without an encoding")
+            if d.bits == 32 and data.size:
+                # ORT's DequantizeLinear subtracts the zero point in 32-bit integers: a code and a zero point far
+                # apart wrap (one SFIXED_POINT_32 Dequantize case gave 2.93 where -3.94 belongs, 2^32 steps off)
+                codes, zps = data.astype(np.int64), [-int(o) for o in enc.offsets]
+                if int(codes.min()) - max(zps) < -(2**31) or int(codes.max()) - min(zps) > 2**31 - 1:
+                    raise Unlowerable(f"input {i}: {t.dtype} codes minus the zero point leave 32-bit integers, where "
+                                      "ONNX Runtime's DequantizeLinear subtracts them")
             name = self.cast(name, ONNX_TYPE[t.dtype])  # packs 4-bit codes; a no-op otherwise
             value = self.dequantize(name, enc, t.dtype)
             if perm is not None:

@@ -407,3 +407,16 @@ def test_resize_bilinear_antialias_upsampling_matches_the_reference(cpu):
     """Enlarging, antialias changes nothing: both readings are plain bilinear."""
     passes(cpu, case("ResizeBilinear", [rand(1, 3, 2, 2)], {"antialias": True, "half_pixel_centers": True},
                      (1, 6, 5, 2)))  # fmt: skip
+
+
+# ---- LayerNorm -> LayerNormalization -----------------------------------------------------------------
+def test_layer_norm_gamma_listed_out_of_axis_order_is_transposed_into_it(cpu):
+    """axes [1, 0] of a [3, 5] input: gamma's dims follow the list ([5, 3]); ONNX wants them in axis order."""
+    x, gamma, beta = rand(3, 5), rand(5, 3, lo=0.5, hi=2.0), rand(5, 3)
+    passes(cpu, case("LayerNorm", [x, gamma, beta], {"axes": _u32(1, 0), "epsilon": 1e-3}, (3, 5)))
+
+
+def test_layer_norm_with_a_square_gamma_in_listed_order_matches_the_reference(cpu):
+    """A [4, 6, 6] input with axes [0, 2, 1] and a [4, 6, 6] gamma: the shapes alone fit ONNX, the values do not."""
+    x, gamma = rand(4, 6, 6), rand(4, 6, 6, lo=0.5, hi=2.0)
+    passes(cpu, case("LayerNorm", [x, gamma], {"axes": _u32(0, 2, 1), "epsilon": 1e-3}, (4, 6, 6)))

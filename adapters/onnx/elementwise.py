@@ -174,15 +174,24 @@ def _batchnorm(b: Builder) -> list[str]:
 
 
 def _layer_norm(b: Builder) -> list[str]:
-    """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form."""
+    """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form. gamma's and
+    beta's dims follow ``axes`` as listed (the LayerNorm decision: dim i belongs to axis axes[-M + i]), ONNX's
+    follow the input's axis order: listed out of order ([0, 2, 1]), they are transposed into it."""
     n = b.rank(0)
-    axes = sorted(b.p.ints("axes"))
+    listed = b.p.ints("axes")
+    axes = sorted(listed)
     if all(0 <= a < n for a in axes) and axes != list(range(axes[0], n)):
         raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
     x = b.input(0)  # an axis outside [0, N) goes to ORT as it is: its refusal is the verdict
     shape = b.shape(0)[min(axes[0], n) :]
-    gamma = b.input(1) if b.has(1) else b.like(np.ones(shape), x)
-    ins = [x, gamma] + ([b.input(2)] if b.has(2) else [])
+
+    def along_axes(i: int) -> str:
+        m = b.rank(i)
+        perm = [int(k) for k in np.argsort(listed[len(listed) - m :])] if 0 < m <= len(listed) else []
+        return b.input(i, perm if perm != sorted(perm) else None)
+
+    gamma = along_axes(1) if b.has(1) else b.like(np.ones(shape), x)
+    ins = [x, gamma] + ([along_axes(2)] if b.has(2) else [])
     return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon"))]
 
 

@@ -420,3 +420,20 @@ def test_layer_norm_with_a_square_gamma_in_listed_order_matches_the_reference(cp
     """A [4, 6, 6] input with axes [0, 2, 1] and a [4, 6, 6] gamma: the shapes alone fit ONNX, the values do not."""
     x, gamma = rand(4, 6, 6), rand(4, 6, 6, lo=0.5, hi=2.0)
     passes(cpu, case("LayerNorm", [x, gamma], {"axes": _u32(0, 2, 1), "epsilon": 1e-3}, (4, 6, 6)))
+
+
+# ---- TopK -> TopK --------------------------------------------------------------------------------------
+def _topk_case(x: np.ndarray, k: int) -> Case:
+    c = case("TopK", [x], {"k": k}, (*x.shape[:-1], k))
+    c.outputs.append(Tensor("out[1]", "UINT_32", (*x.shape[:-1], k)))
+    return c
+
+
+def test_topk_with_equal_values_among_the_k_best_is_not_lowered(cpu):
+    """QNN's TopK orders equal values by the larger index (12745), ONNX's by the smaller: the lowering says so."""
+    out = cpu.run(_topk_case(np.array([[3.0, 1.0, 3.0, 0.0]], np.float32), 2))
+    assert out.status == "skip" and "equal values" in out.message, (out.status, out.message)
+
+
+def test_topk_with_ties_outside_the_k_best_is_lowered(cpu):
+    passes(cpu, _topk_case(np.array([[5.0, 1.0, 1.0, 0.0]], np.float32), 1))

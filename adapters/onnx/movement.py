@@ -147,9 +147,29 @@ def _cumsum(b: Builder) -> list[str]:
                    reverse=int(b.p.bool("reverse")))]  # fmt: skip
 
 
+def _ties_decide(data: np.ndarray, k: int, largest: bool) -> bool:
+    """Whether equal values take part in some row's k best (along the last axis), where the order of equal
+    values decides the indices."""
+    rows = np.asarray(data).reshape(-1, data.shape[-1]) if data.ndim else np.asarray(data).reshape(1, 1)
+    for row in rows:
+        if not 0 < k <= row.size:
+            return False
+        kth = np.sort(row)[::-1][k - 1] if largest else np.sort(row)[k - 1]
+        chosen = row[row >= kth] if largest else row[row <= kth]
+        if np.unique(chosen).size < chosen.size:
+            return True
+    return False
+
+
 def _topk(b: Builder) -> list[str]:
+    t = b.case.inputs[0]
+    largest = b.p.bool("largest")
+    if t is not None and t.data is not None and _ties_decide(t.data, b.p.int("k"), largest):
+        # QNN's TopK puts the larger index first among equal values (12745), ONNX's the smaller
+        raise Unlowerable("equal values among the k best: ONNX TopK orders them by the smaller index, QNN's by the "
+                          "larger (opdefs/TopK.yaml decisions)")
     values, idx = b.node("TopK", [b.input(0), b.i64([b.p.int("k")])], outputs=2, axis=-1,
-                         largest=int(b.p.bool("largest")), sorted=1)  # fmt: skip
+                         largest=int(largest), sorted=1)  # fmt: skip
     b.types[idx] = T.INT64
     return [values, b.converts(idx)]
 

@@ -973,7 +973,8 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     unique = any(c.requires_unique(name) for c in checks)
     increasing = any(_names_call(c, "increasing", name) for c in checks)
     if len(dims) != 1:
-        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+        along = shapes.get((p.get("rows") or {}).get("along", ""))
+        return _draw_param(draw, op, name, p, env, settings, config, dim_value, axis_sizes=along)
     n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
     cap = len(candidates) if unique or increasing else settings.max_rank
     if n is None:
@@ -1080,10 +1081,11 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
 
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
                 config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = (),
-                type_env: dict[str, Any] | None = None) -> Any:  # fmt: skip
+                type_env: dict[str, Any] | None = None, axis_sizes: tuple[int, ...] | None = None) -> Any:  # fmt: skip
     """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
     enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain;
-    ``type_env`` gives those conditions the tensors' datatypes (``_datatype_stand_ins``)."""
+    ``type_env`` gives those conditions the tensors' datatypes (``_datatype_stand_ins``). ``axis_sizes``: the
+    shape of the tensor whose axes a matrix's rows describe (``rows.along``), for its ``rows`` conditions."""
     if type_env:
         env_prefer = {**env, **type_env}
     else:
@@ -1146,6 +1148,13 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         valid = _valid_rows(op, name, checks, lo, hi, shape[1], dt.storage)
         rows = []
         for r in range(shape[0]):
+            if valid and axis_sizes is not None and r < len(axis_sizes):
+                # rows that describe an axis (StridedSlice's slices of in[0]): those the curated conditions allow on
+                # an axis of that size, drawn directly instead of refusing the case they would empty
+                fitting = _rows_fitting(p["rows"], tuple(valid), axis_sizes[r], settings.tier == TYPICAL)
+                assume(bool(fitting))
+                rows.append(list(draw(_pick(fitting), label=f"{name}[{r}]")))
+                continue
             if valid:
                 rows.append(list(draw(_pick(valid), label=f"{name}[{r}]")))
                 continue
@@ -1256,6 +1265,20 @@ def _valid_rows(op: OpDef, name: str, checks: list[expr.Expr], lo: int, hi: int,
             out = []
     _ROWS_CACHE[key] = out
     return out
+
+
+@functools.lru_cache(maxsize=512)
+def _rows_fitting_cached(when: tuple[str, ...], valid: tuple[tuple[int, ...], ...], size: int) -> tuple:
+    conditions = [expr.parse(c) for c in when]
+    return tuple(row for row in valid if all(_holds(c, {"row": np.asarray(row), "dim": size}) for c in conditions))
+
+
+def _rows_fitting(rows: dict[str, Any], valid: tuple[tuple[int, ...], ...], size: int,
+                  typical: bool) -> tuple[tuple[int, ...], ...]:  # fmt: skip
+    """The rows a matrix parameter's ``rows`` curation allows on an axis of ``size`` (``row``, ``dim`` in its
+    conditions): its ``when`` in both tiers, its ``typical_when`` too in the typical tier."""
+    when = tuple(rows.get("when") or ()) + (tuple(rows.get("typical_when") or ()) if typical else ())
+    return _rows_fitting_cached(when, valid, int(size))
 
 
 def _rowwise(check_: expr.Expr) -> bool:

@@ -20,7 +20,7 @@ from hypothesis.errors import Unsatisfiable
 import opdefs
 from cases import check, generate
 from cases.case import Case
-from opdefs import dtypes
+from opdefs import dtypes, expr
 from reference.expected import infer
 
 SPECS = opdefs.load_all()
@@ -238,6 +238,21 @@ def test_a_typical_condition_on_datatypes_steers_the_parameters():
     assert refused == 0, f"{refused} draws refused for {len(cases)} kept: the condition was not steered"
     floats, _ = _drawn_and_refused("ScatterNd", next(x for x in labels if x.startswith("FLOAT_32")), 20)
     assert {int(c.params["reduction"].value) for c in floats} - {none}, "float cases lost the other reductions"
+
+
+def test_rows_that_describe_axes_are_drawn_among_those_their_conditions_allow():
+    """StridedSlice's ranges (``rows.along: in[0]``): every row a non-empty slice of its axis, typical rows stepping
+    forward from a begin >= 0 to an end <= the axis's size, and drawn so, not refused (the issue's 1 in 4 at most)."""
+    rows = SPECS["StridedSlice"].params["ranges"]["rows"]
+    label = generate.configs(SPECS["StridedSlice"])[0].label
+    cases, refused = _drawn_and_refused("StridedSlice", label, 20)
+    assert refused * 4 <= len(cases), f"{refused} draws refused for {len(cases)} kept"
+    for case in cases:
+        sizes = case.inputs[0].shape
+        for r, row in enumerate(np.asarray(case.params["ranges"].value)):
+            env = {"row": row, "dim": sizes[r]}
+            for c in [*rows["when"], *rows["typical_when"]]:
+                assert expr.holds(expr.parse(c), env), f"row {r} {row.tolist()} of axis {sizes[r]} breaks {c}"
 
 
 def test_typical_values_stay_inside_the_ops_domain():

@@ -840,6 +840,7 @@ def _deferred_params(op: OpDef) -> list[str]:
                 note(d[key] if key != "shape" else {k: v for k, v in d[key].items() if k != "text"})
         if "by_operation" in (d.get("values") or {}):
             used.add("operation")
+        used.update((d.get("values") or {}).get("by_param") or {})  # the enum a tensor's values depend on: first
     for src in op.derived.values():
         note(src)
     for name, p in op.params.items():
@@ -1450,13 +1451,17 @@ def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shap
 
 
 def _value_curation(decl: dict, params: dict[str, Param], op: OpDef) -> dict[str, Any]:
-    """The tensor's ``values`` curation, with the entry for the drawn ``operation`` merged in
-    (ElementWiseUnary's LOG needs positive inputs, its ABS does not)."""
+    """The tensor's ``values`` curation, with the entry for the drawn member of an enum parameter merged in:
+    ``by_operation`` for ``operation`` (ElementWiseUnary's LOG needs positive inputs, its ABS does not),
+    ``by_param`` for any other (MaskedSoftmax's COMPRESSED mask holds whole sequence lengths)."""
     values = dict(decl.get("values") or {})
-    by_operation = values.pop("by_operation", None)
-    if by_operation and "operation" in params:
-        members = {v: k for k, v in (op.params["operation"].get("values") or {}).items()}
-        values.update(by_operation.get(members.get(int(params["operation"].value)), {}))
+    tables = dict(values.pop("by_param", None) or {})
+    if "by_operation" in values:
+        tables["operation"] = values.pop("by_operation")
+    for name, table in tables.items():
+        if name in params and table:
+            members = {v: k for k, v in (op.params[name].get("values") or {}).items()}
+            values.update(table.get(members.get(int(params[name].value)), {}))
     return values
 
 
@@ -1521,6 +1526,15 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
                expr.TensorInfo((), "", present=False) for i in range(n_in)]  # fmt: skip
         total = _eval_dim(values["product"], {**env, "_in": ins})
         return Tensor(ref, dtype, shape, _factorisation(rng, total or 1, shape[0], typical).astype(d.storage))
+    if "sum" in values and shape:  # rows of whole numbers adding up (MaskedSoftmax's sequence lengths fill channel)
+        total = _eval_dim(values["sum"], env)
+        assume(total is not None and total >= shape[-1] >= 1)  # every part at least 1
+        parts = np.stack([_composition(rng, total, shape[-1]) for _ in range(int(np.prod(shape[:-1])))])
+        parts = parts.reshape(shape)
+        if d.quantized:  # the grid of whole numbers: code k is k
+            assume(total <= d.qmax)
+            return Tensor(ref, dtype, shape, parts.astype(d.storage), Encoding((1.0,), (0,)))
+        return Tensor(ref, dtype, shape, parts.astype(d.storage))
     if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
         return _tensor_in_range(rng, ref, dtype, shape, values, env)
     domain = values.get("domain")
@@ -1558,6 +1572,12 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t
+
+
+def _composition(rng: np.random.Generator, total: int, n: int) -> np.ndarray:
+    """``n`` positive whole numbers adding up to ``total`` (``total >= n``), each split equally likely."""
+    cuts = np.sort(rng.choice(np.arange(1, total), size=n - 1, replace=False)) if n > 1 else np.array([], int)
+    return np.diff(np.concatenate([[0], cuts, [total]])).astype(np.int64)
 
 
 def _factorisation(rng: np.random.Generator, total: int, n: int, typical: bool) -> np.ndarray:

@@ -22,6 +22,7 @@ from cases import check, generate
 from cases.case import Case
 from opdefs import dtypes, expr
 from reference.expected import infer
+from reference.quant import real_value
 
 SPECS = opdefs.load_all()
 WITH_CONFIGS = sorted(name for name, op in SPECS.items() if generate.configs(op))
@@ -253,6 +254,20 @@ def test_rows_that_describe_axes_are_drawn_among_those_their_conditions_allow():
             env = {"row": row, "dim": sizes[r]}
             for c in [*rows["when"], *rows["typical_when"]]:
                 assert expr.holds(expr.parse(c), env), f"row {r} {row.tolist()} of axis {sizes[r]} breaks {c}"
+
+
+def test_a_curation_by_an_enum_member_applies_when_that_member_is_drawn():
+    """MaskedSoftmax's in[1] ``values.by_param.mode.COMPRESSED: {sum: channel}``: under COMPRESSED each row holds
+    positive whole sequence lengths filling channel; under UNCOMPRESSED the mask stays an additive real mask."""
+    op = SPECS["MaskedSoftmax"]
+    compressed = op.params["mode"]["values"]["COMPRESSED"]
+    cases = [c for label in ("FLOAT_32", "UFIXED_POINT_8") for c in _draw("MaskedSoftmax", 20, label, tier="typical")]
+    packed = [c for c in cases if int(c.params["mode"].value) == compressed]
+    assert packed and len(packed) < len(cases), "both modes drawn"
+    for case in packed:
+        lengths = real_value(case.inputs[1])
+        assert np.all(lengths >= 1) and np.all(lengths == np.round(lengths)), case.describe()
+        assert np.all(lengths.sum(axis=-1) == case.inputs[0].shape[-1]), f"lengths do not fill channel: {lengths}"
 
 
 def test_typical_values_stay_inside_the_ops_domain():

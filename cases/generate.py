@@ -1142,7 +1142,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
         vals = _permutation(draw, range(max(size, settings.max_rank)))[:size]
-    elif "domain" in p and len(shape) == 2 and checks and all(_rowwise(c) for c in checks):
+    elif "domain" in p and len(shape) == 2 and (checks or axis_sizes is not None) and all(_rowwise(c) for c in checks):
         # a matrix whose checks hold row by row (StridedSlice's ranges: stride != 0, begin > end when it is
         # negative): each row drawn until its own checks hold, rather than the whole case refused
         lo, hi = _bounds(p, env)
@@ -1152,7 +1152,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
             if valid and axis_sizes is not None and r < len(axis_sizes):
                 # rows that describe an axis (StridedSlice's slices of in[0]): those the curated conditions allow on
                 # an axis of that size, drawn directly instead of refusing the case they would empty
-                fitting = _rows_fitting(p["rows"], tuple(valid), axis_sizes[r], settings.tier == TYPICAL)
+                fitting = _rows_fitting(p["rows"], tuple(valid), axis_sizes[r], settings.tier == TYPICAL, op, env)
                 assume(bool(fitting))
                 rows.append(list(draw(_pick(fitting), label=f"{name}[{r}]")))
                 continue
@@ -1269,17 +1269,26 @@ def _valid_rows(op: OpDef, name: str, checks: list[expr.Expr], lo: int, hi: int,
 
 
 @functools.lru_cache(maxsize=512)
-def _rows_fitting_cached(when: tuple[str, ...], valid: tuple[tuple[int, ...], ...], size: int) -> tuple:
-    conditions = [expr.parse(c) for c in when]
-    return tuple(row for row in valid if all(_holds(c, {"row": np.asarray(row), "dim": size}) for c in conditions))
+def _rows_fitting_cached(when: tuple[str, ...], valid: tuple[tuple[int, ...], ...], size: int,
+                         names: tuple[tuple[str, Any], ...]) -> tuple:  # fmt: skip
+    conditions, fixed = [expr.parse(c) for c in when], dict(names)
+
+    def fits(row: tuple[int, ...]) -> bool:
+        return all(_holds(c, {**fixed, "row": np.asarray(row), "dim": size}) for c in conditions)
+
+    return tuple(row for row in valid if fits(row))
 
 
-def _rows_fitting(rows: dict[str, Any], valid: tuple[tuple[int, ...], ...], size: int,
-                  typical: bool) -> tuple[tuple[int, ...], ...]:  # fmt: skip
+def _rows_fitting(rows: dict[str, Any], valid: tuple[tuple[int, ...], ...], size: int, typical: bool, op: OpDef,
+                  env: dict[str, Any]) -> tuple[tuple[int, ...], ...]:  # fmt: skip
     """The rows a matrix parameter's ``rows`` curation allows on an axis of ``size`` (``row``, ``dim`` in its
-    conditions): its ``when`` in both tiers, its ``typical_when`` too in the typical tier."""
+    conditions, with the enum members and the scalar parameters drawn before it, such as Pad's scheme): its
+    ``when`` in both tiers, its ``typical_when`` too in the typical tier."""
     when = tuple(rows.get("when") or ()) + (tuple(rows.get("typical_when") or ()) if typical else ())
-    return _rows_fitting_cached(when, valid, int(size))
+    used = set().union(*(expr.parse(c).names() for c in when)) if when else set()
+    known = {**op.enum_names(), **{k: v for k, v in env.items() if np.ndim(v) == 0}}
+    names = tuple(sorted((k, known[k].item() if hasattr(known[k], "item") else known[k]) for k in used & set(known)))
+    return _rows_fitting_cached(when, valid, int(size), names)
 
 
 def _rowwise(check_: expr.Expr) -> bool:

@@ -201,11 +201,11 @@ def test_edge_padding_may_give_out_a_grid_of_its_own():
         f"no padded edge SpaceToBatch case with a grid of its own among {len(cases)}"  # fmt: skip
 
 
-def _drawn_and_refused(op_name: str, label: str, n: int) -> tuple[list[Case], int]:
-    """``n`` typical cases of one configuration at seed 0, and how many draws were refused on the way."""
+def _drawn_and_refused(op_name: str, label: str, n: int, tier: str = "typical") -> tuple[list[Case], int]:
+    """``n`` cases of one configuration and tier at seed 0, and how many draws were refused on the way."""
     op = SPECS[op_name]
     config = next(c for c in generate.configs(op) if c.label == label)
-    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier="typical"))
+    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
     tally = {"draws": 0}
 
     @st.composite
@@ -254,6 +254,23 @@ def test_rows_that_describe_axes_are_drawn_among_those_their_conditions_allow():
             env = {"row": row, "dim": sizes[r]}
             for c in [*rows["when"], *rows["typical_when"]]:
                 assert expr.holds(expr.parse(c), env), f"row {r} {row.tolist()} of axis {sizes[r]} breaks {c}"
+
+
+def test_row_conditions_may_read_the_parameters_drawn_before():
+    """Pad's pad_amount rows hold the mirror limits of the scheme drawn before them (REFLECT: at most dim - 1 a side,
+    SYMMETRIC: at most dim), so a mirrored case is drawn inside them rather than refused."""
+    op = SPECS["Pad"]
+    schemes = op.params["scheme"]["values"]
+    label = generate.configs(op)[0].label
+    cases, refused = _drawn_and_refused("Pad", label, 20, tier="edge")  # the edge tier draws the larger pads
+    assert refused * 10 <= len(cases), f"{refused} draws refused for {len(cases)} kept: drawn blind, then refused"
+    mirror = (schemes["MIRROR_REFLECT"], schemes["MIRROR_SYMMETRIC"])
+    mirrored = [c for c in cases if int(c.params["scheme"].value) in mirror]
+    assert mirrored, "no mirrored case drawn"
+    for case in mirrored:
+        reflect = int(case.params["scheme"].value) == schemes["MIRROR_REFLECT"]
+        for row, size in zip(np.asarray(case.params["pad_amount"].value), case.inputs[0].shape, strict=True):
+            assert max(row) <= size - (1 if reflect else 0), f"pad {row.tolist()} on axis of {size}: {case.describe()}"
 
 
 def test_a_curation_by_an_enum_member_applies_when_that_member_is_drawn():

@@ -1087,10 +1087,7 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain;
     ``type_env`` gives those conditions the tensors' datatypes (``_datatype_stand_ins``). ``axis_sizes``: the
     shape of the tensor whose axes a matrix's rows describe (``rows.along``), for its ``rows`` conditions."""
-    if type_env:
-        env_prefer = {**env, **type_env}
-    else:
-        env_prefer = env
+    env_prefer = {**env, **type_env} if type_env else env
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
     sh = p.get("shape") or {}

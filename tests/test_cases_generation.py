@@ -40,9 +40,31 @@ REPRO_OPS = ["Col2Im", "CollectRpnProposals", "Conv2d", "CropAndResize", "Elemen
 def _draw(op_name: str, n: int, label: str | None = None, seed: int | None = None, tier: str = "edge") -> list[Case]:
     """Up to ``n`` generated cases for one configuration (the first by default) and tier, derandomized
     unless a seed is given; raises Unsatisfiable."""
+    return _collect(_strategy(op_name, label, tier), n, seed)
+
+
+def _draw_counted(op_name: str, n: int, label: str | None = None, seed: int | None = None,
+                  tier: str = "edge") -> tuple[list[Case], int]:  # fmt: skip
+    """``_draw``'s cases, and how many draws were refused on the way."""
+    inner = _strategy(op_name, label, tier)
+    tally = {"draws": 0}
+
+    @st.composite
+    def counted(draw):
+        tally["draws"] += 1
+        return draw(inner)
+
+    got = _collect(counted(), n, seed)
+    return got, tally["draws"] - len(got)
+
+
+def _strategy(op_name: str, label: str | None, tier: str) -> st.SearchStrategy[Case]:
     op = SPECS[op_name]
     config = next(c for c in generate.configs(op) if label in (None, c.label))
-    strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+    return generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+
+
+def _collect(strategy: st.SearchStrategy[Case], n: int, seed: int | None) -> list[Case]:
     got: list[Case] = []
 
     @settings(max_examples=n, derandomize=seed is None, database=None, deadline=None, phases=[Phase.generate],
@@ -201,31 +223,6 @@ def test_edge_padding_may_give_out_a_grid_of_its_own():
         f"no padded edge SpaceToBatch case with a grid of its own among {len(cases)}"  # fmt: skip
 
 
-def _drawn_and_refused(op_name: str, label: str, n: int, tier: str = "typical") -> tuple[list[Case], int]:
-    """``n`` cases of one configuration and tier at seed 0, and how many draws were refused on the way."""
-    op = SPECS[op_name]
-    config = next(c for c in generate.configs(op) if c.label == label)
-    inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
-    tally = {"draws": 0}
-
-    @st.composite
-    def counted(draw):
-        tally["draws"] += 1
-        return draw(inner)
-
-    got: list[Case] = []
-
-    @hyp_seed(0)
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(counted())
-    def collect(case):
-        got.append(case)
-
-    collect()
-    return got, tally["draws"] - len(got)
-
-
 def test_a_typical_condition_on_datatypes_steers_the_parameters():
     """ScatterNd's typical_when 'implies(is_quantized(in[0]), reduction == NONE)' reads in[0] only through its
     datatype, which the configuration fixes before anything is drawn: fixed-point cases draw NONE instead of
@@ -234,10 +231,10 @@ def test_a_typical_condition_on_datatypes_steers_the_parameters():
     none = op.params["reduction"]["values"]["NONE"]
     labels = [c.label for c in generate.configs(op)]
     fixed = next(x for x in labels if "FIXED_POINT" in x)
-    cases, refused = _drawn_and_refused("ScatterNd", fixed, 10)
+    cases, refused = _draw_counted("ScatterNd", 10, fixed, seed=0, tier="typical")
     assert {int(c.params["reduction"].value) for c in cases} == {none}, [c.describe() for c in cases]
     assert refused == 0, f"{refused} draws refused for {len(cases)} kept: the condition was not steered"
-    floats, _ = _drawn_and_refused("ScatterNd", next(x for x in labels if x.startswith("FLOAT_32")), 20)
+    floats = _draw("ScatterNd", 20, next(x for x in labels if x.startswith("FLOAT_32")), seed=0, tier="typical")
     assert {int(c.params["reduction"].value) for c in floats} - {none}, "float cases lost the other reductions"
 
 
@@ -246,7 +243,7 @@ def test_rows_that_describe_axes_are_drawn_among_those_their_conditions_allow():
     forward from a begin >= 0 to an end <= the axis's size, and drawn so, not refused (the issue's 1 in 4 at most)."""
     rows = SPECS["StridedSlice"].params["ranges"]["rows"]
     label = generate.configs(SPECS["StridedSlice"])[0].label
-    cases, refused = _drawn_and_refused("StridedSlice", label, 20)
+    cases, refused = _draw_counted("StridedSlice", 20, label, seed=0, tier="typical")
     assert refused * 4 <= len(cases), f"{refused} draws refused for {len(cases)} kept"
     for case in cases:
         sizes = case.inputs[0].shape
@@ -262,7 +259,7 @@ def test_row_conditions_may_read_the_parameters_drawn_before():
     op = SPECS["Pad"]
     schemes = op.params["scheme"]["values"]
     label = generate.configs(op)[0].label
-    cases, refused = _drawn_and_refused("Pad", label, 20, tier="edge")  # the edge tier draws the larger pads
+    cases, refused = _draw_counted("Pad", 20, label, seed=0)  # the edge tier draws the larger pads
     assert refused * 10 <= len(cases), f"{refused} draws refused for {len(cases)} kept: drawn blind, then refused"
     mirror = (schemes["MIRROR_REFLECT"], schemes["MIRROR_SYMMETRIC"])
     mirrored = [c for c in cases if int(c.params["scheme"].value) in mirror]

@@ -611,7 +611,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             count = 1
             if rep:
                 last = rep.get("last")
-                hi = min((int(last) - idx + 1) if isinstance(last, int) else 3, total_hi - idx)
+                hi = min((int(last) - idx + 1) if isinstance(last, int) else _REPEATED_AT_MOST, total_hi - idx)
                 lo = 0 if decl.get("mandatory") is False else 1
                 if k_decl < len(op.inputs) - 1:  # inputs are positional: a range others follow is given in full
                     lo = hi
@@ -838,9 +838,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         for key in ("shape", "values", "repeated", "encoding_from"):  # a shape_from draws what it reads when reached
             if key in d:
                 note(d[key] if key != "shape" else {k: v for k, v in d[key].items() if k != "text"})
-        if "by_operation" in (d.get("values") or {}):
-            used.add("operation")
-        used.update((d.get("values") or {}).get("by_param") or {})  # the enum a tensor's values depend on: first
+        used.update(_curation_tables(d.get("values") or {}))  # the enum a tensor's values depend on: first
     for src in op.derived.values():
         note(src)
     for name, p in op.params.items():
@@ -1171,6 +1169,8 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     return np.asarray(vals, dtype=dt.storage).reshape(shape)
 
 
+# inputs a repeated declaration without a last index is drawn as, at most (Concat's in[0..m])
+_REPEATED_AT_MOST = 3
 _DATATYPE_FUNCTIONS = frozenset({"dtype", "is_float", "is_quantized", "is_integer", "is_bool"})
 
 
@@ -1192,7 +1192,7 @@ def _datatype_stand_ins(op: OpDef, config: Config) -> dict[str, Any]:
         typed: dict[int, str] = {}
         for d in decls:
             first, rep = _first_index(d["name"]), d.get("repeated") or {}
-            last = rep["last"] if isinstance(rep.get("last"), int) else first + (3 if rep else 0)
+            last = rep["last"] if isinstance(rep.get("last"), int) else first + (_REPEATED_AT_MOST - 1 if rep else 0)
             typed.update(dict.fromkeys(range(first, last + 1), config.dtype_of(d["name"])))
         return [expr.TensorInfo((), typed[k]) if k in typed else expr.TensorInfo((), "", present=False)
                 for k in range(max(typed, default=-1) + 1)]  # fmt: skip
@@ -1276,13 +1276,18 @@ def _rows_fitting_cached(when: tuple[str, ...], valid: tuple[tuple[int, ...], ..
     return tuple(row for row in valid if fits(row))
 
 
+@functools.lru_cache(maxsize=256)
+def _names_of(conditions: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(expr.parse(c).names() for c in conditions))
+
+
 def _rows_fitting(rows: dict[str, Any], valid: tuple[tuple[int, ...], ...], size: int, typical: bool, op: OpDef,
                   env: dict[str, Any]) -> tuple[tuple[int, ...], ...]:  # fmt: skip
     """The rows a matrix parameter's ``rows`` curation allows on an axis of ``size`` (``row``, ``dim`` in its
     conditions, with the enum members and the scalar parameters drawn before it, such as Pad's scheme): its
     ``when`` in both tiers, its ``typical_when`` too in the typical tier."""
     when = tuple(rows.get("when") or ()) + (tuple(rows.get("typical_when") or ()) if typical else ())
-    used = set().union(*(expr.parse(c).names() for c in when)) if when else set()
+    used = _names_of(when)
     known = {**op.enum_names(), **{k: v for k, v in env.items() if np.ndim(v) == 0}}
     names = tuple(sorted((k, known[k].item() if hasattr(known[k], "item") else known[k]) for k in used & set(known)))
     return _rows_fitting_cached(when, valid, int(size), names)
@@ -1460,15 +1465,21 @@ def _value_curation(decl: dict, params: dict[str, Param], op: OpDef) -> dict[str
     """The tensor's ``values`` curation, with the entry for the drawn member of an enum parameter merged in:
     ``by_operation`` for ``operation`` (ElementWiseUnary's LOG needs positive inputs, its ABS does not),
     ``by_param`` for any other (MaskedSoftmax's COMPRESSED mask holds whole sequence lengths)."""
-    values = dict(decl.get("values") or {})
-    tables = dict(values.pop("by_param", None) or {})
-    if "by_operation" in values:
-        tables["operation"] = values.pop("by_operation")
-    for name, table in tables.items():
+    values = {k: v for k, v in (decl.get("values") or {}).items() if k not in ("by_param", "by_operation")}
+    for name, table in _curation_tables(decl.get("values") or {}).items():
         if name in params and table:
             members = {v: k for k, v in (op.params[name].get("values") or {}).items()}
             values.update(table.get(members.get(int(params[name].value)), {}))
     return values
+
+
+def _curation_tables(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """enum parameter -> {member: curation} of a tensor's ``values``: ``by_param``, and ``by_operation`` as the
+    table of ``operation``."""
+    tables = dict(values.get("by_param") or {})
+    if "by_operation" in values:
+        tables["operation"] = values["by_operation"]
+    return tables
 
 
 def _axis_of(decl: dict, config: Config) -> int | None:

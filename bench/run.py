@@ -32,8 +32,8 @@ OUT = REPO / "bench" / "out"
 CASE_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "ReduceMean", "Softmax", "Conv2d", "Resize", "Concat")
 CASE_CONFIGS = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8")
 BACKENDS = ("reference", "qnn-htp", "onnxruntime", "ort-qnn")
-# "small ops" in the sense: one cheap node, where the per-graph cost is nearly all a case costs
 MEMORY_CASES = 240  # cases run twice more after a pass to measure the worker's growth (``_memory``)
+# "small ops" in the sense: one cheap node, where the per-graph cost is nearly all a case costs
 SMALL_OPS = ("ElementWiseAdd", "ElementWiseExp", "Transpose", "Concat")
 TARGETS = {"harness_over_backend_qnn_htp": 0.25, "refusals_per_case": 0.25, "main_job_seconds": 600.0}
 
@@ -298,10 +298,11 @@ def _memory(adapter, name: str, cells: list[list], batch: int, restarted: set[in
     import suite
 
     chosen: list[list] = []
+    n = 0
     for k, cell in enumerate(cells):
-        if k not in restarted and sum(map(len, chosen)) < MEMORY_CASES:
+        if k not in restarted and n < MEMORY_CASES:
             chosen.append(cell)
-    n = sum(map(len, chosen))
+            n += len(cell)
     peak, samples = 0, []
     for _ in range(2):
         for cell in chosen:

@@ -66,7 +66,13 @@ DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
 GOOD_OUTCOME = {POSITIVE: PASS, NEGATIVE: REJECTED}
 MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "params", "scope")
 INFO_FIELDS = ("id", "reason", "contradicts", "build", "log", "case", "notes")
-FIELDS = MATCH_FIELDS + INFO_FIELDS
+EVIDENCE_FIELDS = ("class", "spec")  # a finding's class and the MasterOpDef sentence it quotes (checked by lint)
+FIELDS = MATCH_FIELDS + INFO_FIELDS + EVIDENCE_FIELDS
+# What a finding claims, so the reports can group them and a reader knows what kind of evidence to expect:
+# ``deviation`` the spec says X and the backend does Y; ``self-contradiction`` validation accepts, then finalize
+# or execute fails (on the target named); ``accuracy`` outside a budget whose source is stated; ``crash`` the
+# process dies.
+CLASSES = ("deviation", "self-contradiction", "accuracy", "crash")
 CELL_SCOPE, CASES_SCOPE = "cell", "cases"
 DEFAULT_SOC = "default"
 RAW_VERDICT_KEY = "verdict_before_expectation"  # kept in Record.extra so a later file can be re-applied
@@ -110,6 +116,8 @@ class Entry:
     scope: str = CELL_SCOPE
     params: dict[str, tuple[Any, ...]] | None = None  # parameter -> the values that show the symptom
     info: dict[str, str] = field(default_factory=dict)  # a finding's evidence: id, contradicts, build, log, case
+    klass: str | None = None  # a finding's class (CLASSES)
+    spec: SpecQuote | None = None  # the MasterOpDef sentence the finding relies on
 
     def covers(self, op: str, config: str, backend: str, kind: str, tier: str | None = None,
                soc: str | None = None) -> bool:  # fmt: skip
@@ -162,6 +170,16 @@ class Entry:
                 parts.append(f"{name}=" + ",".join(p.text for p in patterns))
         label = f"[{self.id}] " if self.id else ""
         return f"{self.where}: {label}{' '.join(parts)} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class SpecQuote:
+    """``spec: {lines: [first, last], quote: "..."}``: the MasterOpDef sentence a finding relies on, quoted so a
+    reader need not trust a line number (``reports.findings.problems`` checks the quote is there)."""
+
+    first: int
+    last: int
+    quote: str
 
 
 def _any(patterns: tuple[Pattern, ...], name: str) -> bool:
@@ -335,27 +353,52 @@ def _parse(text: str, source: str) -> list[Entry]:
         loader.dispose()
     if data is None:
         return []
+    defaults: dict[str, Any] = {}
+    default_lines: dict[str, str] = {}
     if isinstance(data, dict) and isinstance(node, yaml.MappingNode):
-        extra = set(data) - {"expectations"}
+        extra = set(data) - {"expectations", "defaults"}
         if extra:
             raise ExpectationsError(
-                f"{source}:{node.start_mark.line + 1}: a mapping at the top level may only hold 'expectations', "
-                f"found {sorted(map(str, extra))}"
+                f"{source}:{node.start_mark.line + 1}: a mapping at the top level may only hold 'defaults' and "
+                f"'expectations', found {sorted(map(str, extra))}"
             )
-        node = next(v for k, v in node.value if k.value == "expectations")
+        values = {str(k.value): v for k, v in node.value}
+        if "defaults" in values:
+            defaults, default_lines = _defaults(data["defaults"], values["defaults"], source)
+        if "expectations" not in values:
+            return []
+        node = values["expectations"]
         data = data["expectations"]
         if data is None:
             return []
     if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
         raise ExpectationsError(f"{source}:{node.start_mark.line + 1}: expected a list of entries")
-    return [_entry(item, item_node, source) for item, item_node in zip(data, node.value, strict=True)]
+    return [_entry(item, item_node, source, defaults, default_lines)
+            for item, item_node in zip(data, node.value, strict=True)]  # fmt: skip
 
 
-def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
+def _defaults(data: Any, node: yaml.Node, source: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """``defaults:``: fields every entry of the file takes unless it sets its own (a findings file names its
+    backend and build once, not on every entry)."""
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise ExpectationsError(f"{source}:{node.start_mark.line + 1}: 'defaults' must be a mapping of entry fields")
+    lines = {str(k.value): f"{source}:{k.start_mark.line + 1}" for k, _ in node.value}
+    for key in data:
+        if key not in FIELDS or key in ("id", "case", "op"):
+            raise ExpectationsError(f"{lines.get(str(key), source)}: {key!r} cannot be a default "
+                                    "(an entry's own id, op and case are its own)")  # fmt: skip
+    return dict(data), lines
+
+
+def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | None = None,
+           default_lines: dict[str, str] | None = None) -> Entry:  # fmt: skip
     where = f"{source}:{node.start_mark.line + 1}"
     if not isinstance(item, dict) or not isinstance(node, yaml.MappingNode):
         raise ExpectationsError(f"{where}: an entry must be a mapping with at least 'op' and 'reason'")
-    lines = {str(k.value): f"{source}:{k.start_mark.line + 1}" for k, _ in node.value}
+    lines = {**(default_lines or {}), **{str(k.value): f"{source}:{k.start_mark.line + 1}" for k, _ in node.value}}
+    item = {**(defaults or {}), **item}
     for key in item:
         if key not in FIELDS:
             at = lines.get(str(key), where)
@@ -403,7 +446,32 @@ def _entry(item: Any, node: yaml.Node, source: str) -> Entry:
         scope=scope,
         params=params,
         info={k: str(item[k]).strip() for k in INFO_FIELDS if k in item and k != "reason"},
+        klass=_klass(item.get("class"), lines.get("class", where)),
+        spec=_spec_quote(item["spec"], lines["spec"]) if item.get("spec") is not None else None,
     )
+
+
+def _klass(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if value not in CLASSES:
+        raise ExpectationsError(f"{where}: 'class' must be one of {', '.join(CLASSES)}, not {value!r}")
+    return str(value)
+
+
+def _spec_quote(value: Any, where: str) -> SpecQuote:
+    """``{lines: [first, last] or N, quote: "..."}``."""
+    if not isinstance(value, dict) or set(value) - {"lines", "quote"} or not {"lines", "quote"} <= set(value):
+        raise ExpectationsError(f"{where}: 'spec' must be a mapping with 'lines' ([first, last]) and 'quote'")
+    lines, quote = value["lines"], value["quote"]
+    if isinstance(lines, int) and not isinstance(lines, bool):
+        lines = [lines, lines]
+    if (not isinstance(lines, list) or len(lines) != 2 or not all(isinstance(n, int) and n > 0 for n in lines)
+            or lines[0] > lines[1]):  # fmt: skip
+        raise ExpectationsError(f"{where}: spec: 'lines' must be a line number or [first, last] with first <= last")
+    if not isinstance(quote, str) or not quote.strip():
+        raise ExpectationsError(f"{where}: spec: 'quote' must be the MasterOpDef's own words (non-empty text)")
+    return SpecQuote(lines[0], lines[1], " ".join(quote.split()))
 
 
 def _params(value: Any, where: str) -> dict[str, tuple[Any, ...]]:

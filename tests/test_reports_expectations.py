@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,7 @@ def test_an_empty_file_has_no_entries(tmp_path: Path) -> None:
         ("- op: Relu\n  reason: r\n  verdicts: [PASS]\n", 3, "good outcome"),
         ("- op: Relu\n  reason: r\n  kind: sometimes\n", 3, "positive or negative"),
         ("- Relu\n", 1, "must be a mapping"),
-        ("op: Relu\n", 1, "may only hold 'expectations'"),
+        ("op: Relu\n", 1, "may only hold 'defaults' and 'expectations'"),
         ("- op: [Relu\n  reason: r\n", 2, "not valid YAML"),
     ],
 )
@@ -149,3 +150,35 @@ def test_several_files_act_as_one_list_in_order(tmp_path: Path) -> None:
     tanh = exp.apply_record(Record(op="Tanh", config="FLOAT_32", backend="b", verdict="FAIL"))
     assert (relu.expectation, tanh.expectation) == ("from a", "from b")
     assert [e.reason for e in exp.unused()] == ["shadowed"]
+
+
+def test_defaults_fill_the_fields_an_entry_leaves_out(tmp_path: Path) -> None:
+    path = write(tmp_path, "defaults: {backend: qnn-htp, build: v1}\n"
+                           "expectations:\n- {op: Relu, reason: r}\n- {op: Tanh, backend: other, reason: r}\n")
+    relu, tanh = Expectations.load(path).entries
+    assert [p.text for p in relu.backend] == ["qnn-htp"] and relu.info["build"] == "v1"
+    assert [p.text for p in tanh.backend] == ["other"], "an entry's own field wins over the default"
+
+
+def test_a_default_for_an_entrys_own_identity_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "defaults: {op: Relu}\nexpectations: []\n")
+    with pytest.raises(ExpectationsError, match=r"expectations.yaml:1: 'op' cannot be a default"):
+        Expectations.load(path)
+
+
+def test_a_finding_carries_its_class_and_spec_quote(tmp_path: Path) -> None:
+    path = write(tmp_path, "- op: Relu\n  reason: r\n  class: deviation\n"
+                           "  spec: {lines: [10, 11], quote: \"Output is\\n  max(0, x)\"}\n")
+    (entry,) = Expectations.load(path).entries
+    assert entry.klass == "deviation"
+    assert (entry.spec.first, entry.spec.last, entry.spec.quote) == (10, 11, "Output is max(0, x)")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("- {op: Relu, reason: r, class: wrong}\n", "'class' must be one of"),
+    ("- {op: Relu, reason: r, spec: {lines: [5, 2], quote: q}}\n", "first <= last"),
+    ("- {op: Relu, reason: r, spec: {lines: 5}}\n", "'lines' ([first, last]) and 'quote'"),
+])
+def test_a_malformed_class_or_spec_names_its_line(tmp_path: Path, text: str, words: str) -> None:
+    with pytest.raises(ExpectationsError, match=r"expectations.yaml:1: .*" + re.escape(words)):
+        Expectations.load(write(tmp_path, text))

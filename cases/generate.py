@@ -128,6 +128,9 @@ class Settings:
     typical_ranks: tuple[int, int] = (2, 4)  # free ranks of the typical tier
     onto: bool = False  # the spec's ``broadcast_onto``: later inputs stretch onto the first, never the other way
     infer: Infer | None = field(default=None, compare=False)
+    # typical cells take every value of every boolean and enum parameter in turn first (``enumerated_slots``);
+    # off for a strategy whose choices must replay to the same case (the shrinking step)
+    stratify: bool = True
 
 
 @dataclass(frozen=True)
@@ -487,8 +490,22 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
 
     presence = _typical_presence(op, shapers) if typical else None
     needed = _needed_params(op)
+    slots = typical_slots(op, config) if typical and settings.stratify else []
+    shows = {name: expr.parse(src) for name, src in (op.generation.get("shows_when") or {}).items()}
+    schedule = _Schedule(slots, lambda name, case: name not in shows or _holds(shows[name], {
+        **op.param_defaults(), **check.environment(op, case)}))  # fmt: skip
 
     def build(draw: st.DrawFn) -> Case:
+        forced = schedule.slot()
+        try:
+            case = _build(draw, forced)
+        except BaseException:  # a refused draw (hypothesis' assume) or an overrun: the slot is tried again
+            schedule.refused()
+            raise
+        schedule.kept(case)
+        return case
+
+    def _build(draw: st.DrawFn, forced: dict[str, Any]) -> Case:
         env: dict[str, Any] = dict(op.enum_names())
         if presence is not None:
             env["__presence__"] = presence
@@ -556,7 +573,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             # a scalar is drawn even when its coin leaves it out (and then dropped): as many choices either way, so
             # the mutator's copy of one coin onto another does not leave the case a choice short
             value = _draw_param(draw, op, name, p, env, settings, config, dim_value,
-                                [c for c in [*steer, *by_type] if name in c.names()], type_env)  # fmt: skip
+                                [c for c in [*steer, *by_type] if name in c.names()], type_env,
+                                forced=forced.get(name, _FREE))  # fmt: skip
             if not give:
                 continue
             if value is None:
@@ -564,8 +582,10 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             params[name] = Param(name, param_dtype(p, config), value)
             env[name] = value
         # an optional parameter its own constraints rule out given the others is left out (Resize's nearest_mode
-        # only with NEAREST; typical cases give every other one explicitly, edge cases those their coin gave)
-        params, env = _settle_optional(op, params, env)
+        # only with NEAREST; typical cases give every other one explicitly, edge cases those their coin gave); one
+        # whose constraints name a parameter still to be drawn waits for it (Resize's cubic_coeff for
+        # interpolation_mode, drawn after the tensors)
+        params, env = _settle_optional(op, params, env, waiting=frozenset(deferred))
 
         # ---- inputs --------------------------------------------------------------------------
         inputs: list[Tensor | None] = []
@@ -587,8 +607,12 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
             # (not those naming a parameter still to be drawn: its default only holds its place in the env)
             pending = {n for n in deferred if n not in settled}
             so_far = Case(op.name, inputs, params, [])
+            # nor the checks of an optional parameter given already: where this value rules it out, it is left out
+            # afterwards (``_settle_optional``), so Resize's nearest_mode does not keep interpolation_mode NEAREST
+            settles = {n for n, q in op.params.items() if q.get("mandatory") is False and n in params}
             others = [c.check for c in before_outputs if c.owner != name and name in c.check.names()
-                      and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)]  # fmt: skip
+                      and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)
+                      and c.owner not in settles]  # fmt: skip
             others += [c for c in [*steer, *by_type] if name in c.names() and not (c.names() & pending)]
             if p.get("mandatory") is False and not typical and not draw(_BOOL, label=f"give {name}"):
                 if _default_fits(op, name, inputs, params, env, others):
@@ -599,7 +623,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                         env[name] = resolved
                     return
             value = _draw_bounded(draw, op, name, p, env, settings, config, dim_value, inputs, params, shapes,
-                                  makers, same_shape, others, sorted(pending - {name}))  # fmt: skip
+                                  makers, same_shape, others, sorted(pending - {name}),
+                                  forced.get(name, _FREE))  # fmt: skip
             if value is not None:
                 params[name] = Param(name, param_dtype(p, config), value)
                 env[name] = value
@@ -894,7 +919,7 @@ def _eval_int(e: expr.Expr, env: dict[str, Any]) -> int | None:
 def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings, config: Config,
                   dim_value: Callable[[str], int], inputs: list[Tensor | None], params: dict[str, Param],
                   shapes: dict[str, tuple[int, ...]], makers: dict[str, Callable], same_shape: dict[str, str],
-                  others: Sequence[expr.Expr] = (), later: Sequence[str] = ()) -> Any:  # fmt: skip
+                  others: Sequence[expr.Expr] = (), later: Sequence[str] = (), forced: Any = None) -> Any:  # fmt: skip
     """An integer parameter drawn inside the bounds its checks give once the tensors exist: scalars in
     ``[lo, hi]``; vectors unique where a check says ``unique`` (a permutation when the length is the
     range's), increasing where one says ``increasing``; where a check says the values index dims of a
@@ -902,7 +927,9 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     the tensor has none. A scalar (an enum's member too) is taken among the values for which ``others``, the
     checks of other owners that name it, hold as well, and that leaves the parameters drawn ``later`` a range
     (Buffer's buffer_size no smaller than the least stride, Split's axis not a size-1 dim when split_index must lie
-    in [1, shape(in[0])[axis] - 1]). Anything else goes the ordinary way (``_draw_param``)."""
+    in [1, shape(in[0])[axis] - 1]). Anything else goes the ordinary way (``_draw_param``). ``forced``: the value
+    ``enumerated_slots`` schedules for a boolean or an enum, taken where those checks allow it."""
+    forced = _FREE if forced is None else forced
     dt = dtypes.get(param_dtype(p, config))
     checks = _param_checks(op, name)
     sh = p.get("shape") or {}
@@ -911,8 +938,17 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
         members = [v for v in sorted(p["values"].values()) if _fits([*checks, *others], {**full, name: v})]
         if members:
-            return draw(_pick(members), label=name)
+            drawn = draw(_pick(members), label=name)
+            if forced is not _FREE:
+                assume(forced in members)
+                return forced
+            return drawn
     if dt.kind not in ("int", "uint") or "generate" in p or p.get("values"):
+        if dt.kind == "bool" and scalar and forced is not _FREE and "generate" not in p:
+            full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
+            _draw_param(draw, op, name, p, env, settings, config, dim_value)
+            assume(_fits([*checks, *others], {**full, name: forced}))
+            return forced
         return _draw_param(draw, op, name, p, env, settings, config, dim_value)
     full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
     lows, highs = [], []
@@ -1036,16 +1072,19 @@ def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:
         return False
 
 
-def _settle_optional(op: OpDef, params: dict[str, Param], env: dict[str, Any]) -> tuple[dict[str, Param], dict]:
-    """Drop the optional parameters the others rule out (``_valid_optional_params``) and let the
-    constraint environment see the spec's defaults in their place."""
-    params = _valid_optional_params(op, params)
+def _settle_optional(op: OpDef, params: dict[str, Param], env: dict[str, Any],
+                     waiting: frozenset[str] = frozenset()) -> tuple[dict[str, Param], dict]:  # fmt: skip
+    """Drop the optional parameters the others rule out (``_valid_optional_params``; not for a constraint that
+    names a parameter ``waiting`` to be drawn) and let the constraint environment see the spec's defaults in their
+    place."""
+    params = _valid_optional_params(op, params, waiting)
     env = {k: v for k, v in env.items() if k not in op.params or k in params}
     env.update({k: v for k, v in op.param_defaults().items() if k not in env})
     return params, env
 
 
-def _valid_optional_params(op: OpDef, params: dict[str, Param]) -> dict[str, Param]:
+def _valid_optional_params(op: OpDef, params: dict[str, Param], waiting: frozenset[str] = frozenset(),
+                           ) -> dict[str, Param]:  # fmt: skip
     """Drop the optional parameters whose own constraints the other parameters make false."""
     probe = Case(op.name, [], params, [])
     env = check.environment(op, probe)
@@ -1053,6 +1092,8 @@ def _valid_optional_params(op: OpDef, params: dict[str, Param]) -> dict[str, Par
     for c in op.constraints:
         p = op.params.get(c.owner)
         if c.check is None or p is None or p.get("mandatory") is not False or c.owner not in params:
+            continue
+        if waiting and c.check.names() & (waiting - set(params)):
             continue
         try:
             if not expr.holds(c.check, env):
@@ -1078,13 +1119,108 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
     return lo, max(lo, hi)
 
 
+_FREE = object()  # no value forced on a parameter: it is drawn
+
+
+def enumerated_slots(op: OpDef) -> list[dict[str, Any]]:
+    """One slot per value of every scalar boolean and enum parameter, in spec order: ``{parameter: value}``, with
+    the values of other such parameters its own checks need beside it (Resize's nearest_mode FLOOR needs
+    interpolation_mode NEAREST). The first attempts of a typical cell force one slot each, in turn, twice over, and
+    draw the rest of the case as usual.
+
+    Why: hypothesis draws a member with no promise of ever drawing all of them, and every cell of an op follows
+    the same choices under one seed, so at 20 cases a cell ElementWiseBinary drew 7 of its 11 typical
+    operations in every cell and Resize never drew LINEAR or CUBIC: a bug in one of them was invisible
+    (``python -m bench drawn`` lists what is never drawn). Forcing one slot at a time leaves the other
+    parameters random, so a value the backend refuses beside one companion (ResizeBilinear's align_corners
+    beside antialias) gets a second try beside another."""
+    members: dict[str, list[Any]] = {}
+    for name, p in op.params.items():
+        sh = p.get("shape") or {}
+        if not (sh.get("scalar") or not (sh.get("dims") or sh.get("rank"))) or "generate" in p:
+            continue
+        if p.get("values"):
+            members[name] = sorted(p["values"].values())
+        elif p.get("dtype") == "BOOL_8":
+            members[name] = [False, True]
+    return [{name: v, **_companions(op, name, v, members)} for name, values in members.items() for v in values]
+
+
+def typical_slots(op: OpDef, config: Config) -> list[dict[str, Any]]:
+    """``enumerated_slots`` a typical cell of ``config`` forces: not those the typical conditions rule out for the
+    configuration's datatypes (ElementWiseBinary's comparisons on a FLOAT_32 output)."""
+    slots = enumerated_slots(op)
+    by_type = [c for c in (expr.parse(x) for x in op.generation.get("typical_when") or [])
+               if c.tensor_refs() and _reads_only_datatypes(c)]  # fmt: skip
+    if not by_type:
+        return slots
+    env = {**op.enum_names(), **_datatype_stand_ins(op, config)}
+    return [slot for slot in slots if _fits([c for c in by_type if c.names() & set(slot)], {**env, **slot})]
+
+
+class _Schedule:
+    """Which slot of ``enumerated_slots`` a strategy's next draw forces: each slot until a case kept it (at most
+    ``TRIES`` draws: a value refused beside every companion drawn is given up), the whole list twice over, then
+    none. One per strategy, so one per cell, in the order hypothesis draws."""
+
+    TRIES = 8
+
+    def __init__(self, slots: list[dict[str, Any]], shows: Callable[[str, Case], bool] = lambda name, case: True,
+                 ) -> None:  # fmt: skip
+        self.slots, self.at, self.tries, self.shows = slots, 0, 0, shows
+
+    def slot(self) -> dict[str, Any]:
+        if self.at >= 2 * len(self.slots):
+            return {}
+        self.tries += 1
+        return self.slots[self.at % len(self.slots)]
+
+    def kept(self, case: Case) -> None:
+        """A drawn case came out of the build: its slot is done if the case kept the forced value where the value
+        shows (an optional parameter its other parameters rule out is left out; the spec's ``shows_when`` says
+        when a value changes the result), else the slot is tried again."""
+        if self.at >= 2 * len(self.slots):
+            return
+        name, value = next(iter(self.slots[self.at % len(self.slots)].items()))
+        p = case.params.get(name)
+        if (p is not None and p.value == value and self.shows(name, case)) or self.tries >= self.TRIES:
+            self.at, self.tries = self.at + 1, 0
+
+    def refused(self) -> None:
+        if self.at < 2 * len(self.slots) and self.tries >= self.TRIES:
+            self.at, self.tries = self.at + 1, 0
+
+
+def _companions(op: OpDef, name: str, value: Any, members: dict[str, list[Any]]) -> dict[str, Any]:
+    """Values of the other enumerated parameters under which ``name``'s own checks hold with ``name`` at ``value``
+    (the first such combination, in member order); {} where its checks name none of them or hold anyway."""
+    checks = [c.check for c in op.constraints if c.owner == name and c.check is not None]
+    named = sorted({n for c in checks for n in c.names() if n in members and n != name})
+    if not named:
+        return {}
+    base = {**op.enum_names(), name: value}
+    defaults = op.param_defaults()
+    # the defaults first: a companion that converters leave at its default is the likeliest to run
+    orders = [sorted(members[n], key=lambda m, n=n: m != defaults.get(n)) for n in named]
+    for combo in itertools.product(*orders):
+        try:
+            if all(expr.holds(c, {**base, **dict(zip(named, combo, strict=True))}) for c in checks):
+                return dict(zip(named, combo, strict=True))
+        except (expr.EvalError, TypeError, KeyError):
+            return {}
+    return {}
+
+
 def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
                 config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = (),
-                type_env: dict[str, Any] | None = None, axis_sizes: tuple[int, ...] | None = None) -> Any:  # fmt: skip
+                type_env: dict[str, Any] | None = None, axis_sizes: tuple[int, ...] | None = None,
+                forced: Any = _FREE) -> Any:  # fmt: skip
     """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
     enum's members, only those ``prefer`` (the typical tier's conditions) does not rule out, where some remain;
     ``type_env`` gives those conditions the tensors' datatypes (``_datatype_stand_ins``). ``axis_sizes``: the
-    shape of the tensor whose axes a matrix's rows describe (``rows.along``), for its ``rows`` conditions."""
+    shape of the tensor whose axes a matrix's rows describe (``rows.along``), for its ``rows`` conditions.
+    ``forced``: the value ``enumerated_slots`` schedules for a boolean or enum parameter, taken where ``prefer``
+    allows it (still drawn, then set aside: the case keeps as many choices)."""
     env_prefer = {**env, **type_env} if type_env else env
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
@@ -1097,9 +1233,18 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
     if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
         if p.get("values"):
-            return draw(_pick(_preferred(sorted(p["values"].values()), name, prefer, env_prefer)), label=name)
+            options = _preferred(sorted(p["values"].values()), name, prefer, env_prefer)
+            drawn = draw(_pick(options), label=name)
+            if forced is not _FREE:  # the scheduled value, or a refused draw (the schedule tries it again)
+                assume(forced in options)
+                return forced
+            return drawn
         if dt.kind == "bool":
-            return draw(_BOOL, label=name)
+            drawn = draw(_BOOL, label=name)
+            if forced is not _FREE:
+                assume(forced in _preferred((False, True), name, prefer, env_prefer))
+                return forced
+            return drawn
         if dt.kind in ("uint", "int"):
             if "domain" in p:
                 return draw(_ints(*_bounds(p, env)), label=name)

@@ -119,14 +119,15 @@ class Entry:
     klass: str | None = None  # a finding's class (CLASSES)
     spec: SpecQuote | None = None  # the MasterOpDef sentence the finding relies on
 
-    def covers(self, op: str, config: str, backend: str, kind: str, tier: str | None = None,
+    def covers(self, op: str, config: str, backend: str | tuple[str, ...], kind: str, tier: str | None = None,
                soc: str | None = None) -> bool:  # fmt: skip
-        """Whether the entry is about this cell (and tier / SoC, where it names them; None: not known)."""
+        """Whether the entry is about this cell (and tier / SoC, where it names them; None: not known).
+        ``backend``: the record's backend, or its names (a wrapping adapter's own and the one it wraps)."""
         return (
             kind == self.kind
             and _any(self.op, op)
             and (self.config is None or _any(self.config, config))
-            and (self.backend is None or _any(self.backend, backend))
+            and (self.backend is None or any(_any(self.backend, b) for b in _names(backend)))
             and (self.tier is None or tier is None or _any(self.tier, tier or "typical"))
             and (self.soc is None or soc is None or _any(self.soc, soc))
         )
@@ -182,6 +183,17 @@ class SpecQuote:
     quote: str
 
 
+def _names(backend: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (backend,) if isinstance(backend, str) else backend
+
+
+def record_backends(r: Record) -> tuple[str, ...]:
+    """The names a record's backend answers to: its own, and the backend its adapter says it ``wraps`` (a planted
+    bug on qnn-htp is judged with qnn-htp's findings, as the real backend with that bug would be)."""
+    wraps = r.backend_info.get("wraps") if isinstance(r.backend_info, dict) else None
+    return (r.backend, str(wraps)) if wraps else (r.backend,)
+
+
 def _any(patterns: tuple[Pattern, ...], name: str) -> bool:
     return any(p.matches(name) for p in patterns)
 
@@ -212,7 +224,8 @@ class Expectations:
     def from_text(cls, text: str, source: str = "<string>") -> Expectations:
         return cls(_parse(text, source), source)
 
-    def match(self, op: str, config: str, backend: str, kind: str = POSITIVE, *, tier: str | None = None,
+    def match(self, op: str, config: str, backend: str | tuple[str, ...], kind: str = POSITIVE, *,
+              tier: str | None = None,
               soc: str | None = None, verdict: str | None = None, stage: str | None = None,
               message: str | None = None, params: Callable[[], dict[str, Any] | None] | None = None,
               ) -> Entry | None:  # fmt: skip
@@ -248,7 +261,7 @@ class Expectations:
         raw = r.extra.get(RAW_VERDICT_KEY, r.verdict)
         if raw not in VERDICTS:
             raw = r.verdict
-        entry = self.match(r.op, r.config, r.backend, NEGATIVE if r.kind == NEGATIVE else POSITIVE,
+        entry = self.match(r.op, r.config, record_backends(r), NEGATIVE if r.kind == NEGATIVE else POSITIVE,
                            tier=r.tier or "typical", soc=record_soc(r), verdict=raw, stage=record_stage(r),
                            message=r.message, params=functools.cache(lambda: record_params(r)))  # fmt: skip
         verdict, reason = apply(raw, entry)

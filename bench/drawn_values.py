@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True))
     print(f"drawn: {n_values} parameter value(s) of {len(missing)} op(s) never drawn "
-          f"({report['cell_values_never_drawn']} missing from a cell that allows them), {n_curated} left out by curation, "
+          f"({report['cell_values_never_drawn']} missing from a cell that allows them), "
+          f"{n_curated} left out by curation, "
           f"in {len(ops)} ops with enumerated parameters at {args.examples} typical cases per cell, seed {args.seed} "
           f"({time.perf_counter() - t0:.0f} s; {args.out})")  # fmt: skip
     return 0

@@ -21,7 +21,7 @@ from cases.case import Case
 from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected, reading
-from reports.record import Record
+from reports.record import FP16_ACCURATE, Record
 
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
 
@@ -45,6 +45,34 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     return k if k > 0 else None
 
 
+def _declared_float16(adapter: Adapter, case: Case) -> str:
+    """Where the adapter declares that its backend computes this case's float32 outputs in float16 arithmetic
+    (``capabilities()["arithmetic"]``, with the documentation that says so): that source, else ""."""
+    if not case.outputs or any(t.dtype != "FLOAT_32" for t in case.outputs):
+        return ""
+    try:
+        declared = ((adapter.capabilities() or {}).get("arithmetic") or {}).get("FLOAT_32") or {}
+    except Exception:  # noqa: BLE001 - an adapter that cannot say declares nothing
+        return ""
+    if declared.get("computes_in") != "float16":
+        return ""
+    return f"the backend computes FLOAT_32 in float16 ({declared.get('source', 'its documentation')})"
+
+
+def _models(case: Case, outputs: list[np.ndarray], known: Any, backend_name: str, adapter: Adapter,
+            op: opdefs.OpDef) -> dict[str, Any]:  # fmt: skip
+    """The failing case's outputs against the model of each finding about its cell (``reference.models``)."""
+    from reference import models
+
+    info = adapter.info() if hasattr(adapter, "info") else {}
+    names = (backend_name, str(info["wraps"])) if info.get("wraps") else (backend_name,)
+    soc = str(info.get("soc") or "default")
+    out = {}
+    for model in known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
+        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case))
+    return out
+
+
 def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
     if not case_path:
         return ""
@@ -53,25 +81,25 @@ def replay_command(case_path: str | None, backend_name: str, options: str = "") 
 
 def execute_many(cases: list[Case], adapter: Adapter, backend_name: str, case_dir: Path | None = None,
                  run_id: str = "", generate_seconds: list[float] | None = None, test_id: str = "",
-                 replay_options: str = "", batch: int | None = None) -> list[Record]:  # fmt: skip
+                 replay_options: str = "", batch: int | None = None, known: Any = None) -> list[Record]:  # fmt: skip
     """``execute`` for many cases, run through the adapter's ``run_many`` where it has one (several
     cases per backend call); ``batch`` overrides its batch size (1: every case alone)."""
     if batch is not None and hasattr(adapter, "batch_size"):
         adapter.batch_size = batch
     outcomes = run_each(adapter, cases) if batch == 1 else run_all(adapter, cases)
     seconds = generate_seconds or [0.0] * len(cases)
-    records = [execute(c, adapter, backend_name, case_dir, run_id, g, test_id, replay_options, outcome=o)
+    records = [execute(c, adapter, backend_name, case_dir, run_id, g, test_id, replay_options, outcome=o, known=known)
                for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip
     for k, (case, outcome, rec) in enumerate(zip(cases, outcomes, records, strict=True)):
-        if rec.verdict == "FAIL" and "index" in (outcome.details.get("batch") or {}):
+        if rec.verdict in ("FAIL", FP16_ACCURATE) and "index" in (outcome.details.get("batch") or {}):
             records[k] = _confirmed_alone(case, adapter, backend_name, case_dir, run_id, seconds[k], test_id,
-                                          replay_options, rec)  # fmt: skip
+                                          replay_options, rec, known)  # fmt: skip
     return records
 
 
 def _confirmed_alone(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None, run_id: str,
                      generate_seconds: float, test_id: str, replay_options: str,
-                     batched: Record) -> Record:  # fmt: skip
+                     batched: Record, known: Any = None) -> Record:  # fmt: skip
     """A FAIL from a batch, run again alone: the verdict that stands is the one its replay (always alone)
     gives. Why: a kernel that reads past its own buffers sees its neighbours' data in a shared graph or
     session; on the HTP simulator a TransposeConv1d case failed in one 19-case session and passed in the
@@ -79,7 +107,7 @@ def _confirmed_alone(case: Case, adapter: Adapter, backend_name: str, case_dir: 
     beside the alone one (``details.batch.batched_verdict``): a deviation that depends on neighbours."""
     alone = adapter.run(case)
     rec = execute(case, adapter, backend_name, case_dir, run_id, generate_seconds, test_id, replay_options,
-                  outcome=alone)  # fmt: skip
+                  outcome=alone, known=known)  # fmt: skip
     size = ((batched.extra.get("details") or {}).get("batch") or {}).get("size")
     note: dict[str, Any] = {"size": size, "alone": "a FAIL in its batch, run again alone"}
     if rec.verdict != batched.verdict:
@@ -90,9 +118,11 @@ def _confirmed_alone(case: Case, adapter: Adapter, backend_name: str, case_dir: 
 
 def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None = None,
             run_id: str = "", generate_seconds: float = 0.0, test_id: str = "",
-            replay_options: str = "", outcome: Outcome | None = None) -> Record:  # fmt: skip
+            replay_options: str = "", outcome: Outcome | None = None, known: Any = None) -> Record:  # fmt: skip
     """Run ``case`` (unless its ``outcome`` is given: ``execute_many`` ran it already) and judge it
-    against the reference: one Record."""
+    against the reference: one Record. ``known``: the findings the run applies (``reports.expectations``); a
+    failing case's outputs are checked against the models of those about its cell, so its record says which
+    finding's bug it shows (``metrics.models``)."""
     op = opdefs.load(case.op)
     timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
     exp: list[np.ndarray] | None = None
@@ -128,6 +158,15 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics
         message = j.message
+        if not j.passed:
+            relaxed = _declared_float16(adapter, case)
+            if relaxed and judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
+                                 precision="float16").passed:  # fmt: skip
+                verdict = FP16_ACCURATE
+                metrics["float16_budget"] = "inside"
+                message = f"outside binary32's budget, inside binary16's: {relaxed} ({message})"
+            if known is not None:
+                metrics["models"] = _models(case, outcome.outputs, known, backend_name, adapter, op)
         try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
             metrics.update(reading(case, outcome.outputs))
         except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict

@@ -188,7 +188,7 @@ def _shrink(strategy, verdict: str, run_case, options: dict):
 
 @pytest.mark.conformance
 @pytest.mark.parametrize("op_name, config_label, tier", _positive_params())
-def test_op(op_name, config_label, tier, backend, conformance_options, record, request):
+def test_op(op_name, config_label, tier, backend, conformance_options, record, expectations, request):
     _selected(conformance_options, op_name)
     name, adapter = backend
     if config_label == "spec-error":
@@ -217,9 +217,11 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     replay_options = _replay_options(conformance_options)
     n = examples_for(conformance_options, tier)
 
+    known = expectations if expectations.entries else None
+
     def execute(case):
         return suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
-                             0.0, request.node.nodeid, replay_options)  # fmt: skip
+                             0.0, request.node.nodeid, replay_options, known=known)  # fmt: skip
 
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
@@ -262,7 +264,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
         cases = [c for c, _ in pending.values()]
         recs = suite.execute_many(cases, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
                                   [g for _, g in pending.values()], request.node.nodeid, replay_options,
-                                  conformance_options.get("batch"))  # fmt: skip
+                                  conformance_options.get("batch"), known=known)  # fmt: skip
         for cid, rec in zip(pending, recs, strict=True):
             seen[cid] = record(rec)
 

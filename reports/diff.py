@@ -37,13 +37,27 @@ from reports.matrix import (
     config_sort_key,
     op_sort_key,
 )
-from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, UNCHECKED, VERDICTS, XFAIL, XPASS, Record
+from reports.record import (
+    CRASH,
+    ERROR,
+    FAIL,
+    FP16_ACCURATE,
+    PASS,
+    REJECTED,
+    SKIP,
+    TIMEOUT,
+    UNCHECKED,
+    VERDICTS,
+    XFAIL,
+    XPASS,
+    Record,
+)
 from reports.render_text import md
 
 GOOD, KNOWN, UNSUPPORTED, BAD, UNJUDGED = "good", "known", "unsupported", "bad", "unjudged"
 _POSITIVE_HEALTH = {
     PASS: GOOD, XPASS: GOOD, XFAIL: KNOWN, REJECTED: UNSUPPORTED,
-    FAIL: BAD, ERROR: BAD, CRASH: BAD, TIMEOUT: BAD, UNCHECKED: UNJUDGED, SKIP: UNJUDGED,
+    FAIL: BAD, ERROR: BAD, CRASH: BAD, TIMEOUT: BAD, UNCHECKED: UNJUDGED, SKIP: UNJUDGED, FP16_ACCURATE: KNOWN,
 }
 _NEGATIVE_HEALTH = {
     REJECTED_CLEANLY: GOOD, XPASS: GOOD, XFAIL: KNOWN,

@@ -64,7 +64,10 @@ DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
     NEGATIVE: (PASS, FAIL, UNCHECKED, ERROR, CRASH),  # anything but a clean rejection that ran to an end
 }
 GOOD_OUTCOME = {POSITIVE: PASS, NEGATIVE: REJECTED}
-MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "params", "scope")
+MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "params", "scope",
+                "when", "log_says", "model", "band")  # fmt: skip
+SYMPTOM_FIELDS = ("stage", "message", "params", "when", "log_says", "model", "band")  # any of them: scope "cases"
+BANDS = ("steps", "abs", "rel")  # an accuracy finding's band: how far off its cases are at most
 INFO_FIELDS = ("id", "reason", "contradicts", "build", "log", "case", "notes")
 EVIDENCE_FIELDS = ("class", "spec")  # a finding's class and the MasterOpDef sentence it quotes (checked by lint)
 FIELDS = MATCH_FIELDS + INFO_FIELDS + EVIDENCE_FIELDS
@@ -76,6 +79,7 @@ CLASSES = ("deviation", "self-contradiction", "accuracy", "crash")
 CELL_SCOPE, CASES_SCOPE = "cell", "cases"
 DEFAULT_SOC = "default"
 RAW_VERDICT_KEY = "verdict_before_expectation"  # kept in Record.extra so a later file can be re-applied
+NEAR_KEY = "near_findings"  # findings about a failing case's cell whose symptom it does not show
 
 
 class ExpectationsError(ValueError):
@@ -118,6 +122,11 @@ class Entry:
     info: dict[str, str] = field(default_factory=dict)  # a finding's evidence: id, contradicts, build, log, case
     klass: str | None = None  # a finding's class (CLASSES)
     spec: SpecQuote | None = None  # the MasterOpDef sentence the finding relies on
+    when: tuple[Any, ...] | None = None  # constraint-language conditions the case meets (rank, axes, shapes ...)
+    when_text: tuple[str, ...] = ()
+    log_says: tuple[Pattern, ...] | None = None  # patterns one of the backend's log lines shows
+    model: dict[str, Any] | None = None  # what the backend returns instead (reference.models), for wrong numbers
+    band: dict[str, float] | None = None  # how far off the cases are at most (an accuracy finding)
 
     def covers(self, op: str, config: str, backend: str | tuple[str, ...], kind: str, tier: str | None = None,
                soc: str | None = None) -> bool:  # fmt: skip
@@ -133,20 +142,41 @@ class Entry:
         )
 
     def shows(self, verdict: str, stage: str | None, message: str | None,
-              params: Callable[[], dict[str, Any] | None] | None = None) -> bool:  # fmt: skip
-        """Scope "cases": whether a case shows this entry's symptom (one of its verdicts, and the
-        stage/message/parameter values it names). Scope "cell" covers every case of the cell.
-        ``params`` gives the case's parameter values (defaults filled in) when asked: reading them
-        means reading the saved case, so only an entry that names parameters asks."""
+              params: Callable[[], dict[str, Any] | None] | None = None, *,
+              case_env: Callable[[], dict[str, Any] | None] | None = None, log: tuple[str, ...] = (),
+              metrics: dict[str, Any] | None = None) -> bool:  # fmt: skip
+        """Scope "cases": whether a case shows this entry's symptom: one of its verdicts, and the stage, message,
+        log lines, parameter values and case conditions (``when``) it names; for wrong numbers, outputs that match
+        its ``model`` (the record's ``metrics.models``, worked out when the case ran) and an error inside its
+        ``band``. Scope "cell" covers every case of the cell. ``params`` and ``case_env`` read the saved case when
+        asked, so only an entry that names parameters or conditions asks."""
         if self.scope == CELL_SCOPE:
             return True
         if not (
             verdict in self.verdicts
             and (self.stage is None or (stage is not None and _any(self.stage, stage)))
             and (self.message is None or (message is not None and any(p.search(message) for p in self.message)))
+            and (self.log_says is None or any(p.search(line) for p in self.log_says for line in log))
         ):
             return False
-        return self.params is None or self.params_hold(params() if params is not None else None)
+        if self.params is not None and not self.params_hold(params() if params is not None else None):
+            return False
+        if self.when is not None and not self.when_holds(case_env() if case_env is not None else None):
+            return False
+        if self.model is not None and not model_matches(self.model, metrics):
+            return False
+        return self.band is None or within_band(self.band, metrics)
+
+    def when_holds(self, env: dict[str, Any] | None) -> bool:
+        """Whether a case (its constraint environment; None: unknown) meets every ``when`` condition."""
+        if env is None:
+            return False
+        from opdefs import expr
+
+        try:
+            return all(expr.holds(c, env) for c in self.when or ())
+        except (expr.EvalError, TypeError, ValueError, KeyError, IndexError):
+            return False
 
     def params_hold(self, values: dict[str, Any] | None) -> bool:
         """Whether a case's parameter values (None: unknown) are among those the entry names."""
@@ -181,6 +211,21 @@ class SpecQuote:
     first: int
     last: int
     quote: str
+
+
+def model_matches(model: dict[str, Any], metrics: dict[str, Any] | None) -> bool:
+    """Whether the case's outputs matched ``model`` when it ran (``metrics.models``; not worked out: no)."""
+    from reference.models import key
+
+    got = ((metrics or {}).get("models") or {}).get(key(model))
+    return isinstance(got, dict) and got.get("matches") is True
+
+
+def within_band(band: dict[str, float], metrics: dict[str, Any] | None) -> bool:
+    """Whether the case's error is inside an accuracy finding's band (an error not measured is outside)."""
+    m = metrics or {}
+    measured = {"steps": m.get("max_steps"), "abs": m.get("max_abs_err"), "rel": m.get("max_rel_err")}
+    return all(isinstance(measured[k], int | float) and measured[k] <= v for k, v in band.items())
 
 
 def _names(backend: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -228,7 +273,8 @@ class Expectations:
               tier: str | None = None,
               soc: str | None = None, verdict: str | None = None, stage: str | None = None,
               message: str | None = None, params: Callable[[], dict[str, Any] | None] | None = None,
-              ) -> Entry | None:  # fmt: skip
+              case_env: Callable[[], dict[str, Any] | None] | None = None, log: tuple[str, ...] = (),
+              metrics: dict[str, Any] | None = None) -> Entry | None:  # fmt: skip
         """The first entry covering this case, or None. Marks the entry as used.
 
         With ``verdict`` given, entries of scope "cases" cover the case only if it shows their symptom;
@@ -236,11 +282,28 @@ class Expectations:
         for entry in self.entries:
             if not entry.covers(op, config, backend, kind, tier, soc):
                 continue
-            if verdict is not None and not entry.shows(verdict, stage, message, params):
+            if verdict is not None and not entry.shows(verdict, stage, message, params, case_env=case_env, log=log,
+                                                       metrics=metrics):  # fmt: skip
                 continue
             entry.matches += 1
             return entry
         return None
+
+    def near(self, op: str, config: str, backend: str | tuple[str, ...], kind: str, verdict: str, *,
+             tier: str | None = None, soc: str | None = None) -> list[Entry]:
+        """Findings about this cell that expect this verdict but whose symptom the case does not show: a failure
+        beside a known one, which stays a failure ("near finding X")."""
+        return [e for e in self.entries if e.covers(op, config, backend, kind, tier, soc) and verdict in e.verdicts]
+
+    def models_for(self, op: str, config: str, backend: str | tuple[str, ...], kind: str = POSITIVE, *,
+                   tier: str | None = None, soc: str | None = None) -> list[dict[str, Any]]:
+        """The models of the findings about this cell: what a failing case's outputs are checked against when it
+        runs, so that the records say which finding's bug they show."""
+        out: list[dict[str, Any]] = []
+        for e in self.entries:
+            if e.model is not None and e.model not in out and e.covers(op, config, backend, kind, tier, soc):
+                out.append(e.model)
+        return out
 
     @staticmethod
     def apply(verdict: str, entry: Entry | None) -> tuple[str, str | None]:
@@ -261,13 +324,21 @@ class Expectations:
         raw = r.extra.get(RAW_VERDICT_KEY, r.verdict)
         if raw not in VERDICTS:
             raw = r.verdict
-        entry = self.match(r.op, r.config, record_backends(r), NEGATIVE if r.kind == NEGATIVE else POSITIVE,
-                           tier=r.tier or "typical", soc=record_soc(r), verdict=raw, stage=record_stage(r),
-                           message=r.message, params=functools.cache(lambda: record_params(r)))  # fmt: skip
+        kind = NEGATIVE if r.kind == NEGATIVE else POSITIVE
+        backends, tier, soc = record_backends(r), r.tier or "typical", record_soc(r)
+        entry = self.match(r.op, r.config, backends, kind, tier=tier, soc=soc, verdict=raw, stage=record_stage(r),
+                           message=r.message, params=functools.cache(lambda: record_params(r)),
+                           case_env=functools.cache(lambda: record_env(r)), log=record_log(r),
+                           metrics=r.metrics)  # fmt: skip
         verdict, reason = apply(raw, entry)
         if entry is not None and entry.id and verdict in (XFAIL, XPASS):
             reason = f"[{entry.id}] {reason}"
         extra = dict(r.extra)
+        extra.pop(NEAR_KEY, None)
+        if entry is None and raw in DEFAULT_VERDICTS[kind]:
+            near = [e.id or e.where for e in self.near(r.op, r.config, backends, kind, raw, tier=tier, soc=soc)]
+            if near:
+                extra[NEAR_KEY] = near
         if verdict != raw:
             extra[RAW_VERDICT_KEY] = raw
         else:
@@ -326,6 +397,42 @@ def case_params(path: Path, op: str) -> dict[str, Any] | None:
 
 def _same_value(value: Any, allowed: tuple[Any, ...]) -> bool:
     return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed)  # True is not 1
+
+
+def record_log(r: Record) -> tuple[str, ...]:
+    """The backend's own log lines for the case (the adapter's ``details.log``), and a crash's log tail."""
+    details = r.extra.get("details")
+    if not isinstance(details, dict):
+        return ()
+    lines = details.get("log") or []
+    lines = [lines] if isinstance(lines, str) else [str(x) for x in lines if isinstance(x, str | int | float)]
+    tail = details.get("log_tail")
+    return (*lines, *(str(tail).splitlines() if tail else ()))
+
+
+def record_env(r: Record) -> dict[str, Any] | None:
+    """The record's case as the constraint language sees it (ranks, shapes, parameters with the spec's defaults),
+    for a finding's ``when``; None when the saved case cannot be read."""
+    if not r.case_path:
+        return None
+    path = Path(r.case_path)
+    if not path.is_absolute() and not path.is_file():
+        path = _REPO / path
+    return case_env(path, r.op)
+
+
+def case_env(path: Path, op: str) -> dict[str, Any] | None:
+    from cases import check
+    from cases.case import Case
+
+    try:
+        case = Case.load(path)
+        import opdefs
+
+        spec = opdefs.load(op)
+        return {**spec.param_defaults(), **check.environment(spec, case)}
+    except Exception:  # noqa: BLE001 - an unreadable case shows no symptom: it stays what it was
+        return None
 
 
 def record_soc(r: Record) -> str:
@@ -436,14 +543,18 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
     for key in INFO_FIELDS:
         if key in item and not isinstance(item[key], str | int | float):
             raise ExpectationsError(f"{lines[key]}: {key!r} must be text")
-    stage, message = optional("stage"), optional("message")
+    stage, message, log_says = optional("stage"), optional("message"), optional("log_says")
     params = _params(item["params"], lines["params"]) if item.get("params") is not None else None
-    scope = item.get("scope", CASES_SCOPE if (stage or message or params) else CELL_SCOPE)
+    when_text, when = _when(item["when"], lines["when"]) if item.get("when") is not None else ((), None)
+    model = _model(item["model"], lines["model"]) if item.get("model") is not None else None
+    band = _band(item["band"], lines["band"]) if item.get("band") is not None else None
+    symptoms = any(item.get(k) is not None for k in SYMPTOM_FIELDS)
+    scope = item.get("scope", CASES_SCOPE if symptoms else CELL_SCOPE)
     if scope not in (CELL_SCOPE, CASES_SCOPE):
         raise ExpectationsError(f"{lines['scope']}: 'scope' must be {CELL_SCOPE} or {CASES_SCOPE}, not {scope!r}")
-    if scope == CELL_SCOPE and (stage or message or params):
-        raise ExpectationsError(f"{lines['scope']}: an entry with 'stage', 'message' or 'params' covers only the "
-                                "cases that show them: its scope is 'cases'")  # fmt: skip
+    if scope == CELL_SCOPE and symptoms:
+        raise ExpectationsError(f"{lines['scope']}: an entry with {', '.join(repr(k) for k in SYMPTOM_FIELDS)} covers "
+                                "only the cases that show them: its scope is 'cases'")  # fmt: skip
     return Entry(
         op=_patterns(item["op"], "op", lines["op"]),
         config=optional("config"),
@@ -461,7 +572,43 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
         info={k: str(item[k]).strip() for k in INFO_FIELDS if k in item and k != "reason"},
         klass=_klass(item.get("class"), lines.get("class", where)),
         spec=_spec_quote(item["spec"], lines["spec"]) if item.get("spec") is not None else None,
+        when=when,
+        when_text=when_text,
+        log_says=log_says,
+        model=model,
+        band=band,
     )
+
+
+def _when(value: Any, where: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """``when``: a condition in the specs' constraint language (or a list of them, all to hold), read by its
+    parser: nothing in it is executed."""
+    from opdefs import expr
+
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+        raise ExpectationsError(f"{where}: 'when' must be a condition (text) or a list of them")
+    try:
+        return tuple(texts), tuple(expr.parse(t) for t in texts)
+    except expr.ExprError as e:
+        raise ExpectationsError(f"{where}: when: {e}") from None
+
+
+def _model(value: Any, where: str) -> dict[str, Any]:
+    from reference.models import problems
+
+    bad = problems(value)
+    if bad:
+        raise ExpectationsError(f"{where}: {bad[0]}")
+    return dict(value)
+
+
+def _band(value: Any, where: str) -> dict[str, float]:
+    if (not isinstance(value, dict) or not value or set(value) - set(BANDS)
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value.values())):
+        raise ExpectationsError(f"{where}: 'band' must map {', '.join(BANDS)} to positive numbers (the worst error "
+                                "the finding's cases show)")  # fmt: skip
+    return {k: float(v) for k, v in value.items()}
 
 
 def _klass(value: Any, where: str) -> str | None:

@@ -27,6 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = REPO / "findings"
 REQUIRED = ("id", "contradicts", "build", "case")  # what makes an entry a finding rather than a known failure
 BAD = (FAIL, ERROR, CRASH, TIMEOUT)
+# what singles out a finding's cases beyond op, configuration, tier and target: without one, a finding takes every
+# failure of its cell, whatever bug it is
+DISCRIMINATING = ("params", "when", "model", "band", "log_says", "message")
+# The MasterOpDef a finding quotes: the seed document beside the checkout, or $QNN_MASTEROPDEF
+MASTEROPDEF_ENV = "QNN_MASTEROPDEF"
+_SEED = REPO.parent / "shared" / "seeds" / "004_b46271055e0d5186.txt"
 
 
 ROUTES_FILE = "routes.yaml"  # explanations of route disagreements (reports/agree.py), not findings
@@ -42,14 +48,71 @@ def load(paths: Iterable[str | Path] | None = None) -> Expectations:
     return Expectations.load_all(files)
 
 
-def problems(known: Expectations, root: Path = REPO) -> list[str]:
-    """One line per finding that lacks its evidence (a field, or a case file that is not there)."""
+def masteropdef_lines() -> list[str] | None:
+    """The MasterOpDef's lines (1-based at index 1), or None where the document is not here."""
+    import os
+
+    path = Path(os.environ.get(MASTEROPDEF_ENV) or _SEED)
+    try:
+        return ["", *path.read_text(encoding="utf-8").splitlines()]
+    except OSError:
+        return None
+
+
+def normalised(text: str) -> str:
+    """Text as a quote is compared: markdown's escapes and emphasis dropped, line breaks and runs of spaces one
+    space (a quote spans lines as the document wraps them)."""
+    import re
+
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|>~])", r"\1", text)
+    text = text.replace("**", "").replace("`", "")
+    text = re.sub(r"^\s*(?:>\s*)+", " ", text, flags=re.M)  # block quotes
+    text = re.sub(r"^\s*[-*]\s+", " ", text, flags=re.M)  # list bullets
+    return " ".join(text.split())
+
+
+def quote_problem(e: Entry, lines: list[str]) -> str | None:
+    """Why a finding's quote is not what the MasterOpDef says at its lines (None when it is)."""
+    q = e.spec
+    if q is None:
+        return None
+    if q.last >= len(lines):
+        return f"spec: lines {q.first}-{q.last} are past the MasterOpDef's {len(lines) - 1} lines"
+    window = normalised("\n".join(lines[q.first : q.last + 1]))
+    if normalised(q.quote) not in window:
+        return f"spec: the quote is not at lines {q.first}-{q.last} (they read: {window[:120]!r})"
+    return None
+
+
+def problems(known: Expectations, root: Path = REPO, spec_lines: list[str] | None = None) -> list[str]:
+    """One line per finding that lacks its evidence (a field, or a case file that is not there), has no class or
+    no quote of the MasterOpDef (or one that is not at its lines), selects its failures by op, configuration and
+    tier alone, or names a model the reference cannot compute."""
+    from reference.models import problems as model_problems
+
     out = []
     seen: set[str] = set()
+    lines = spec_lines if spec_lines is not None else masteropdef_lines()
     for e in known.entries:
         missing = [k for k in REQUIRED if not e.info.get(k)]
+        if e.klass is None:
+            missing.append("class")
+        if e.spec is None:
+            missing.append("spec (the MasterOpDef sentence it relies on)")
         if missing:
             out.append(f"{e.where}: finding has no {', '.join(missing)}")
+        if lines is not None and (why := quote_problem(e, lines)):
+            out.append(f"{e.where}: {why}")
+        if set(e.verdicts) & {FAIL, ERROR, CRASH} and not any(_given(e, k) for k in DISCRIMINATING):
+            out.append(f"{e.where}: selects its failures by op, configuration and tier alone: name what defines the "
+                       f"bug ({', '.join(DISCRIMINATING)})")  # fmt: skip
+        if e.verdicts == (FAIL,) and e.model is None and e.band is None:
+            out.append(f"{e.where}: a finding of wrong numbers needs a model (what the backend returns instead) or, "
+                       "for an accuracy finding, a band")  # fmt: skip
+        if e.klass == "accuracy" and e.band is None:
+            out.append(f"{e.where}: an accuracy finding states its band (how far off its cases are)")
+        if e.model is not None:
+            out += [f"{e.where}: {why}" for op in (p.text for p in e.op) for why in model_problems(e.model, op)]
         if e.id and e.id in seen:
             out.append(f"{e.where}: id {e.id!r} used twice")
         seen.add(e.id)
@@ -88,6 +151,10 @@ def check_run(known: Expectations, records: Iterable[Record]) -> RunCheck:
         elif applied.verdict in BAD and r.kind == "positive":
             out.new[(r.backend, r.op, r.config, r.tier or "typical", applied.verdict)] += 1
     return out
+
+
+def _given(e: Entry, name: str) -> bool:
+    return getattr(e, name) is not None
 
 
 def _entry_label(known: Expectations, r: Record) -> str:

@@ -11,13 +11,15 @@ markdown, HTML, CSV and JSON cannot disagree about what a cell means.
 
 Cell status precedence for positive cases (a cell shows the first verdict present, left to right):
 
-    CRASH > ERROR > FAIL > XPASS > TIMEOUT > REJECTED > PASS > XFAIL > UNCHECKED > SKIP
+    CRASH > ERROR > FAIL > XPASS > TIMEOUT > REJECTED > FP16_ACCURATE > PASS > XFAIL > UNCHECKED > SKIP
 
 Why this order: a crash loses the process and an error means the backend contradicted itself (it
 accepted the graph, then could not run it); wrong numbers come next. XPASS ranks above TIMEOUT
 because it is certain news (an expectations entry is stale). REJECTED outranks PASS so a config the
 backend only partly supports never shows as supported. XFAIL alone is below PASS (a known failure
 is not news); UNCHECKED and SKIP ran nothing that could be judged, so they never hide a judgement.
+FP16_ACCURATE (outside binary32, inside binary16, on a backend documenting float16 arithmetic) is news about
+precision, not a deviation: below every failure, above PASS, so a cell of such cases never reads as passing.
 
 Negative cases (kind "negative", built to break one constraint) are a separate dimension: their good
 outcome is a clean REJECTED. Their cells summarise outcome classes instead, precedence:
@@ -43,6 +45,7 @@ from reports.record import (
     EDGE,
     ERROR,
     FAIL,
+    FP16_ACCURATE,
     PASS,
     REJECTED,
     SHRUNK,
@@ -58,13 +61,14 @@ from reports.record import (
 POSITIVE, NEGATIVE = "positive", "negative"
 RAW_VERDICT = "verdict_before_expectation"  # reports.expectations keeps the backend's own verdict here
 
-STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, PASS, XFAIL, UNCHECKED, SKIP)
+STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, FP16_ACCURATE, PASS, XFAIL,
+                                      UNCHECKED, SKIP)  # fmt: skip
 
 # Outcome classes of negative cases, in precedence order, with the verdicts each class gathers.
 CRASHED, ACCEPTED, ERRORED, REJECTED_CLEANLY, NOT_RUN = "CRASHED", "ACCEPTED", "ERRORED", "REJECTED", "NOT RUN"
 NEGATIVE_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (CRASHED, (CRASH, TIMEOUT)),
-    (ACCEPTED, (PASS, FAIL, UNCHECKED)),
+    (ACCEPTED, (PASS, FAIL, UNCHECKED, FP16_ACCURATE)),
     (ERRORED, (ERROR,)),
     (XPASS, (XPASS,)),
     (XFAIL, (XFAIL,)),
@@ -79,6 +83,7 @@ ABBREVIATIONS = {
     REJECTED: "REJ",
     ERROR: "ERR",
     UNCHECKED: "UNCHK",
+    FP16_ACCURATE: "FP16",
     CRASHED: "CRASH",
     ERRORED: "ERR",
     NOT_RUN: "SKIP",
@@ -506,7 +511,8 @@ def _worse(old: float | None, new: float) -> float:
 # ---------------------------------------------------------------------------------------------
 PARTIAL = "PARTIAL"  # some configurations of the family pass, the others are refused: partly supported
 BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or died: marked apart from FAIL
-GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, PASS, XFAIL, UNCHECKED, SKIP)
+GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FP16_ACCURATE, PASS, XFAIL,
+                                  UNCHECKED, SKIP)  # fmt: skip
 EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
 
 
@@ -659,7 +665,7 @@ def readable_message(message: str) -> str:
 STATUS_COLOURS: dict[str, str] = {
     PASS: "#66bb6a", PARTIAL: "#c5e1a5", XFAIL: "#dcedc8", FAIL: "#e57373", XPASS: "#fff176",
     ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", UNCHECKED: "#90caf9",
-    SKIP: "#eeeeee",
+    SKIP: "#eeeeee", FP16_ACCURATE: "#aed581",
 }  # fmt: skip
 STATUS_WORDS: dict[str, str] = {
     PASS: "every typical case passes", PARTIAL: "passes where accepted; other configurations refused",
@@ -667,4 +673,5 @@ STATUS_WORDS: dict[str, str] = {
     ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
     TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
     SKIP: "no typical case ran",
+    FP16_ACCURATE: "float16-accurate: outside binary32's budget, inside binary16's, as the backend documents",
 }  # fmt: skip

@@ -52,6 +52,15 @@ def _wheel_library() -> Path | None:
 DEFAULT_BATCH = 32  # cases per graph in ``run_many``; measured in ``python -m bench`` (batched vs one per graph)
 
 
+# What Qualcomm documents about the HTP's float arithmetic, which the verdicts then take at its word: a FLOAT_32
+# result outside binary32's budget and inside binary16's is FP16_ACCURATE on this backend, not a deviation.
+HTP_ARITHMETIC = {"FLOAT_32": {
+    "computes_in": "float16",
+    "source": "Qualcomm AI Engine Direct (QNN) SDK documentation, 'QNN HTP Precision' and 'QNN HTP-FP16 Op Package': a "
+              "graph of float32 tensors is finalized and executed on the HTP with float16 math",
+}}  # fmt: skip
+
+
 class QnnAdapter(WorkerAdapter):
     """Runs Cases on a QNN backend library through the C API: ``run`` one single-node graph per case,
     ``run_many`` up to ``batch_size`` cases as the independent nodes of one graph.
@@ -123,7 +132,10 @@ class QnnAdapter(WorkerAdapter):
         if self._ops is None:
             pairs = self._worker.call(("ops",))
             self._ops = sorted({name for _package, name in pairs})
-        return {"ops": list(self._ops)}
+        out: dict[str, Any] = {"ops": list(self._ops)}
+        if self._path is not None and "htp" in self._path.name.lower():
+            out["arithmetic"] = HTP_ARITHMETIC
+        return out
 
     def run(self, case: Case) -> Outcome:
         if self._worker is None:

@@ -36,7 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "bench" / "out" / "mutants"
 RED = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 RAN = ("PASS", "FAIL", "XFAIL", "XPASS", "UNCHECKED")  # a base verdict a bug's change could show against
-KILLED, SWALLOWED, MISSED = "KILLED", "SWALLOWED", "MISSED"
+KILLED, SWALLOWED, MISSED, RUN_FAILED = "KILLED", "SWALLOWED", "MISSED", "RUN FAILED"
+PYTEST_RAN = (0, 1)  # every test passed / some failed: the run went to its end either way
 NEVER_DRAWN, NOT_RUN, WITHIN_BUDGET = "never drawn", "not run by the base", "within budget"
 TARGET_KILL_RATE = 0.95  # of the mutants outside the budget that the base runs (issue 26)
 
@@ -71,13 +72,17 @@ def _ops_regex(ops: list[str]) -> str:
 
 
 def pytest_command(backend: str, ops: list[str], args: argparse.Namespace, results: Path, cache: Path,
-                   workers: int = 0) -> list[str]:  # fmt: skip
+                   findings: Path | None, workers: int = 0) -> list[str]:  # fmt: skip
     """The conformance run of one side: only the ops' positive cells (negative cases say nothing of a bug in the
-    numbers), the same seed and counts and the same drawn-cell cache, so every side runs the same cases."""
+    numbers), the same seed and counts and the same drawn-cell cache, so every side runs the same cases. With the
+    findings applied as a user runs them: each record keeps the backend's own verdict beside the applied one, and
+    a failing case's outputs are checked against the models of the findings about its cell."""
     cmd = [sys.executable, "-m", "pytest", "--backend", backend, "--op", _ops_regex(ops),
            "--examples", str(args.examples), "--edge-examples", str(args.edge_examples), "--seed", str(args.seed),
            "--no-shrink", "--case-cache", str(cache), "--results", str(results),
            "--case-dir", str(results.parent / "cases"), "-k", "test_op", "-q", "-p", "no:cacheprovider"]  # fmt: skip
+    if findings is not None:
+        cmd += ["--expectations", str(findings)]
     if workers > 1:
         cmd += ["-n", str(workers)]
     return cmd
@@ -89,21 +94,24 @@ def run_side(cmd: list[str], log: Path) -> int:
         return subprocess.run(cmd, cwd=REPO, stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
 
 
-def read_side(path: Path, known: Any | None) -> Verdicts:
-    """A run's positive case records, the findings applied when ``known`` is given (to the backend's own
-    verdicts: the run itself was made without them)."""
+def read_side(path: Path) -> tuple[Verdicts, Verdicts]:
+    """A run's positive case records as the run judged them (the findings applied) and as the backend gave them
+    (the verdict before any finding, which the record keeps)."""
+    from dataclasses import replace
+
+    from reports.expectations import RAW_VERDICT_KEY
     from reports.record import POSITIVE, read
 
-    out = Verdicts()
+    applied, raw = Verdicts(), Verdicts()
     if not path.exists():
-        return out
+        return applied, raw
     for r in read([path], warn=lambda m: None):
         if r.kind != POSITIVE:
             continue
-        if known is not None:
-            r = known.apply_record(r)
-        out.records[(r.op, r.config, r.tier or "typical", r.case_id)] = r
-    return out
+        key = (r.op, r.config, r.tier or "typical", r.case_id)
+        applied.records[key] = r
+        raw.records[key] = replace(r, verdict=r.extra.get(RAW_VERDICT_KEY, r.verdict), expectation=None)
+    return applied, raw
 
 
 def _mutated(r: Any) -> bool:
@@ -164,6 +172,9 @@ def headline(judged: list[Judged]) -> str:
     outside = n - missed[WITHIN_BUDGET] - missed[NEVER_DRAWN] - missed[NOT_RUN]
     rate = f"{killed / outside:.0%}" if outside else "n/a"
     exp = f" ({expected} by the finding they reproduce)" if expected else ""
+    failed = sum(j.status == RUN_FAILED for j in judged)
+    if failed:
+        exp += f"; runs failed {failed}"
     return (f"mutants: killed {killed} / {n} (typical), {killed_any} / {n} (typical+edge); "
             f"swallowed {len(swallowed)}{exp}; missed {sum(missed.values())} (never drawn {missed[NEVER_DRAWN]}, "
             f"within budget {missed[WITHIN_BUDGET]}, "
@@ -175,6 +186,8 @@ def describe(j: Judged) -> str:
     if j.status == KILLED:
         where = "typical" if j.killed_typical else "edge only"
         return f"KILLED    {j.name} ({where}): {'; '.join(j.red_cells[:3])}{' ...' if len(j.red_cells) > 3 else ''}"
+    if j.status == RUN_FAILED:
+        return f"RUN FAILED {j.name}: {j.why}"
     if j.status == SWALLOWED:
         own = " (its own finding)" if j.reproduces and set(j.swallowed_by) == {j.reproduces} else ""
         return f"SWALLOWED {j.name}: XFAIL under {', '.join(f'{k} ({n})' for k, n in j.swallowed_by.items())}{own}"
@@ -216,8 +229,18 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"python -m bench mutants: error: --base {args.base} is not available here: {why}", file=sys.stderr)
         return 4
-    findings = Path(args.findings) if args.findings else REPO / "findings" / f"{args.base}.yaml"
-    known = Expectations.load(findings) if findings.exists() else None
+    findings: Path | None = Path(args.findings) if args.findings else REPO / "findings" / f"{args.base}.yaml"
+    if findings is not None and not findings.exists():
+        if args.findings:
+            print(f"python -m bench mutants: error: --findings {args.findings}: no such file", file=sys.stderr)
+            return 4
+        findings = None
+    if findings is not None:
+        try:
+            Expectations.load(findings)
+        except ValueError as e:
+            print(f"python -m bench mutants: error: {e}", file=sys.stderr)
+            return 4
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "cells"
@@ -226,26 +249,31 @@ def main(argv: list[str] | None = None) -> int:
     print(f"base {args.base}: {len(ops)} ops, seed {args.seed}, {args.examples} typical + {args.edge_examples} edge "
           f"cases per cell ...", flush=True)  # fmt: skip
     base_path = out / "base.jsonl"
-    run_side(pytest_command(args.base, ops, args, base_path, cache, workers=args.jobs), out / "base.log")
+    rc = run_side(pytest_command(args.base, ops, args, base_path, cache, findings, workers=args.jobs), out / "base.log")
+    if rc not in PYTEST_RAN:
+        print(f"python -m bench mutants: error: the base run ended with pytest status {rc}; see {out / 'base.log'}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     print(f"base done ({time.perf_counter() - t0:.0f} s); {len(mutants)} mutants, {args.jobs} at a time", flush=True)
 
-    def one(m: Any) -> Path:
+    def one(m: Any) -> tuple[Path, int]:
         path = out / "runs" / f"{m.name}.jsonl"
-        run_side(pytest_command(factory(args.base, m.name), list(m.ops), args, path, cache), path.with_suffix(".log"))
-        return path
+        cmd = pytest_command(factory(args.base, m.name), list(m.ops), args, path, cache, findings)
+        return path, run_side(cmd, path.with_suffix(".log"))
 
-    base_raw = read_side(base_path, None)
-    base = read_side(base_path, known) if known else base_raw
+    base, base_raw = read_side(base_path)
     judged: list[Judged] = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for k, (m, path) in enumerate(zip(mutants, pool.map(one, mutants), strict=True), 1):
-            raw = read_side(path, None)
-            j = judge(m, base, base_raw, read_side(path, known) if known else raw, raw)
+        for k, (m, (path, rc)) in enumerate(zip(mutants, pool.map(one, mutants), strict=True), 1):
+            side, raw = read_side(path)
+            j = judge(m, base, base_raw, side, raw)
+            if rc not in PYTEST_RAN:
+                j.status, j.why = RUN_FAILED, f"its run ended with pytest status {rc} ({path.with_suffix('.log')})"
             judged.append(j)
             print(f"[{k}/{len(mutants)}] {describe(j)}", flush=True)
     line = headline(judged)
     report = {"base": args.base, "seed": args.seed, "examples": args.examples, "edge_examples": args.edge_examples,
-              "findings": str(findings) if known else None, "seconds": round(time.perf_counter() - t0, 1),
+              "findings": str(findings) if findings else None, "seconds": round(time.perf_counter() - t0, 1),
               "headline": line, "mutants": [asdict(j) for j in judged]}  # fmt: skip
     (out / "mutants.json").write_text(json.dumps(report, indent=1))
     print(f"details: {out / 'mutants.json'} ({report['seconds']:.0f} s)")

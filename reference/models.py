@@ -1,0 +1,165 @@
+"""Models of a deviation: what a backend with a known bug returns, so a finding covers only the cases that show it.
+
+A finding of wrong numbers names its model (``model:`` in ``findings/<backend>.yaml``); a failing case is that
+finding's only when the backend's outputs match the model within the case's own budget. A different bug in the
+same cell then stays a failure: Softmax computing every beta as 1 does not match a model of "small betas off".
+
+A model is data, read by the interpreter below, never code from a file:
+
+    model: {params: {beta: 1.0}}          # the op computed as if these parameters held (a parameter ignored)
+    model: {without: [in[2]]}             # the op computed without these optional inputs (a bias dropped)
+    model: {arithmetic: float16}          # the reference's values within float16's budget (float16 arithmetic)
+    model: {outputs: zeros}               # every output element 0
+    model: {outputs: input-codes}         # the op moved in[0]'s stored codes, never requantized to out[0]'s grid
+    model: {diagnosis: NAME}              # a named model the op's family module registers (register_model)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from cases.case import Case
+from opdefs import dtypes
+
+KINDS = ("params", "without", "arithmetic", "outputs", "diagnosis")
+OUTPUTS = ("zeros", "input-codes")
+
+# op -> name -> fn(case) -> the real outputs the backend with that bug gives
+_NAMED: dict[str, dict[str, Callable[[Case], list[np.ndarray]]]] = {}
+
+
+class ModelError(ValueError):
+    """A model that names nothing this interpreter knows."""
+
+
+def register_model(*ops: str, name: str) -> Callable[[Callable[[Case], list[np.ndarray]]], Callable]:
+    """A named model for a bug no generic model states (DetectionOutput decoding batch b against batch 0's
+    anchors): a function of the case giving the real outputs such a backend returns."""
+
+    def deco(fn: Callable[[Case], list[np.ndarray]]) -> Callable[[Case], list[np.ndarray]]:
+        for op in ops:
+            _NAMED.setdefault(op, {})[name] = fn
+        return fn
+
+    return deco
+
+
+def key(model: dict[str, Any]) -> str:
+    """The text a record keeps a model's result under: the same model always gives the same key."""
+    return json.dumps(model, sort_keys=True, separators=(",", ":"))
+
+
+def problems(model: Any, op: str | None = None) -> list[str]:
+    """What is wrong with a model as written (for lint): [] when the interpreter can read it."""
+    if not isinstance(model, dict) or len(model) != 1:
+        return [f"a model is one of {', '.join(KINDS)} (a mapping with one of them), not {model!r}"]
+    (kind, value), = model.items()
+    if kind not in KINDS:
+        return [f"unknown model {kind!r} (one of {', '.join(KINDS)})"]
+    if kind == "params" and not (isinstance(value, dict) and value):
+        return ["model params: a mapping of parameter names to the values the backend computes with"]
+    if kind == "without" and not (isinstance(value, list) and value and all(
+            isinstance(v, str) and v.startswith("in[") for v in value)):  # fmt: skip
+        return ["model without: a list of inputs, e.g. [in[2]]"]
+    if kind == "arithmetic" and value != "float16":
+        return ["model arithmetic: float16 is the one arithmetic modelled"]
+    if kind == "outputs" and value not in OUTPUTS:
+        return [f"model outputs: one of {', '.join(OUTPUTS)}"]
+    if kind == "diagnosis":
+        import reference
+
+        reference.implemented()  # loads the family modules, which register their named models
+        if op is not None and value not in _NAMED.get(op, {}):
+            return [f"model diagnosis: {op} registers no model {value!r} (known: {sorted(_NAMED.get(op, {}))})"]
+    return []
+
+
+def check(case: Case, actual: list[np.ndarray], model: dict[str, Any], op_tolerance: dict | None = None,
+          accumulation: float | None = None, precision: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Whether a backend's stored outputs are what the model says, within the case's own budget:
+    ``{"matches": bool, "message": ..., "max_steps"/...}``; ``{"matches": False, "error": ...}`` where the model
+    cannot be computed for this case (it then covers nothing)."""
+    from reference.compare import judge
+
+    bad = problems(model, case.op)
+    if bad:
+        return {"matches": False, "error": bad[0]}
+    (kind, value), = model.items()
+    try:
+        if kind == "arithmetic":
+            expected, precision = _reference(case), "float16"
+        else:
+            expected = _modelled(case, kind, value)
+        j = judge(case, expected, actual, op_tolerance, accumulation, precision=precision)
+    except Exception as e:  # noqa: BLE001 - a model that cannot be computed for this case does not cover it
+        return {"matches": False, "error": f"{type(e).__name__}: {e}"[:300]}
+    out: dict[str, Any] = {"matches": bool(j.passed)}
+    if not j.passed:
+        out["message"] = j.message[:300]
+    for k in ("max_steps", "max_abs_err", "mismatches"):
+        if k in j.metrics:
+            out[k] = j.metrics[k]
+    return out
+
+
+def _reference(case: Case) -> list[np.ndarray]:
+    from reference.expected import expected
+
+    return expected(case)
+
+
+def _modelled(case: Case, kind: str, value: Any) -> list[np.ndarray]:
+    from cases.case import Param
+
+    if kind == "params":
+        params = dict(case.params)
+        for name, v in value.items():
+            old = params.get(name)
+            kind_ = old.dtype if old is not None else _param_dtype(case.op, name)
+            params[name] = Param(name, kind_, np.asarray(v) if isinstance(v, list) else v)
+        return _reference(replace(case, params=params))
+    if kind == "without":
+        inputs = list(case.inputs)
+        for ref in value:
+            i = int(ref[3:-1])
+            if i < len(inputs):
+                inputs[i] = None
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        return _reference(replace(case, inputs=inputs))
+    if kind == "outputs" and value == "zeros":
+        return [np.zeros(t.shape) for t in case.outputs]
+    if kind == "outputs" and value == "input-codes":
+        return _input_codes(case)
+    import reference
+
+    reference.implemented()
+    return _NAMED[case.op][value](case)
+
+
+def _input_codes(case: Case) -> list[np.ndarray]:
+    """The op run on in[0]'s stored codes as if they were the values, its result read through out[0]'s encoding:
+    what a data movement kernel returns when it copies codes between two grids without requantizing."""
+    from reference.quant import dequantize
+
+    coded = [None if t is None else replace(t, dtype=_float_of(t.dtype), data=t.data.astype(np.float32), encoding=None)
+             for t in case.inputs]  # fmt: skip
+    outs = [replace(t, dtype=_float_of(t.dtype), encoding=None) for t in case.outputs]
+    moved = _reference(replace(case, inputs=coded, outputs=outs))
+    return [dequantize(m, t.encoding) if t.encoding is not None else m for m, t in zip(moved, case.outputs,
+                                                                                        strict=False)]  # fmt: skip
+
+
+def _float_of(dtype: str) -> str:
+    return "FLOAT_32" if dtypes.get(dtype).quantized else dtype
+
+
+def _param_dtype(op: str, name: str) -> str:
+    import opdefs
+
+    return opdefs.load(op).params[name]["dtype"]

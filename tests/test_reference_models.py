@@ -1,0 +1,57 @@
+"""Models of a deviation (reference/models.py): what a backend with a known bug returns, judged in the case's budget."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cases.case import Case, Encoding, Param, Tensor
+from reference import models
+from reference.compare import encode_outputs
+from reference.expected import expected
+
+
+def _softmax(beta: float) -> Case:
+    x = Tensor("in[0]", "FLOAT_32", (2, 5), np.linspace(-2, 2, 10, dtype=np.float32).reshape(2, 5))
+    return Case("Softmax", [x], {"beta": Param("beta", "FLOAT_32", beta)}, [Tensor("out[0]", "FLOAT_32", (2, 5))])
+
+
+def test_a_parameter_model_matches_a_backend_that_computes_with_that_value():
+    case = _softmax(2.0)
+    as_if_one = encode_outputs(case, expected(_softmax(1.0)))
+    assert models.check(case, as_if_one, {"params": {"beta": 1.0}})["matches"] is True
+    assert models.check(case, encode_outputs(case, expected(case)), {"params": {"beta": 1.0}})["matches"] is False
+
+
+def test_a_without_model_matches_a_backend_that_drops_the_bias():
+    x = Tensor("in[0]", "FLOAT_32", (2, 3), np.ones((2, 3), np.float32))
+    w = Tensor("in[1]", "FLOAT_32", (4, 3), np.full((4, 3), 0.5, np.float32), static=True)
+    b = Tensor("in[2]", "FLOAT_32", (4,), np.arange(4, dtype=np.float32), static=True)
+    case = Case("FullyConnected", [x, w, b], {}, [Tensor("out[0]", "FLOAT_32", (2, 4))])
+    without_bias = [np.full((2, 4), 1.5, np.float32)]
+    assert models.check(case, without_bias, {"without": ["in[2]"]})["matches"] is True
+    assert models.check(case, encode_outputs(case, expected(case)), {"without": ["in[2]"]})["matches"] is False
+
+
+def test_the_input_codes_model_is_a_copy_of_codes_between_two_grids():
+    codes = np.array([[0, 10, 200]], np.uint8)
+    x = Tensor("in[0]", "UFIXED_POINT_8", (1, 3), codes, Encoding((0.1,), (0,)))
+    out = Tensor("out[0]", "UFIXED_POINT_8", (3, 1), None, Encoding((0.2,), (-5,)))
+    case = Case("Reshape", [x], {}, [out])
+    assert models.check(case, [codes.reshape(3, 1)], {"outputs": "input-codes"})["matches"] is True
+    assert models.check(case, encode_outputs(case, expected(case)), {"outputs": "input-codes"})["matches"] is False
+
+
+def test_the_float16_model_takes_float16_accuracy_and_nothing_worse():
+    case = _softmax(1.0)
+    exact = expected(case)[0]
+    assert models.check(case, [exact.astype(np.float16).astype(np.float32)], {"arithmetic": "float16"})["matches"]
+    assert not models.check(case, [(exact * 1.1).astype(np.float32)], {"arithmetic": "float16"})["matches"]
+
+
+def test_an_unknown_model_is_a_problem_and_matches_nothing():
+    assert models.problems({"guess": 1}) and models.problems({"outputs": "ones"})
+    assert models.check(_softmax(1.0), [np.zeros((2, 5), np.float32)], {"guess": 1})["matches"] is False
+
+
+def test_a_model_key_is_the_same_whatever_the_order_of_its_fields():
+    assert models.key({"params": {"a": 1, "b": 2}}) == models.key({"params": {"b": 2, "a": 1}})

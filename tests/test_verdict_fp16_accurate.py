@@ -1,0 +1,63 @@
+"""FP16_ACCURATE: a float32 result outside binary32's budget and inside binary16's, on a backend that documents
+float16 arithmetic for float32 graphs, is neither a pass nor a deviation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import suite
+from adapters.base import OK, Outcome
+from cases.case import Case, Param, Tensor
+from reference.expected import expected
+
+
+def _softmax() -> Case:
+    x = Tensor("in[0]", "FLOAT_32", (2, 5), np.linspace(-2, 2, 10, dtype=np.float32).reshape(2, 5))
+    return Case("Softmax", [x], {"beta": Param("beta", "FLOAT_32", 1.0)}, [Tensor("out[0]", "FLOAT_32", (2, 5))])
+
+
+class _Backend:
+    """Returns fixed outputs; declares float16 arithmetic for FLOAT_32 where told to."""
+
+    name = "fake"
+
+    def __init__(self, outputs: list[np.ndarray], declares: bool) -> None:
+        self.outputs, self.declares = outputs, declares
+
+    def available(self):
+        return True, ""
+
+    def info(self):
+        return {}
+
+    def capabilities(self):
+        return {"arithmetic": {"FLOAT_32": {"computes_in": "float16", "source": "the vendor's manual"}}} \
+            if self.declares else {}  # fmt: skip
+
+    def run(self, case):
+        return Outcome(OK, self.outputs)
+
+    def close(self):
+        pass
+
+
+def _as_float16(case: Case) -> list[np.ndarray]:
+    return [expected(case)[0].astype(np.float16).astype(np.float32)]
+
+
+def test_float16_accuracy_on_a_backend_that_documents_it_is_its_own_verdict():
+    case = _softmax()
+    rec = suite.execute(case, _Backend(_as_float16(case), declares=True), "fake")
+    assert rec.verdict == "FP16_ACCURATE", (rec.verdict, rec.message)
+    assert "the vendor's manual" in rec.message, rec.message
+
+
+def test_float16_accuracy_on_a_backend_that_promises_float32_is_a_failure():
+    case = _softmax()
+    assert suite.execute(case, _Backend(_as_float16(case), declares=False), "fake").verdict == "FAIL"
+
+
+def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
+    case = _softmax()
+    off = [(expected(case)[0] * 1.05).astype(np.float32)]
+    assert suite.execute(case, _Backend(off, declares=True), "fake").verdict == "FAIL"

@@ -217,11 +217,11 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     replay_options = _replay_options(conformance_options)
     n = examples_for(conformance_options, tier)
 
-    known = expectations if expectations.entries else None
+    findings = expectations if expectations.entries else None  # a failing case is checked against their models
 
     def execute(case):
         return suite.execute(case, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
-                             0.0, request.node.nodeid, replay_options, known=known)  # fmt: skip
+                             0.0, request.node.nodeid, replay_options, known=findings)  # fmt: skip
 
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
@@ -264,7 +264,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         cases = [c for c, _ in pending.values()]
         recs = suite.execute_many(cases, adapter, name, conformance_options["case_dir"], conformance_options["run_id"],
                                   [g for _, g in pending.values()], request.node.nodeid, replay_options,
-                                  conformance_options.get("batch"), known=known)  # fmt: skip
+                                  conformance_options.get("batch"), known=findings)  # fmt: skip
         for cid, rec in zip(pending, recs, strict=True):
             seen[cid] = record(rec)
 

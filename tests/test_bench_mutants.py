@@ -125,3 +125,25 @@ def test_the_suite_kills_every_fast_mutant_on_the_reference(tmp_path):
     status = {m["name"]: (m["status"], m["killed_typical"]) for m in report["mutants"]}
     assert status == {name: (run.KILLED, True) for name in FAST}, status
     assert report["headline"].startswith(f"mutants: killed {len(FAST)} / {len(FAST)} (typical)"), report["headline"]
+
+
+def _softmax_finding(tmp_path: Path, beta: float) -> Path:
+    path = tmp_path / f"findings-beta-{beta}.yaml"
+    path.write_text(f"- {{id: softmax-beta-as-{beta}, op: Softmax, backend: reference, verdicts: [FAIL], "
+                    f"model: {{params: {{beta: {beta}}}}}, reason: every beta computed as {beta}}}\n")  # fmt: skip
+    return path
+
+
+@pytest.mark.slow
+def test_a_finding_of_another_bug_in_the_same_cell_does_not_swallow_the_mutant(tmp_path):
+    report = _mutants_run(tmp_path / "other", ["softmax_beta_ignored"], "--findings",
+                          str(_softmax_finding(tmp_path, 2.0)))  # fmt: skip
+    (m,) = report["mutants"]
+    assert (m["status"], m["swallowed_by"]) == (run.KILLED, {}), m
+
+
+@pytest.mark.slow
+def test_a_finding_of_exactly_the_planted_bug_swallows_it_and_is_named(tmp_path):
+    report = _mutants_run(tmp_path / "own", ["softmax_beta_ignored"], "--findings", str(_softmax_finding(tmp_path, 1.0)))
+    (m,) = report["mutants"]
+    assert (m["status"], list(m["swallowed_by"])) == (run.SWALLOWED, ["softmax-beta-as-1.0"]), m

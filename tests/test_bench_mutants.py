@@ -144,6 +144,7 @@ def test_a_finding_of_another_bug_in_the_same_cell_does_not_swallow_the_mutant(t
 
 @pytest.mark.slow
 def test_a_finding_of_exactly_the_planted_bug_swallows_it_and_is_named(tmp_path):
-    report = _mutants_run(tmp_path / "own", ["softmax_beta_ignored"], "--findings", str(_softmax_finding(tmp_path, 1.0)))
+    findings = _softmax_finding(tmp_path, 1.0)
+    report = _mutants_run(tmp_path / "own", ["softmax_beta_ignored"], "--findings", str(findings))
     (m,) = report["mutants"]
     assert (m["status"], list(m["swallowed_by"])) == (run.SWALLOWED, ["softmax-beta-as-1.0"]), m

@@ -188,7 +188,27 @@ def rows(known: Expectations) -> list[dict[str, str]]:
             "log": e.info.get("log", ""),
             "case": e.info.get("case", ""),
             "where": e.where,
+            "class": e.klass or "unclassified",
+            "selects": "; ".join(_selectors(e)),
+            "spec": f"line {e.spec.first}" + (f"-{e.spec.last}" if e.spec.last != e.spec.first else "")
+                    + f': "{e.spec.quote}"' if e.spec else "",
         })
+    return out
+
+
+def _selectors(e: Entry) -> list[str]:
+    """What singles out the finding's cases, as one reads it in the table."""
+    from reference.models import key
+
+    out = [f"when {' and '.join(e.when_text)}"] if e.when_text else []
+    if e.log_says:
+        out.append("log " + ", ".join(p.text for p in e.log_says))
+    if e.model is not None:
+        out.append(f"model {key(e.model)}")
+    if e.band is not None:
+        out.append("band " + ", ".join(f"{k} {v:g}" for k, v in e.band.items()))
+    if e.message:
+        out.append("message " + ", ".join(p.text for p in e.message))
     return out
 
 
@@ -196,23 +216,38 @@ def _joined(patterns) -> str:
     return ",".join(p.text for p in patterns) if patterns else ""
 
 
+CLASS_TITLES = {
+    "deviation": "Deviations: the spec says one thing, the backend does another",
+    "self-contradiction": "Self-contradictions: validation accepts, finalize or execute then fails",
+    "accuracy": "Accuracy: outside the budget (its source stated), inside the finding's band",
+    "crash": "Crashes: the backend's process dies",
+    "unclassified": "Unclassified",
+}
+
+
 def to_markdown(known: Expectations, run: RunCheck | None = None, issues: list[str] | None = None) -> str:
     table = rows(known)
-    out = ["# Findings", "", f"{len(table)} finding(s) from {known.source}.", ""]
-    head = ["id", "op", "config", "tier", "soc", "verdicts", "stage", "params", "what the backend does",
-            "contradicts", "replay"]  # fmt: skip
+    counts = Counter(row["class"] for row in table)
+    out = ["# Findings", "", f"{len(table)} finding(s) from {known.source}: "
+           + ", ".join(f"{counts[c]} {c}" for c in CLASS_TITLES if counts[c]) + ".", ""]  # fmt: skip
+    head = ["id", "op", "config", "tier", "soc", "verdicts", "stage", "params", "selects", "what the backend does",
+            "spec", "contradicts", "replay"]  # fmt: skip
     if run is not None:
         head[1:1] = ["run: XFAIL", "run: XPASS"]
-    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in table:
-        backend = row["backend"] if row["backend"] != "any" else "qnn-htp"
-        replay = f"`python -m cases replay {row['case']} --backend {backend}`" if row["case"] else ""
-        cells = [row["id"], row["op"], row["config"], row["tier"], row["soc"], row["verdicts"], row["stage"],
-                 row["params"], row["reason"], row["contradicts"], replay]  # fmt: skip
-        if run is not None:
-            cells[1:1] = [str(run.xfail.get(row["id"], 0)), str(run.xpass.get(row["id"], 0))]
-        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    out.append("")
+    for klass, title in CLASS_TITLES.items():
+        group = [row for row in table if row["class"] == klass]
+        if not group:
+            continue
+        out += [f"## {title} ({len(group)})", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in group:
+            backend = row["backend"] if row["backend"] != "any" else "qnn-htp"
+            replay = f"`python -m cases replay {row['case']} --backend {backend}`" if row["case"] else ""
+            cells = [row["id"], row["op"], row["config"], row["tier"], row["soc"], row["verdicts"], row["stage"],
+                     row["params"], row["selects"], row["reason"], row["spec"], row["contradicts"], replay]  # fmt: skip
+            if run is not None:
+                cells[1:1] = [str(run.xfail.get(row["id"], 0)), str(run.xpass.get(row["id"], 0))]
+            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        out.append("")
     builds = sorted({row["build"] for row in table if row["build"]})
     if builds:
         out += ["Backend build(s): " + "; ".join(f"`{b}`" for b in builds), ""]

@@ -231,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     out, runs = Path(args.out), Path(args.runs)
     out.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
+    for line in _set_aside_stale(runs, out, plan.backends):
+        console.print(line, markup=False)
     t_start = time.time()
     for name, why in plan.unavailable.items():
         console.print(f"{name}: not available here ({why}); skipped")
@@ -254,13 +256,19 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
 
     import adapters
 
-    ap = argparse.ArgumentParser(prog="python -m suite", description=(main.__doc__ or "").split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m suite", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="The main job: the conformance cases on every default backend available here (each cell drawn "
+                    "once for all of them), one live progress line per backend, the full pytest output in "
+                    "RUNS/<backend>.log, then the support matrix (md, html, json, csv), a chart and a summary.")
     ap.add_argument("--backends", default=None,
-                    help=f"comma-separated; default: {','.join(DEFAULT_BACKENDS)} (those available here)")
+                    help=f"comma-separated; None: {','.join(DEFAULT_BACKENDS)} (those available here)")
     ap.add_argument("--examples", type=int, default=5, help="typical cases per op x datatype configuration")
-    ap.add_argument("--edge-examples", type=int, default=None, help="edge cases per cell (default: a quarter)")
-    ap.add_argument("--op", default=None, help="regex of ops to run")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--edge-examples", type=int, default=None, help="edge cases per cell (None: a quarter)")
+    ap.add_argument("--op", default=None, help="regular expression: only the ops whose name it matches")
+    ap.add_argument("--seed", type=int, default=0, help="hypothesis seed: the same seed draws the same cases")
+    ap.add_argument("--specs", action="append", default=[], metavar="DIR",
+                    help="another directory of op specs (an op package's), searched before the built-in one")
     ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json, csv) and chart go")
     ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
@@ -270,6 +278,15 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
         value = getattr(args, opt)
         if value is not None and value < 1:
             raise _UsageError(f"--{opt.replace('_', '-')} must be at least 1 (got {value})")
+    for d in args.specs:
+        if not Path(d).is_dir():
+            raise _UsageError(f"--specs {d}: no such directory")
+    if args.specs:  # the same channel the pytest plugin uses: opdefs searches these first
+        import os
+
+        from cases.plugin import SPECS_ENV
+
+        os.environ[SPECS_ENV] = os.pathsep.join(str(Path(d).resolve()) for d in args.specs)
     specs = sorted(opdefs.load_all())
     ops = specs
     if args.op:
@@ -309,7 +326,7 @@ class _BackendRun:
         self.name = name
         self.results = runs / f"{name}.jsonl"
         self.log = runs / f"{name}.log"
-        self.events = runs / f"{name}.events.jsonl"
+        self.events = runs / f"{name}.events"  # not *.jsonl: `reports matrix runs/*.jsonl` reads results only
         self.examples = examples
         self.edge_examples = edge_examples or max(1, -(-examples // 4))
         self.total_tests: int | None = None
@@ -439,6 +456,8 @@ def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[
         opts.append(f"--expectations={findings}")
     if args.op:
         opts.append(f"--op={args.op}")
+    for d in args.specs:
+        opts.append(f"--specs={Path(d).resolve()}")
     if args.workers not in ("0", "", None):
         opts += ["-n", str(args.workers)]
     code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
@@ -580,6 +599,25 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return lines[-1].strip()[:160] if lines else ""
+
+
+CONDITIONAL_REPORTS = ("agree.md", "catalogues.md")  # written only when their inputs are there: an old one would stay
+
+
+def _set_aside_stale(runs: Path, out: Path, backends: list[str]) -> list[str]:
+    """An earlier main job's outputs this one will not rewrite, moved to ``runs/earlier/`` (nothing is lost): a
+    results file of a backend not run now would join `reports matrix runs/*.jsonl` as if it were this run's, and an
+    old agree.md would sit beside a new matrix. Returns one line per file moved."""
+    earlier = runs / "earlier"
+    moved = []
+    stale = sorted(p for p in runs.glob("*.jsonl") if p.stem not in backends)  # old events files (.events.jsonl) too
+    stale += [out / name for name in CONDITIONAL_REPORTS if (out / name).exists()]
+    for p in stale:
+        earlier.mkdir(parents=True, exist_ok=True)
+        target = earlier / (p.name if p.parent == runs else f"{out.name}-{p.name}")
+        p.replace(target)
+        moved.append(f"{p} is an earlier run's: moved to {target}")
+    return moved
 
 
 def _write_reports(results: list[Path], out: Path, console: Any) -> str:

@@ -25,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--qnn-precision", default=None)
     rp.add_argument("--qnn-soc", default=None, help="HTP SoC model to simulate (qnn-htp, ort-qnn), e.g. 43")
     rp.add_argument("--qnn-arch", default=None, help="HTP architecture number (qnn-htp, ort-qnn), e.g. 73")
+    rp.add_argument("--specs", action="append", default=[], metavar="DIR",
+                    help="another directory of op specs (the run's --specs), searched before the built-in one")
+    rp.add_argument("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
+                    help="register a QNN op package before the case runs, as the run did; repeatable")
+    rp.add_argument("--case-timeout", type=float, default=None, metavar="SECONDS",
+                    help="seconds the case may take on a worker-backed backend (the run's --case-timeout)")
     rp.add_argument("--expectations", action="append", default=[],
                     help="findings file(s): say which finding the case shows (its model checked), or none")
     cp = sub.add_parser("configs", help="list an op's datatype configurations and why each exists")
@@ -47,13 +53,33 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: not an integer: {value!r} (an HTP SoC model or arch number)", file=sys.stderr)
                 return 2
 
+    if args.specs:
+        from cases.plugin import SPECS_ENV
+
+        missing = [d for d in args.specs if not Path(d).is_dir()]
+        if missing:
+            print(f"error: --specs {missing[0]}: no such directory", file=sys.stderr)
+            return 2
+        os.environ[SPECS_ENV] = os.pathsep.join(str(Path(d).resolve()) for d in args.specs)
     try:
         case = Case.load(args.case_path)
     except (OSError, ValueError, KeyError) as e:
         print(f"error: cannot load case {args.case_path}: {e}", file=sys.stderr)
         return 2
-    options = {"library": args.qnn_backend_lib, "precision": args.qnn_precision}
-    adapter = adapters.get(args.backend, {k: v for k, v in options.items() if v})
+    options: dict = {"library": args.qnn_backend_lib, "precision": args.qnn_precision, "timeout": args.case_timeout}
+    if args.qnn_op_package:
+        from cases.plugin import parse_op_package
+
+        try:
+            options["op_packages"] = [parse_op_package(p) for p in args.qnn_op_package]
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    try:
+        adapter = adapters.get(args.backend, {k: v for k, v in options.items() if v})
+    except (KeyError, ValueError, TypeError, ImportError) as e:
+        print(f"error: backend {args.backend}: {e}", file=sys.stderr)
+        return 2
     ok, why = adapter.available()
     if not ok:
         print(f"error: backend {args.backend} unavailable: {why}", file=sys.stderr)

@@ -333,6 +333,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if specs:
         os.environ[SPECS_ENV] = os.pathsep.join(specs)
     if not name:
+        if config.getoption("--op") and not hasattr(config, "workerinput"):
+            raise _usage(f"--op {config.getoption('--op')!r} selects the ops of a conformance run: give --backend NAME "
+                         "too (without it pytest runs the suite's own tests)")  # fmt: skip
         config.stash[RUN] = None
         return
     use_profile()

@@ -110,6 +110,13 @@ outputs:
 """
 
 
+def _new_spec_dir() -> str:
+    """A checkout's own opdefs/ (a new op belongs beside the others there); for an installed package, the directory
+    the user stands in (site-packages is not the user's to write into; --specs DIR then finds it)."""
+    installed = any(part in ("site-packages", "dist-packages") for part in spec.HERE.parts)
+    return "." if installed else str(spec.HERE)
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a minimal spec that lints clean, so the first edit starts from something valid."""
     name = args.name
@@ -173,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     co.set_defaults(fn=cmd_coverage)
     nw = sub.add_parser("new", help="write a minimal spec that lints clean, to start a new op from")
     nw.add_argument("name", help="the QNN op type name, e.g. MyOp")
-    nw.add_argument("--dir", default=str(spec.HERE), help="where to write NAME.yaml (default: the built-in specs)")
+    nw.add_argument("--dir", default=_new_spec_dir(),
+                    help="where to write NAME.yaml (default: the built-in specs in a checkout; the current directory "
+                         "for an installed package, whose specs are not the user's to edit)")
     nw.add_argument("--package", default="qti.aisw", help="the op's package (an op package's own name)")
     nw.add_argument("--force", action="store_true", help="overwrite an existing spec")
     nw.set_defaults(fn=cmd_new)

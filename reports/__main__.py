@@ -41,9 +41,26 @@ class MixedRuns(ValueError):
     """Runs of one backend with different configurations were about to be merged."""
 
 
+class EmptyResults(ValueError):
+    """A results file with no run header and no record: nothing a report could say anything about."""
+
+
+def _read_checked(paths: Sequence[Path], headers: list[record.RunHeader]) -> list[record.Record]:
+    """Every file's records; a file that holds neither a header nor a record is refused, naming the file (an empty
+    matrix with exit 0 would read as "nothing failed")."""
+    out: list[record.Record] = []
+    for p in paths:
+        before = len(headers)
+        got = list(record.read_with_headers([p], headers))
+        if not got and len(headers) == before:
+            raise EmptyResults(f"{p}: no results records (empty, or not written by a conformance run)")
+        out += got
+    return out
+
+
 def _records(paths: Sequence[Path], merge_configurations: bool = False) -> list[record.Record]:
     headers: list[record.RunHeader] = []
-    records = list(record.read_with_headers(paths, headers))
+    records = _read_checked(paths, headers)
     if not merge_configurations:
         first: dict[str, record.RunHeader] = {}
         for h in headers:
@@ -77,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="known-failures YAML applied to the records before aggregating (repeatable)")
     m.add_argument("--title", default=formats.DEFAULT_TITLE)
     m.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(m)
     m.set_defaults(run=_matrix)
 
     d = sub.add_parser("diff", help="regressions and fixes between two results files")
@@ -93,7 +111,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("catalogues", help="coverage of the QNN, Hexagon NN, NNAPI 1.0 and NHWC op catalogues")
     c.add_argument("results", nargs="*", type=Path)
     c.add_argument("--specs", type=Path, default=catalogues.DEFAULT_SPECS, help="directory of op spec YAML files")
-    c.add_argument("--seeds", type=Path, default=catalogues.DEFAULT_SEEDS, help="directory of seed catalogue files")
+    c.add_argument("--seeds", type=Path, default=catalogues.DEFAULT_SEEDS,
+                   help="directory of seed catalogue files (default: ../shared/seeds beside the checkout; where it is "
+                        "not, the op lists shipped with the package)")
+    c.add_argument("--derive", action="store_true",
+                   help=f"rewrite the shipped op lists ({catalogues.SHIPPED.name}) from --seeds, then exit")
     c.add_argument("--format", choices=("md", "json"), default="md")
     c.add_argument("--detail", action="store_true", help="also list every op of every catalogue")
     c.add_argument("-o", "--output", type=Path)
@@ -103,6 +125,19 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summary", help="per-backend totals for the terminal")
     s.add_argument("results", nargs="+", type=Path)
     s.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(s)
+    cf = sub.add_parser("configs", help="every op and exact datatype configuration (the grid merges u8 and s8)")
+    cf.add_argument("results", nargs="+", type=Path)
+    cf.add_argument("-o", "--output", type=Path)
+    cf.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(cf)
+    cf.set_defaults(run=_configs)
+    fl = sub.add_parser("failing", help="the cells failing on one backend, each with its reason and replay")
+    fl.add_argument("results", nargs="+", type=Path)
+    fl.add_argument("-o", "--output", type=Path)
+    fl.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(fl, backend_required=True)
+    fl.set_defaults(run=_failing)
     s.set_defaults(run=_summary)
     _add_findings_commands(sub)
     return p
@@ -126,8 +161,49 @@ def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(run=_agree)
 
 
-def _matrix(args: argparse.Namespace) -> int:
+def _add_filters(p: argparse.ArgumentParser, backend_required: bool = False) -> None:
+    p.add_argument("--backend", required=backend_required, default=None,
+                   help="only this backend" + ("" if backend_required else " (a regular expression)"))
+    p.add_argument("--op", default=None, help="only ops whose name matches this regular expression")
+    p.add_argument("--family", default=None, help="only ops of this family (elementwise, convolution, ...)")
+
+
+def _filtered(args: argparse.Namespace) -> list[record.Record]:
+    """The records of the results files, kept where they match --backend, --op and --family."""
+    import re
+
     records = _records(args.results, args.merge_configurations)
+    try:
+        backend = re.compile(args.backend) if getattr(args, "backend", None) else None
+        op = re.compile(args.op) if getattr(args, "op", None) else None
+    except re.error as e:
+        raise ValueError(f"--backend/--op: not a regular expression: {e}") from None
+    family = getattr(args, "family", None)
+    return [r for r in records
+            if (backend is None or backend.fullmatch(r.backend)) and (op is None or op.search(r.op))
+            and (family is None or r.extra.get("family") == family)]  # fmt: skip
+
+
+def _configs(args: argparse.Namespace) -> int:
+    from reports import lists
+
+    _write(lists.by_config(matrix.build(_filtered(args))), args.output)
+    return 0
+
+
+def _failing(args: argparse.Namespace) -> int:
+    from reports import lists
+
+    m = matrix.build(_filtered(args))
+    if args.backend not in m.backends():
+        return _fail(f"--backend {args.backend}: no records of it in {', '.join(map(str, args.results))} "
+                     f"(backends there: {', '.join(m.backends()) or 'none'})")  # fmt: skip
+    _write(lists.failing(m, args.backend), args.output)
+    return 0
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    records = _filtered(args)
     if not args.expectations:
         m = matrix.build(records)
     else:
@@ -145,12 +221,43 @@ def _diff(args: argparse.Namespace) -> int:
         _write("".join(f"{line}\n" for line in lines) or "no record differs (run-specific fields left out)\n",
                args.output)
         return EXIT_REGRESSION if lines else 0
-    result = diff.diff(record.read([args.old]), record.read([args.new]))
-    _write(diff.to_markdown(result) if args.format == "md" else diff.to_json(result), args.output)
+    old_headers: list[record.RunHeader] = []
+    new_headers: list[record.RunHeader] = []
+    old, new = _read_checked([args.old], old_headers), _read_checked([args.new], new_headers)
+    result = diff.diff(old, new)
+    text = diff.to_markdown(result) if args.format == "md" else diff.to_json(result)
+    differs = _inputs_differ(old_headers, new_headers)
+    if differs and args.format == "md":
+        text = ("> **The two runs were not made the same way** (" + "; ".join(differs[:6])
+                + "): a change below may come from the inputs, not the backend.\n\n" + text)  # fmt: skip
+    for line in differs:
+        print(f"note: the runs differ: {line}", file=sys.stderr)
+    _write(text, args.output)
     return EXIT_REGRESSION if args.fail_on_regression and result.has_regressions else 0
 
 
+def _inputs_differ(old: list[record.RunHeader], new: list[record.RunHeader]) -> list[str]:
+    """How the runs of each backend in both files were made differently: seed, counts, options (expectations,
+    specs, target), build."""
+    firsts = {h.backend: h for h in reversed(old)}
+    out = []
+    for h in new:
+        before = firsts.get(h.backend)
+        if before is not None:
+            out += [f"{h.backend} {d}" for d in record.configuration_differences(before.configuration,
+                                                                               h.configuration)]  # fmt: skip
+    return list(dict.fromkeys(out))
+
+
 def _catalogues(args: argparse.Namespace) -> int:
+    if args.derive:
+        import json
+
+        data = catalogues.derive(args.seeds)
+        catalogues.SHIPPED.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(f"{catalogues.SHIPPED}: " + ", ".join(f"{v['title']} {len(v['ops'])} ops"
+                                                 for v in data["catalogues"].values()))  # fmt: skip
+        return 0
     report = catalogues.coverage(_records(args.results, args.merge_configurations), args.specs, args.seeds)
     text = catalogues.to_markdown(report, args.detail) if args.format == "md" else catalogues.to_json(report)
     _write(text, args.output)
@@ -158,7 +265,7 @@ def _catalogues(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    _write(render_text.to_summary(matrix.build(_records(args.results, args.merge_configurations))), None)
+    _write(render_text.to_summary(matrix.build(_filtered(args))), None)
     return 0
 
 

@@ -27,6 +27,9 @@ from reports.render_text import md
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SPECS = REPO / "opdefs"
 DEFAULT_SEEDS = REPO.parent / "shared" / "seeds"
+# The op lists read out of the seed documents, shipped with the package (the documents are not): what the report
+# uses where the documents are not beside the checkout. ``python -m reports catalogues --derive SEEDS`` rewrites it.
+SHIPPED = Path(__file__).with_name("catalogue_ops.json")
 QNN = "qnn"
 
 
@@ -89,8 +92,12 @@ def seed_files(seeds_dir: str | Path, seed_id: str) -> list[Path]:
     return sorted(Path(seeds_dir).glob(f"{seed_id}_*"))
 
 
-def catalogue_ops(cat: SeedCatalogue, seeds_dir: str | Path) -> tuple[list[str], list[str]]:
-    """(op names, files read) of one seed catalogue; the union over its seed files, first-seen order."""
+def catalogue_ops(cat: SeedCatalogue, seeds_dir: str | Path | None) -> tuple[list[str], list[str]]:
+    """(op names, files read) of one seed catalogue; the union over its seed files, first-seen order. Without the
+    seed documents (``seeds_dir`` None or absent: an installed package), the op lists shipped in ``SHIPPED``."""
+    if seeds_dir is None or not Path(seeds_dir).is_dir():
+        shipped = json.loads(SHIPPED.read_text(encoding="utf-8"))["catalogues"][cat.key]
+        return list(shipped["ops"]), [f"{SHIPPED.name} ({', '.join(shipped['sources'])})"]
     ops: list[str] = []
     files: list[str] = []
     for seed_id in cat.seed_ids:
@@ -186,6 +193,16 @@ class CoverageReport:
     backends: list[str]
     catalogues: list[CatalogueCoverage]
     ignored_spec_files: list[str]
+
+
+def derive(seeds_dir: str | Path) -> dict[str, Any]:
+    """The op lists of every seed catalogue, with the documents they came from: the data ``SHIPPED`` holds."""
+    out: dict[str, Any] = {}
+    for cat in SEED_CATALOGUES:
+        ops, files = catalogue_ops(cat, seeds_dir)
+        out[cat.key] = {"title": cat.title, "sources": [Path(f).name for f in files], "ops": ops}
+    return {"about": "op names read out of the seed catalogues (facts: names only), by reports.catalogues.derive",
+            "catalogues": out}
 
 
 def coverage(

@@ -373,8 +373,8 @@ class _Page:
 
     def _totals(self) -> str:
         totals = self.m.totals()
-        head = ["backend", "ops", "ops fully passing", "typical cases", "PASS", "FAIL", "ERROR", "CRASH",
-                "REJECTED", "UNCHECKED", "edge cases", "edge not PASS", "negative: rejected cleanly",
+        head = ["backend", "ops", "ops fully passing", "ops known", "typical cases", "PASS", "XFAIL (known)", "FAIL",
+                "ERROR", "CRASH", "REJECTED", "UNCHECKED", "edge cases", "edge not PASS", "negative: rejected cleanly",
                 "negative: accepted"]  # fmt: skip
         rows = []
         for b in self.g.backends():
@@ -382,7 +382,8 @@ class _Page:
             if t is None:
                 continue
             edge_total = sum(t.edge_cases.values())
-            numbers = [len(t.ops), len(t.ops_fully_passing), sum(t.cases.values()), t.cases["PASS"], t.cases["FAIL"],
+            numbers = [len(t.ops), len(t.ops_fully_passing), len(t.ops_known), sum(t.cases.values()), t.cases["PASS"],
+                       t.cases["XFAIL"], t.cases["FAIL"],
                        t.cases["ERROR"], t.cases["CRASH"], t.cases["REJECTED"], t.cases["UNCHECKED"], edge_total,
                        edge_total - t.edge_cases["PASS"], t.negative_cases["REJECTED"],
                        t.negative_cases["ACCEPTED"]]  # fmt: skip

@@ -11,13 +11,14 @@ markdown, HTML, CSV and JSON cannot disagree about what a cell means.
 
 Cell status precedence for positive cases (a cell shows the first verdict present, left to right):
 
-    CRASH > ERROR > FAIL > XPASS > TIMEOUT > REJECTED > FP16_ACCURATE > PASS > XFAIL > UNCHECKED > SKIP
+    CRASH > ERROR > FAIL > XPASS > TIMEOUT > REJECTED > FP16_ACCURATE > XFAIL > PASS > UNCHECKED > SKIP
 
 Why this order: a crash loses the process and an error means the backend contradicted itself (it
 accepted the graph, then could not run it); wrong numbers come next. XPASS ranks above TIMEOUT
 because it is certain news (an expectations entry is stale). REJECTED outranks PASS so a config the
-backend only partly supports never shows as supported. XFAIL alone is below PASS (a known failure
-is not news); UNCHECKED and SKIP ran nothing that could be judged, so they never hide a judgement.
+backend only partly supports never shows as supported. XFAIL ranks above PASS: a known failure is not
+news, but a cell holding one is "known", never "ok" (its failures are still failures, explained by a finding);
+UNCHECKED and SKIP ran nothing that could be judged, so they never hide a judgement.
 FP16_ACCURATE (outside binary32, inside binary16, on a backend documenting float16 arithmetic) is news about
 precision, not a deviation: below every failure, above PASS, so a cell of such cases never reads as passing.
 
@@ -61,7 +62,7 @@ from reports.record import (
 POSITIVE, NEGATIVE = "positive", "negative"
 RAW_VERDICT = "verdict_before_expectation"  # reports.expectations keeps the backend's own verdict here
 
-STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, FP16_ACCURATE, PASS, XFAIL,
+STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, FP16_ACCURATE, XFAIL, PASS,
                                       UNCHECKED, SKIP)  # fmt: skip
 
 # Outcome classes of negative cases, in precedence order, with the verdicts each class gathers.
@@ -117,6 +118,7 @@ class CaseDetail:
     broken: str | None
     dtypes: dict[str, str]
     run_id: str
+    near: list[str] = field(default_factory=list)  # findings about its cell whose symptom it does not show
 
     @classmethod
     def of(cls, r: Record) -> CaseDetail:
@@ -134,6 +136,7 @@ class CaseDetail:
             broken=r.broken,
             dtypes=dict(r.dtypes),
             run_id=r.run_id,
+            near=[str(x) for x in r.extra.get("near_findings") or [] if isinstance(x, str | int)],
         )
 
 
@@ -260,8 +263,10 @@ class Cell:
         word = ABBREVIATIONS.get(status, status)
         share = f"{n}" if n == total else f"{n}/{total}"
         if self.kind == POSITIVE and status == PASS:
-            xfail = self.counts[XFAIL]
-            return f"PASS {n}/{total}" + (f" (XFAIL {xfail})" if xfail else "")
+            return f"PASS {n}/{total}"
+        if self.kind == POSITIVE and status == XFAIL:
+            passed = self.counts[PASS]
+            return f"known {n}/{total}" + (f" (PASS {passed})" if passed else "")
         if self.kind == NEGATIVE and status == REJECTED_CLEANLY:
             return f"REJ {share}"
         if self.kind == POSITIVE and status == FAIL:
@@ -293,7 +298,7 @@ class BackendTotals:
     backend: str
     ops: list[str]
     ops_with_pass: list[str]
-    ops_fully_passing: list[str]
+    ops_fully_passing: list[str]  # every typical case PASS: "ok"
     ops_with_rejected: list[str]
     ops_with_error: list[str]
     ops_with_crash: list[str]
@@ -301,6 +306,7 @@ class BackendTotals:
     negative_cases: Counter[str]
     builds: list[str]
     edge_cases: Counter[str] = field(default_factory=Counter)
+    ops_known: list[str] = field(default_factory=list)  # every typical case PASS or XFAIL, some XFAIL: "known"
     refusals: int = 0
     shrunk: int = 0
 
@@ -411,7 +417,8 @@ class Matrix:
             backend=backend,
             ops=ops_where(lambda c: True),
             ops_with_pass=ops_where(lambda c: c[PASS] > 0),
-            ops_fully_passing=ops_where(lambda c: c[PASS] > 0 and c[PASS] + c[XFAIL] == c.total()),
+            ops_fully_passing=ops_where(lambda c: c[PASS] > 0 and c[PASS] == c.total()),
+            ops_known=ops_where(lambda c: c[XFAIL] > 0 and c[PASS] + c[XFAIL] == c.total()),
             ops_with_rejected=ops_where(lambda c: c[REJECTED] > 0),
             ops_with_error=ops_where(lambda c: c[ERROR] > 0),
             ops_with_crash=ops_where(lambda c: c[CRASH] > 0),
@@ -511,7 +518,7 @@ def _worse(old: float | None, new: float) -> float:
 # ---------------------------------------------------------------------------------------------
 PARTIAL = "PARTIAL"  # some configurations of the family pass, the others are refused: partly supported
 BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or died: marked apart from FAIL
-GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FP16_ACCURATE, PASS, XFAIL,
+GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FP16_ACCURATE, XFAIL, PASS,
                                   UNCHECKED, SKIP)  # fmt: skip
 EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
 
@@ -669,7 +676,8 @@ STATUS_COLOURS: dict[str, str] = {
 }  # fmt: skip
 STATUS_WORDS: dict[str, str] = {
     PASS: "every typical case passes", PARTIAL: "passes where accepted; other configurations refused",
-    XFAIL: "known failures only", FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
+    XFAIL: "known: failures a finding explains (XFAIL), never counted as passing",
+    FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
     ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
     TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
     SKIP: "no typical case ran",

@@ -166,10 +166,11 @@ def _build_section(m: Matrix) -> list[str]:
 
 
 def _totals_table(m: Matrix) -> str:
-    headers = ["backend", "ops", "ops with a PASS", "ops fully passing"]
+    headers = ["backend", "ops", "ops with a PASS", "ops fully passing", "ops known (PASS or XFAIL)"]
     headers += ["ops with REJ", "ops with ERR", "ops with CRASH"]
     rows = [
-        [md(t.backend), len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_with_rejected),
+        [md(t.backend), len(t.ops), len(t.ops_with_pass), len(t.ops_fully_passing), len(t.ops_known),
+         len(t.ops_with_rejected),
          len(t.ops_with_error), len(t.ops_with_crash)]
         for t in m.totals().values()
     ]
@@ -376,6 +377,7 @@ def grid_json(g: Grid) -> dict[str, Any]:
 def totals_json(t: BackendTotals) -> dict[str, Any]:
     lists = {
         "ops": t.ops, "ops_with_pass": t.ops_with_pass, "ops_fully_passing": t.ops_fully_passing,
+        "ops_known": t.ops_known,
         "ops_with_rejected": t.ops_with_rejected, "ops_with_error": t.ops_with_error,
         "ops_with_crash": t.ops_with_crash,
     }
@@ -432,20 +434,21 @@ def aligned(headers: list[str], rows: list[list[Any]]) -> str:
 
 def to_summary(m: Matrix, builds: bool = True) -> str:
     """The terminal summary in at most ``SUMMARY_WIDTH`` columns: per backend the ops whose typical cases
-    all pass (of the ops run), the typical cases per verdict, the edge cases that were not PASS and the
-    negative cases refused cleanly; the builds below the table (they are long: library paths), wrapped."""
+    all pass (of the ops run; an XFAIL is never a pass: those ops are "known"), the typical cases per verdict,
+    the edge cases that were not PASS and the negative cases refused cleanly; the builds below the table (they
+    are long: library paths), wrapped."""
     if not m.backends():
         return "no results records\n"
     totals = m.totals()
-    shown = (PASS, FAIL, ERROR, CRASH, REJECTED, UNCHECKED)
-    headers = ["backend", "ops ok", "cases", *[ABBREVIATIONS.get(v, v) for v in shown], "other", "edge !ok",
-               "neg rej"]  # fmt: skip
+    shown = (PASS, XFAIL, FAIL, ERROR, CRASH, REJECTED, UNCHECKED)
+    headers = ["backend", "ops ok", "known", "cases", *[ABBREVIATIONS.get(v, v) for v in shown], "other",
+               "edge !ok", "neg rej"]  # fmt: skip
     rows = []
     for t in totals.values():
         edge_total = sum(t.edge_cases.values())
         neg_total = sum(t.negative_cases.values())
         other = sum(n for v, n in t.cases.items() if v not in shown)
-        rows.append([t.backend, f"{len(t.ops_fully_passing)}/{len(t.ops)}", sum(t.cases.values()),
+        rows.append([t.backend, f"{len(t.ops_fully_passing)}/{len(t.ops)}", len(t.ops_known), sum(t.cases.values()),
                      *[t.cases[v] for v in shown], other, f"{edge_total - t.edge_cases[PASS]}/{edge_total}",
                      f"{t.negative_cases['REJECTED']}/{neg_total}"])  # fmt: skip
     out = [aligned(headers, rows)]

@@ -90,3 +90,18 @@ def test_the_real_seed_catalogues_parse_to_plausible_sizes() -> None:
     assert sizes["nnapi_1_0"] == 29, "NNAPI 1.0 defines operation codes 0..28"
     assert sizes["nhwc_schema"] == 36, sizes
     assert 240 <= sizes["hexagon_nn"] <= 270, sizes
+
+
+def test_without_the_seed_documents_the_shipped_op_lists_stand_in(tmp_path):
+    for cat in catalogues.SEED_CATALOGUES:
+        ops, sources = catalogues.catalogue_ops(cat, tmp_path / "no-seeds-here")
+        assert ops and catalogues.SHIPPED.name in sources[0], (cat.key, sources)
+
+
+@pytest.mark.skipif(not catalogues.DEFAULT_SEEDS.is_dir(), reason="the shared seed catalogues are not on this machine")
+def test_the_shipped_op_lists_are_what_the_seed_documents_say():
+    import json
+
+    shipped = json.loads(catalogues.SHIPPED.read_text())
+    assert shipped == catalogues.derive(catalogues.DEFAULT_SEEDS), \
+        "stale: python -m reports catalogues --derive --seeds ../shared/seeds"  # fmt: skip

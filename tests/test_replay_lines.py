@@ -24,8 +24,9 @@ def test_a_replay_line_of_a_run_with_specs_works_when_pasted(tmp_path):
     specs.mkdir()
     (specs / "MyScale.yaml").write_text(SPEC, encoding="utf-8")  # no reference: no case passes, every one is saved
     results = tmp_path / "r.jsonl"
-    run = _run("-m", "pytest", "--backend", "reference", "--op", "^MyScale$", "--specs", str(specs), "--examples", "1",
-               "--tier", "typical", "--seed", "1", "--results", str(results), "-q", "-p", "no:cacheprovider")  # fmt: skip
+    run = _run("-m", "pytest", "--backend", "reference", "--op", "^MyScale$", "--specs", str(specs),
+               "--examples", "1", "--tier", "typical", "--seed", "1", "--results", str(results), "-q",
+               "-p", "no:cacheprovider")  # fmt: skip
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
     lines = [json.loads(x) for x in results.read_text().splitlines()]
     recorded = next((r for r in lines if r.get("replay")), None)

@@ -11,7 +11,7 @@ so ``python -m suite`` and the others keep working unchanged:
     qnn-conformance replay CASE.json --backend NAME                       python -m cases replay
     qnn-conformance configs OP                                            python -m cases configs
     qnn-conformance opdefs lint|new|coverage|import ...                   python -m opdefs
-    qnn-conformance bench [NAME] [options]                                benchmarks/NAME.py (default qnn_worker)
+    qnn-conformance bench [speed|mutants|drawn|qnn-worker] [options]      python -m bench (default speed)
 """
 
 from __future__ import annotations
@@ -60,25 +60,9 @@ def _opdefs(args: list[str]) -> int:
 
 
 def _bench(args: list[str]) -> int:
-    import importlib
-    import pkgutil
+    from bench.cli import main
 
-    import benchmarks
-
-    names = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if not m.name.startswith("_"))
-    name = "qnn_worker"
-    if args and not args[0].startswith("-"):
-        name, args = args[0], args[1:]
-    if name not in names:
-        print(f"qnn-conformance bench: unknown benchmark {name!r}; choose from {', '.join(names)}", file=sys.stderr)
-        return EXIT_USAGE
-    module = importlib.import_module(f"benchmarks.{name}")
-    saved = sys.argv
-    sys.argv = [f"qnn-conformance bench {name}", *args]  # the benchmark scripts read sys.argv themselves
-    try:
-        return int(module.main() or 0)
-    finally:
-        sys.argv = saved
+    return main(args, prog="qnn-conformance bench")
 
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {

@@ -1,6 +1,6 @@
 """Benchmark: per-case time and worker memory on the HTP simulator (targets live here, not in unit tests).
 
-    python benchmarks/qnn_worker.py [--cases 300]
+    python -m bench qnn-worker [--cases 300]
 
 Targets (facts sheet, 2-core machine): median case under 50 ms; worker RSS flat (under 4 MB growth
 over 300 cases after a 50-case warm-up); one worker start for the whole run. Exit 1 if missed.

@@ -1,1 +1,0 @@
-"""Benchmarks: speed and memory targets live here, never in timed unit tests (``qnn-conformance bench``)."""

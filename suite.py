@@ -223,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # a CI log or a pipe: whole lines, not rich's 80 columns
+        console = Console(highlight=False, soft_wrap=True, width=SUMMARY_WIDTH * 2)
     try:
         args, plan = _main_options(argv)
     except _UsageError as exc:

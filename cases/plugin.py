@@ -339,6 +339,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[RUN] = None
         return
     use_profile()
+    if config.option.showcapture == "all" and "--show-capture" not in " ".join(config.invocation_params.args):
+        # a failing cell's message names its first failure and replay; the backend's log of every case of the cell
+        # (a QNN graph's dozens of lines) is in each record's details: --show-capture=log brings it back here
+        config.option.showcapture = "no"
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --backend X` with no paths runs the conformance module, from any directory
         config.args = [str(Path(__file__).with_name("test_conformance.py"))]

@@ -87,7 +87,7 @@ def _negative_params() -> list:
 
 
 @pytest.fixture(scope="session")
-def backend(conformance_options, pytestconfig):
+def backend(conformance_options, pytestconfig, record_testsuite_property):
     name = conformance_options["backend"]
     if not name:
         pytest.skip("conformance cases run only with --backend NAME")
@@ -95,6 +95,13 @@ def backend(conformance_options, pytestconfig):
         adapter = take_adapter(pytestconfig)
     except pytest.UsageError as e:  # an xdist worker finds the backend gone that the controller had
         pytest.skip(str(e))
+    # a JUnit report says which backend, build, seed and target its test cases ran on
+    info = adapter.info() if hasattr(adapter, "info") else {}
+    build = info.get("build_id") or ", ".join(f"{k}={v}" for k, v in sorted(info.items()))
+    for key, value in (("backend", name), ("build", build),
+                       ("seed", conformance_options["seed"]), ("soc", info.get("soc", "default")),
+                       ("run_id", conformance_options["run_id"])):  # fmt: skip
+        record_testsuite_property(key, str(value))
     yield name, adapter
     adapter.close()
 

@@ -440,7 +440,7 @@ def to_summary(m: Matrix, builds: bool = True) -> str:
     if not m.backends():
         return "no results records\n"
     totals = m.totals()
-    shown = (PASS, XFAIL, FAIL, ERROR, CRASH, REJECTED, UNCHECKED)
+    shown = (PASS, XFAIL, FAIL, ERROR, CRASH, REJECTED)
     headers = ["backend", "ops ok", "known", "cases", *[ABBREVIATIONS.get(v, v) for v in shown], "other",
                "edge !ok", "neg rej"]  # fmt: skip
     rows = []

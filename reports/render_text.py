@@ -41,7 +41,7 @@ from reports.matrix import (
     grid,
     readable_message,
 )
-from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, UNCHECKED, VERDICTS, XFAIL, XPASS
+from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, VERDICTS, XFAIL, XPASS
 
 NO_CASES = "-"
 # Positive verdicts listed under "Cases to look at"; REJECTED/XFAIL/UNCHECKED/SKIP are summarised, not listed.

@@ -1,4 +1,4 @@
-"""Lowerings of the element-wise, activation, normalization and conversion families.
+"""Lowerings of the element-wise, activation and conversion families.
 
 Most QNN ops here are one ONNX node with renamed attributes, so a handful of factories (unary, binary,
 comparison, logical, clip, softmax) cover them. The ``operation`` enums of ElementWiseUnary / Binary /
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from onnx import TensorProto as T
 
 from adapters.onnx.builder import FLOAT_TYPES, INT_TYPES, Builder, Lowering, Unlowerable
 from opdefs import dtypes
 
-FAMILIES = frozenset({"elementwise", "activation", "normalization", "conversion"})
+FAMILIES = frozenset({"elementwise", "activation", "conversion"})
 
 
 def unary(onnx_op: str, **attrs: Any) -> Lowering:
@@ -164,37 +163,6 @@ def softmax(onnx_op: str) -> Lowering:
     return lower
 
 
-def _batchnorm(b: Builder) -> list[str]:
-    """QNN Batchnorm is already folded: x * weights + bias over the last (channel) axis."""
-    x = b.input(0)
-    y = b.node("Mul", [x, b.input(1)])
-    if b.has(2):
-        y = b.node("Add", [y, b.input(2)])
-    return [y]
-
-
-def _layer_norm(b: Builder) -> list[str]:
-    """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form. gamma's and
-    beta's dims follow ``axes`` as listed (the LayerNorm decision: dim i belongs to axis axes[-M + i]), ONNX's
-    follow the input's axis order: listed out of order ([0, 2, 1]), they are transposed into it."""
-    n = b.rank(0)
-    listed = b.p.ints("axes")
-    axes = sorted(listed)
-    if all(0 <= a < n for a in axes) and axes != list(range(axes[0], n)):
-        raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
-    x = b.input(0)  # an axis outside [0, N) goes to ORT as it is: its refusal is the verdict
-    shape = b.shape(0)[min(axes[0], n) :]
-
-    def along_axes(i: int) -> str:
-        m = b.rank(i)
-        perm = [int(k) for k in np.argsort(listed[len(listed) - m :])] if 0 < m <= len(listed) else []
-        return b.input(i, perm if perm != sorted(perm) else None)
-
-    gamma = along_axes(1) if b.has(1) else b.like(np.ones(shape), x)
-    ins = [x, gamma] + ([along_axes(2)] if b.has(2) else [])
-    return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon"))]
-
-
 def _identity(b: Builder) -> list[str]:
     """Cast/Convert/Quantize/Dequantize: the same real value in another representation; the output
     conversion (Cast, or QuantizeLinear with the output's encoding) is the whole op."""
@@ -225,6 +193,5 @@ LOWERINGS: dict[str, Lowering] = {
     "ReluMinMax": NEURON["RELU_MIN_MAX"], "Sigmoid": NEURON["SIGMOID"], "Tanh": NEURON["TANH"],
     "ElementWiseSoftplus": NEURON["SOFTPLUS"],
     "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"),
-    "Batchnorm": _batchnorm, "LayerNorm": _layer_norm,
     "Cast": _identity, "Convert": _identity, "Quantize": _identity, "Dequantize": _identity,
 }  # fmt: skip

@@ -329,7 +329,8 @@ def to_markdown(r: Agreement, limit: int = 400) -> str:
     for d in r.disagreements:
         va = OUTPUTS if d.what == OUTPUTS else d.a.verdict
         vb = OUTPUTS if d.what == OUTPUTS else d.b.verdict
-        groups.setdefault((d.tier, d.op, d.config, va, vb, d.mechanism, d.why), []).append(d)
+        mechanism = d.mechanism + (f" (finding {d.finding})" if d.finding else "")
+        groups.setdefault((d.tier, d.op, d.config, va, vb, mechanism, d.why), []).append(d)
     out += ["## Disagreements", "",
             "One row per op, config, tier and verdict pair (outputs: same verdict, different bits). "
             "`why` comes from the explanations file; empty means not yet explained.", "",

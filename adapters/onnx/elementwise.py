@@ -163,6 +163,17 @@ def softmax(onnx_op: str) -> Lowering:
     return lower
 
 
+def _logit(b: Builder) -> list[str]:
+    """ln(z / (1 - z)) (the Logit decision: the seed's z - 1 read as 1 - z); z clamped to [eps, 1 - eps] by Clip
+    only when the optional in[1] gives eps."""
+    z = b.input(0)
+    one = b.like(1.0, z)
+    if b.has(1):
+        eps = b.cast(b.node("Reshape", [b.input(1), b.i64([])]), b.types[z])
+        z = b.node("Clip", [z, eps, b.node("Sub", [one, eps])])
+    return [b.node("Log", [b.node("Div", [z, b.node("Sub", [one, z])])])]
+
+
 def _identity(b: Builder) -> list[str]:
     """Cast/Convert/Quantize/Dequantize: the same real value in another representation; the output
     conversion (Cast, or QuantizeLinear with the output's encoding) is the whole op."""
@@ -192,6 +203,6 @@ LOWERINGS: dict[str, Lowering] = {
     "HardSwish": NEURON["HARD_SWISH"], "Relu": NEURON["RELU"], "Relu1": clip(-1.0, 1.0), "Relu6": clip(0.0, 6.0),
     "ReluMinMax": NEURON["RELU_MIN_MAX"], "Sigmoid": NEURON["SIGMOID"], "Tanh": NEURON["TANH"],
     "ElementWiseSoftplus": NEURON["SOFTPLUS"],
-    "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"),
+    "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"), "Logit": _logit,
     "Cast": _identity, "Convert": _identity, "Quantize": _identity, "Dequantize": _identity,
 }  # fmt: skip

@@ -28,7 +28,7 @@ routes)::
       finding: ort-qnn-...             # optional: the finding (findings/<backend>.yaml) behind it
       graph: [Dequantize, ElementWiseDivide, ElementWiseFloor, Quantize]   # optional: the QNN ops ort-qnn
                                        # composes for ``case`` (checked with it)
-      case: findings/cases/routes/<name>.json   # required: a saved case that shows it
+      case: findings/routes/<name>.json   # required: a saved case that shows it
       why: "ONNX has no FloorDiv: ..."  # required
 
 The first matching entry explains a disagreement; the report lists explained and unexplained ones and

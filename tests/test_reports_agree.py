@@ -27,7 +27,7 @@ def rec(backend: str, case_id: str, verdict: str, *, digest: str = "", raw: str 
 
 def entry(fields: str, op: str = "Gather") -> str:
     """One explanation line with the fields every entry needs besides ``fields``."""
-    return f"- {{op: {op}, mechanism: ep-declines-rank-5, case: findings/cases/routes/x.json, {fields}}}\n"
+    return f"- {{op: {op}, mechanism: ep-declines-rank-5, case: findings/routes/x.json, {fields}}}\n"
 
 
 def test_cases_are_paired_by_id_and_an_equal_pair_agrees() -> None:
@@ -117,7 +117,7 @@ def test_an_explanation_must_name_its_op_not_a_wildcard(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("missing", ["mechanism", "case", "why"])
 def test_an_explanation_names_its_mechanism_and_the_case_that_shows_it(tmp_path: Path, missing: str) -> None:
-    fields = {"op": "Gather", "mechanism": "ep-declines-rank-5", "case": "findings/cases/routes/x.json", "why": "w"}
+    fields = {"op": "Gather", "mechanism": "ep-declines-rank-5", "case": "findings/routes/x.json", "why": "w"}
     del fields[missing]
     path = tmp_path / "routes.yaml"
     path.write_text("- {" + ", ".join(f"{k}: {v}" for k, v in fields.items()) + "}\n", encoding="utf-8")

@@ -195,6 +195,31 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
     return rec
 
 
+def onnx_repro(case: Case, stem: Path) -> Path:
+    """Write ``<stem>.onnx`` (the model ``case`` lowers to) and ``<stem>.npz`` (its feeds, the reference's
+    outputs stored as the declared types, and per element the difference the case's budget accepts): a
+    finding on the ort-qnn route as a file the EP's maintainers can run with onnxruntime alone
+    (findings/cases/ort-qnn/repro.py). Returns the model's path."""
+    from adapters.onnx import lower
+    from reference.compare import allowed_difference, encode_outputs
+    from reference.tolerance import budget_for
+
+    op = opdefs.load(case.op)
+    lowered = lower(case)
+    real = expected(case)
+    arrays: dict[str, np.ndarray] = {f"feed:{name}": value for name, value in lowered.feeds.items()}
+    for spec, decl, want, stored in zip(lowered.outputs, case.outputs, real, encode_outputs(case, real), strict=True):
+        budget = budget_for(decl.dtype, op.tolerance, accumulation_length(op, case))
+        arrays[f"expected:{spec.name}"] = np.asarray(stored).reshape(decl.shape)
+        arrays[f"budget:{spec.name}"] = allowed_difference(np.asarray(want).reshape(decl.shape), decl, budget)
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    model = stem.with_suffix(".onnx")
+    model.write_bytes(lowered.model)
+    np.savez_compressed(stem.with_suffix(".npz"), **arrays)
+    return model
+
+
 # ---------------------------------------------------------------------------------------------
 # The main job: python -m suite
 # ---------------------------------------------------------------------------------------------

@@ -126,6 +126,16 @@ def _notable(records: list[str]) -> list[str]:
     return [r.split("] ", 1)[-1] if r[:4].isdigit() else r for r in keep]
 
 
+_COMPOSED = re.compile(r"ComposeQnnGraph\] Qnn_OpConfig node name: \S+ package_name: \S+ QNN_op_type: (\w+)")
+
+
+def composed_ops(records: list[str]) -> list[str]:
+    """The QNN op types of the graph(s) the EP composed for the backend, in order, from its verbose log: what
+    this route handed libQnnHtp.so, to set beside the one op qnn-htp hands it (``findings/routes.yaml`` names
+    them). Empty when the EP composed nothing (it declined a node, or ORT folded the whole model)."""
+    return [m.group(1) for r in records for m in [_COMPOSED.search(r)] if m]
+
+
 def _reason(notes: list[str]) -> str:
     """The EP's own words for a refusal: ORT's exception only says CPU fallback was disabled."""
     for key in ("backendValidateOpConfig", "Validation FAILED", "Unsupported nodes", "failed", "Failed"):
@@ -241,13 +251,15 @@ class OrtQnnAdapter(WorkerAdapter):
         """Up to ``batch_size`` cases in one model and session; None where a case must run alone."""
         if self._worker is None or (self.debug_hooks and any(c.op in DEBUG_OPS for c in cases)):
             return [None] * len(cases)
-        merged = functools.partial(self._session, timeout=self._worker.batch_timeout)  # a hang settles no verdict
+        # a hang settles no verdict; a merged graph's QNN ops are every case's at once, so they are not recorded
+        merged = functools.partial(self._session, timeout=self._worker.batch_timeout, graph=False)
         return [o if o is None else _with_digest(o) for o in run_merged(cases, merged)]
 
-    def _session(self, lowered: Lowered, timeout: float | None = None) -> Outcome:
+    def _session(self, lowered: Lowered, timeout: float | None = None, graph: bool = True) -> Outcome:
         """One session for ``lowered`` in the worker: its raw outcome (outputs as ORT gave them), with the
         EP's own words for a refusal and the stage in the QNN adapter's terms. ``timeout``: the worker's
-        wait when not one case's (a merged model's: ``Worker.batch_timeout``)."""
+        wait when not one case's (a merged model's: ``Worker.batch_timeout``). ``graph``: record the QNN ops
+        the EP composed (``details["qnn_ops"]``, see ``composed_ops``)."""
         opts = provider_options(self.library, self.precision, self.soc, self.arch)
         if self.recycle_every and self._sessions and self._sessions % self.recycle_every == 0:
             self._worker.close()  # a fresh worker starts just below (see ``recycle_every``)
@@ -263,8 +275,12 @@ class OrtQnnAdapter(WorkerAdapter):
             outcome.status = ERROR
             outcome.details["stage"] = "finalize"
         _phase(outcome)
+        records = self._worker.log_records() if graph or outcome.status in (REJECTED, ERROR) else []
+        ops = composed_ops(records) if graph else []
+        if ops:
+            outcome.details["qnn_ops"] = ops
         if outcome.status in (REJECTED, ERROR):
-            notes = _notable(self._worker.log_records())
+            notes = _notable(records)
             if notes:
                 outcome.details["log"] = notes[-20:]
                 why = _reason(notes)

@@ -1,5 +1,7 @@
 """``python -m cases replay CASE_PATH --backend NAME``: re-run one saved case alone and print the comparison.
 ``python -m cases configs OP``: an op's datatype configurations and why each exists.
+``python -m cases onnx CASE_PATH STEM``: the ONNX model the case lowers to, with its inputs and expected
+outputs (STEM.onnx, STEM.npz), runnable outside the suite by findings/cases/ort-qnn/repro.py.
 
 A results record names the saved case of every non-PASS verdict; this is how a person looks at one.
 The composition (reference + backend + comparator) is ``suite.execute``, imported lazily so the
@@ -35,9 +37,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="findings file(s): say which finding the case shows (its model checked), or none")
     cp = sub.add_parser("configs", help="list an op's datatype configurations and why each exists")
     cp.add_argument("op")
+    op = sub.add_parser("onnx", help="write the ONNX model a saved case lowers to, its inputs and expected outputs")
+    op.add_argument("case_path")
+    op.add_argument("stem", help="where: STEM.onnx and STEM.npz")
     args = ap.parse_args(argv)
     if args.cmd == "configs":
         return _configs(args.op)
+    if args.cmd == "onnx":
+        return _onnx(args.case_path, args.stem)
 
     import adapters
     import suite
@@ -112,6 +119,23 @@ def main(argv: list[str] | None = None) -> int:
     if rec.metrics:
         print("metrics: " + json.dumps(rec.metrics, sort_keys=True))
     return 0 if rec.verdict in ("PASS", "UNCHECKED", "XFAIL") or (case.broken and rec.verdict == "REJECTED") else 1
+
+
+def _onnx(case_path: str, stem: str) -> int:
+    import suite
+    from adapters.onnx import Unlowerable
+    from cases.case import Case
+
+    try:
+        model = suite.onnx_repro(Case.load(case_path), stem)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"error: cannot load case {case_path}: {e}", file=sys.stderr)
+        return 2
+    except Unlowerable as e:
+        print(f"error: the case has no ONNX form: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {model} and {model.with_suffix('.npz')}")
+    return 0
 
 
 def _configs(op_name: str) -> int:

@@ -289,6 +289,8 @@ def _agree(args: argparse.Namespace) -> int:
     _write(agree.to_markdown(result) if args.format == "md" else agree.to_json(result), args.output)
     if args.output is not None:
         print(agree.summary_line(result))
+        print("typical disagreements per mechanism:")
+        print("\n".join(agree.mechanism_lines(result)))
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY, family_sort_key
 from reports.matrix import (
@@ -31,11 +32,15 @@ from reports.matrix import (
     Grid,
     GridRow,
     Matrix,
+    config_sort_key,
     grid,
     negative_class,
     readable_message,
 )
 from reports.render_text import measured_text
+from reports.routes import ROUTE_A, ROUTE_B
+
+ROUTE_BACKENDS = (ROUTE_A, ROUTE_B)  # the two routes to libQnnHtp.so whose cells link to why they differ
 
 CASES_PER_CELL = 20  # per configuration and tier; the rest are counted, and the results file has them all
 NOT_GENERATED = "NOT_GENERATED"
@@ -219,6 +224,7 @@ class _Page:
         body.append('<div class="top"><div>' + _chart_img(g) + "</div><div>" + self._legend() + self._filters()
                     + "</div></div>")  # fmt: skip
         body.append(self._grid())
+        body.append(self._routes())
         body.append(self._totals())
         body.append('<div id="details" hidden="hidden">' + "".join(self.details) + "</div>")
         body.append(
@@ -329,10 +335,14 @@ class _Page:
                     parts.append(f'<td class="gap{start}" {attrs} data-status="" title="no configuration"></td>')
                     continue
                 detail = self._detail(self._cell_block(cell))
+                title = cell.status + ": " + cell.summary()
+                differ = sum(n.cases for n in (self._route_note(c) for c in cell.cells) if n is not None)
+                if differ:
+                    title += f" · {differ} typical case(s) differ between qnn-htp and ort-qnn (see the cell)"
                 parts.append(
                     f'<td class="cell{start}" {attrs} style="background:{STATUS_COLOURS[cell.status]}" '
                     f'data-status="{e(" ".join(_cell_tokens(cell)))}" data-detail="{detail}" tabindex="0" '
-                    f'title="{e(cell.status + ": " + cell.summary())}">{e(cell.text())}</td>'
+                    f'title="{e(title)}">{e(cell.text())}</td>'
                 )
         parts.append("</tr>")
         return "".join(parts)
@@ -345,7 +355,7 @@ class _Page:
         ]
         rank = {v: i for i, v in enumerate(GRID_STATUSES)}
         for cell in sorted(fc.cells, key=lambda c: rank.get(c.status, len(rank))):  # the news first
-            parts += _config_section(cell)
+            parts += _config_section(cell, self._route_note(cell))
         parts.append("</div>")
         return "".join(parts)
 
@@ -370,6 +380,30 @@ class _Page:
                     parts += _cases_table(c, "negative cases")
         parts.append("</div>")
         return "".join(parts)
+
+    def _route_note(self, cell: Cell) -> Any:
+        """The note on why this qnn-htp or ort-qnn cell differs from the other route, if it does."""
+        return self.m.routes.get((cell.op, cell.config)) if cell.backend in ROUTE_BACKENDS else None
+
+    def _routes(self) -> str:
+        """The table every route note of a cell links to: per op and configuration, both routes' cells and the
+        mechanism (findings/routes.yaml) or finding that explains their typical disagreements."""
+        notes = self.m.routes
+        if not notes:
+            return ""
+        rows = []
+        for (op, config), note in sorted(notes.items(), key=lambda kv: (self.m.op_key(kv[0][0]),
+                                                                       config_sort_key(kv[0][1]))):  # fmt: skip
+            cells = [self.m.cells.get((op, config, b)) for b in ROUTE_BACKENDS]
+            texts = "".join(f"<td>{e(c.text()) if c is not None else ''}</td>" for c in cells)
+            rows.append(f'<tr id="{e(note.anchor)}"><th>{e(op)}</th><td><code>{e(config)}</code></td>{texts}'
+                        f"<td>{e(note.text())}</td></tr>")  # fmt: skip
+        return ('<h2 id="routes">Why qnn-htp and ort-qnn differ</h2><p>Both routes end in the same libQnnHtp.so: '
+                "qnn-htp hands it one QNN op, ort-qnn the graph the QNN execution provider builds from the ONNX model. "
+                "Per op and configuration, the typical cases whose verdicts or outputs differ and the mechanism "
+                "(findings/routes.yaml) or finding that explains them.</p>"
+                '<table class="totals"><thead><tr><th>op</th><th>config</th><th>qnn-htp</th><th>ort-qnn</th>'
+                f"<th>why they differ</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
 
     def _totals(self) -> str:
         totals = self.m.totals()
@@ -419,8 +453,13 @@ def _fieldset(legend: str, name: str, values: Iterable[str]) -> str:
     return f"<fieldset><legend>{e(legend)}</legend>{boxes}{buttons}</fieldset>"
 
 
-def _config_section(cell: Cell) -> list[str]:
+def _config_section(cell: Cell, route: Any = None) -> list[str]:
+    """``route``: the note on why the other route differs on this op and configuration (``reports.routes``)."""
     parts = [f"<h4><code>{e(cell.config)}</code>: {e(cell.text())}</h4>"]
+    if route is not None:
+        other = [b for b in ROUTE_BACKENDS if b != cell.backend][0]
+        link = f'<a href="#{e(route.anchor)}">{e(route.text())}</a>'
+        parts.append(f'<p class="route">Differs from {e(other)}: {link}</p>')
     counts = ", ".join(f"{v} {n}" for v, n in sorted(cell.counts.items()) if n)
     line = f"typical: {counts or 'no case'}"
     if cell.edge is not None:

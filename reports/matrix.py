@@ -320,6 +320,8 @@ class Matrix:
     # (op, backend) -> why the spec's op has no cases (a "cell" record with ``not_generated``): it still gets a row
     not_generated: dict[tuple[str, str], str] = field(default_factory=dict)
     op_families: dict[str, str] = field(default_factory=dict)  # from the records' ``family`` (the spec's)
+    # (op, config) -> why qnn-htp and ort-qnn differ there (reports.routes.RouteNote), when both routes ran
+    routes: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def add(self, r: Record) -> None:
         key = (str(r.op), str(r.config), str(r.backend))
@@ -432,10 +434,16 @@ class Matrix:
 
 
 def build(records: Iterable[Record]) -> Matrix:
-    """Fold records into a matrix. Every record counts once; concatenated reruns are not de-duplicated."""
+    """Fold records into a matrix. Every record counts once; concatenated reruns are not de-duplicated.
+    Where both routes to libQnnHtp.so (qnn-htp, ort-qnn) are present, each op and configuration on which they
+    disagree gets its note (``reports.routes``): the renderers link the cell to the mechanism or finding."""
+    from reports import routes
+
+    records = list(records)
     m = Matrix()
     for r in records:
         m.add(r)
+    m.routes = routes.notes(records)
     return m
 
 

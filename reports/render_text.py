@@ -88,12 +88,30 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
             reasons = sorted({why for (o, _), why in m.not_generated.items() if o == op})
             out.append(f"- {md(op)}: {md('; '.join(reasons))}")
         out.append("")
+    out += _routes_section(m)
     out += _totals_section(m)
     out += stages.to_markdown(m)  # validate / finalize / execute (reports/stages.py)
     out += readings.to_markdown(m)  # open readings of the spec: which one each backend follows
     out += _build_section(m)
     out += _look_at_section(m)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _routes_section(m: Matrix) -> list[str]:
+    """Each op and configuration where qnn-htp and ort-qnn disagree on typical cases, with the mechanism of
+    findings/routes.yaml or the finding that explains it (``reports.routes``): why the two cells differ."""
+    if not m.routes:
+        return []
+    out = ["## Why qnn-htp and ort-qnn differ", "",
+           "Both routes end in the same libQnnHtp.so: qnn-htp hands it one QNN op, ort-qnn the graph the QNN "
+           "execution provider builds from the ONNX model. Per op and configuration, the typical cases whose verdicts "
+           "or outputs differ and what explains them (`python -m reports agree` lists them case by case).", "",
+           "| op | config | qnn-htp | ort-qnn | why they differ |", "|---|---|---|---|---|"]  # fmt: skip
+    for (op, config), note in sorted(m.routes.items(), key=lambda kv: (m.op_key(kv[0][0]), config_sort_key(kv[0][1]))):
+        cells = [m.cells.get((op, config, b)) for b in ("qnn-htp", "ort-qnn")]
+        texts = [c.text() if c is not None else "" for c in cells]
+        out.append(f"| {md(op)} | `{md(config)}` | {md(texts[0])} | {md(texts[1])} | {md(note.text())} |")
+    return out + [""]
 
 
 def _grid_markdown(g: Grid) -> str:

@@ -25,6 +25,11 @@ def rec(backend: str, case_id: str, verdict: str, *, digest: str = "", raw: str 
                   extra=extra)  # fmt: skip
 
 
+def entry(fields: str, op: str = "Gather") -> str:
+    """One explanation line with the fields every entry needs besides ``fields``."""
+    return f"- {{op: {op}, mechanism: ep-declines-rank-5, case: findings/routes/x.json, {fields}}}\n"
+
+
 def test_cases_are_paired_by_id_and_an_equal_pair_agrees() -> None:
     r = agree.compare([rec("qnn-htp", "a", "PASS", digest="d1")], [rec("ort-qnn", "a", "PASS", digest="d1")])
     assert (r.paired, r.same, r.disagreements) == (1, 1, [])
@@ -60,21 +65,21 @@ def test_cell_bookkeeping_records_are_not_cases() -> None:
 
 def test_an_explanation_matches_by_op_and_verdict_pair(tmp_path: Path) -> None:
     path = tmp_path / "routes.yaml"
-    path.write_text("- {op: Gather, a: ERROR, b: REJECTED, why: the EP refuses rank-5 gathers}\n", encoding="utf-8")
+    path.write_text(entry("a: ERROR, b: REJECTED, why: the EP refuses rank-5 gathers"), encoding="utf-8")
     r = agree.compare([rec("qnn-htp", "a", "ERROR")], [rec("ort-qnn", "a", "REJECTED")], agree.load_explanations(path))
     assert r.disagreements[0].why == "the EP refuses rank-5 gathers" and r.unexplained == []
 
 
 def test_an_explanation_for_other_verdicts_does_not_match(tmp_path: Path) -> None:
     path = tmp_path / "routes.yaml"
-    path.write_text("- {op: Gather, a: FAIL, why: x}\n", encoding="utf-8")
+    path.write_text(entry("a: FAIL, why: x"), encoding="utf-8")
     r = agree.compare([rec("qnn-htp", "a", "ERROR")], [rec("ort-qnn", "a", "REJECTED")], agree.load_explanations(path))
     assert len(r.unexplained) == 1
 
 
 def test_a_malformed_explanation_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "routes.yaml"
-    path.write_text("- {op: Gather, why: ok}\n- {op: Gather, because: typo}\n", encoding="utf-8")
+    path.write_text(entry("why: ok") + "- {op: Gather, because: typo}\n", encoding="utf-8")
     with pytest.raises(ExpectationsError, match=r"routes\.yaml:2: unknown \['because'\]"):
         agree.load_explanations(path)
 
@@ -84,6 +89,7 @@ def test_the_markdown_groups_disagreements_and_states_the_counts() -> None:
     text = agree.to_markdown(r)
     assert "2 case(s) paired, 0 agree, 2 disagree (2 typical, 2 of them unexplained)" in text, text
     assert "| typical | Gather | FLOAT_16 | ERROR | REJECTED | 2 |" in text, text
+    assert "| (unexplained) | 2 |" in text, "the per-mechanism table ends with the unexplained count"
 
 
 def test_the_agree_command_compares_two_results_files(tmp_path: Path) -> None:
@@ -99,3 +105,49 @@ def test_the_agree_command_compares_two_results_files(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert (data["paired"], data["disagreements"][0]["a"]["verdict"]) == (1, "PASS")
+
+
+def test_an_explanation_must_name_its_op_not_a_wildcard(tmp_path: Path) -> None:
+    path = tmp_path / "routes.yaml"
+    for wildcard in ('"*"', '"re:.*"', '"*?"'):
+        path.write_text(entry("why: every failure", op=wildcard), encoding="utf-8")
+        with pytest.raises(ExpectationsError, match="matches any name"):
+            agree.load_explanations(path)
+
+
+@pytest.mark.parametrize("missing", ["mechanism", "case", "why"])
+def test_an_explanation_names_its_mechanism_and_the_case_that_shows_it(tmp_path: Path, missing: str) -> None:
+    fields = {"op": "Gather", "mechanism": "ep-declines-rank-5", "case": "findings/routes/x.json", "why": "w"}
+    del fields[missing]
+    path = tmp_path / "routes.yaml"
+    path.write_text("- {" + ", ".join(f"{k}: {v}" for k, v in fields.items()) + "}\n", encoding="utf-8")
+    with pytest.raises(ExpectationsError, match=missing):
+        agree.load_explanations(path)
+
+
+def test_a_message_pattern_selects_by_the_sides_whole_message(tmp_path: Path) -> None:
+    path = tmp_path / "routes.yaml"
+    path.write_text(entry('b: ERROR, b_message: "re:MEM_ALLOC", why: finalize') + entry("b: ERROR, why: other"),
+                    encoding="utf-8")  # fmt: skip
+    long = "x" * (agree.MESSAGE_CHARS + 10) + " MEM_ALLOC"
+    b = [rec("ort-qnn", "a", "ERROR"), rec("ort-qnn", "b", "ERROR")]
+    b[0].message, b[1].message = long, "another error"
+    r = agree.compare([rec("qnn-htp", "a", "PASS"), rec("qnn-htp", "b", "PASS")], b, agree.load_explanations(path))
+    assert [d.why for d in r.disagreements] == ["finalize", "other"], [d.b.message for d in r.disagreements]
+
+
+def test_explained_disagreements_are_counted_per_mechanism(tmp_path: Path) -> None:
+    path = tmp_path / "routes.yaml"
+    path.write_text(entry("a: ERROR, why: w"), encoding="utf-8")
+    r = agree.compare([rec("qnn-htp", i, "ERROR") for i in "ab"] + [rec("qnn-htp", "c", "FAIL")],
+                      [rec("ort-qnn", i, "PASS") for i in "abc"], agree.load_explanations(path))  # fmt: skip
+    assert r.mechanisms() == {"ep-declines-rank-5": 2}
+    assert agree.mechanism_lines(r) == ["     2  ep-declines-rank-5", "     1  (unexplained)"]
+
+
+def test_a_case_one_route_did_not_run_is_not_compared_but_counted_with_its_reason() -> None:
+    skipped = rec("ort-qnn", "a", "SKIP")
+    skipped.message = "no ONNX lowering for Gather"
+    r = agree.compare([rec("qnn-htp", "a", "ERROR")], [skipped])
+    assert r.disagreements == [] and r.not_compared == {("typical", "ort-qnn", "no ONNX lowering for Gather"): 1}
+    assert "1 not compared" in agree.summary_line(r)

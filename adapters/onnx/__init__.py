@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 
 import opdefs
-from adapters.onnx import elementwise, movement, spatial
+from adapters.onnx import elementwise, movement, normalization, spatial
 from adapters.onnx.builder import Builder, Lowered, Lowering, OutputSpec, Unlowerable, read_outputs
 from cases.case import Case
 
-FAMILY_MODULES = (elementwise, movement, spatial)
+FAMILY_MODULES = (elementwise, normalization, movement, spatial)
 LOWERINGS: dict[str, Lowering] = {op: fn for m in FAMILY_MODULES for op, fn in m.LOWERINGS.items()}
 
 __all__ = ["LOWERINGS", "Lowered", "OutputSpec", "Unlowerable", "coverage", "lower", "read_outputs", "supported"]

@@ -151,6 +151,7 @@ class Builder:
         self._owed: dict[str, tuple[Encoding, str]] = {}
         self._settled: dict[str, str] = {}
         self.retype: set[str] = set()
+        self.opset = OPSET  # a lowering whose node is newer (RMSNormalization: 23) raises it for its own model
         self._count = 0
 
     # -- naming / constants --------------------------------------------------------------------------
@@ -364,7 +365,7 @@ class Builder:
             [helper.make_tensor_value_info(s.name, IO_TYPE[s.dtype], list(s.shape)) for s in specs],
             self.inits,
         )  # fmt: skip
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="qnn-conformance")  # fmt: skip
         model.ir_version = IR_VERSION
         return Lowered(model.SerializeToString(), dict(self.feeds), specs, [n.op_type for n in self.nodes])

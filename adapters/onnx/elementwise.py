@@ -1,4 +1,4 @@
-"""Lowerings of the element-wise, activation, normalization and conversion families.
+"""Lowerings of the element-wise, activation and conversion families.
 
 Most QNN ops here are one ONNX node with renamed attributes, so a handful of factories (unary, binary,
 comparison, logical, clip, softmax) cover them. The ``operation`` enums of ElementWiseUnary / Binary /
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from onnx import TensorProto as T
 
 from adapters.onnx.builder import FLOAT_TYPES, INT_TYPES, Builder, Lowering, Unlowerable
 from opdefs import dtypes
 
-FAMILIES = frozenset({"elementwise", "activation", "normalization", "conversion"})
+FAMILIES = frozenset({"elementwise", "activation", "conversion"})
 
 
 def unary(onnx_op: str, **attrs: Any) -> Lowering:
@@ -164,35 +163,15 @@ def softmax(onnx_op: str) -> Lowering:
     return lower
 
 
-def _batchnorm(b: Builder) -> list[str]:
-    """QNN Batchnorm is already folded: x * weights + bias over the last (channel) axis."""
-    x = b.input(0)
-    y = b.node("Mul", [x, b.input(1)])
-    if b.has(2):
-        y = b.node("Add", [y, b.input(2)])
-    return [y]
-
-
-def _layer_norm(b: Builder) -> list[str]:
-    """ONNX normalizes a suffix of axes starting at ``axis``; other axis sets have no ONNX form. gamma's and
-    beta's dims follow ``axes`` as listed (the LayerNorm decision: dim i belongs to axis axes[-M + i]), ONNX's
-    follow the input's axis order: listed out of order ([0, 2, 1]), they are transposed into it."""
-    n = b.rank(0)
-    listed = b.p.ints("axes")
-    axes = sorted(listed)
-    if all(0 <= a < n for a in axes) and axes != list(range(axes[0], n)):
-        raise Unlowerable(f"LayerNorm axes {axes} are not the trailing axes of a rank-{n} tensor")
-    x = b.input(0)  # an axis outside [0, N) goes to ORT as it is: its refusal is the verdict
-    shape = b.shape(0)[min(axes[0], n) :]
-
-    def along_axes(i: int) -> str:
-        m = b.rank(i)
-        perm = [int(k) for k in np.argsort(listed[len(listed) - m :])] if 0 < m <= len(listed) else []
-        return b.input(i, perm if perm != sorted(perm) else None)
-
-    gamma = along_axes(1) if b.has(1) else b.like(np.ones(shape), x)
-    ins = [x, gamma] + ([along_axes(2)] if b.has(2) else [])
-    return [b.node("LayerNormalization", ins, axis=axes[0], epsilon=b.p.float("epsilon"))]
+def _logit(b: Builder) -> list[str]:
+    """ln(z / (1 - z)) (the Logit decision: the seed's z - 1 read as 1 - z); z clamped to [eps, 1 - eps] by Clip
+    only when the optional in[1] gives eps."""
+    z = b.input(0)
+    one = b.like(1.0, z)
+    if b.has(1):
+        eps = b.cast(b.node("Reshape", [b.input(1), b.i64([])]), b.types[z])
+        z = b.node("Clip", [z, eps, b.node("Sub", [one, eps])])
+    return [b.node("Log", [b.node("Div", [z, b.node("Sub", [one, z])])])]
 
 
 def _identity(b: Builder) -> list[str]:
@@ -224,7 +203,6 @@ LOWERINGS: dict[str, Lowering] = {
     "HardSwish": NEURON["HARD_SWISH"], "Relu": NEURON["RELU"], "Relu1": clip(-1.0, 1.0), "Relu6": clip(0.0, 6.0),
     "ReluMinMax": NEURON["RELU_MIN_MAX"], "Sigmoid": NEURON["SIGMOID"], "Tanh": NEURON["TANH"],
     "ElementWiseSoftplus": NEURON["SOFTPLUS"],
-    "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"),
-    "Batchnorm": _batchnorm, "LayerNorm": _layer_norm,
+    "Prelu": binary("PRelu"), "Softmax": softmax("Softmax"), "LogSoftmax": softmax("LogSoftmax"), "Logit": _logit,
     "Cast": _identity, "Convert": _identity, "Quantize": _identity, "Dequantize": _identity,
 }  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from onnx import TensorProto as T
+from onnx import helper
 
 from adapters.onnx.builder import (
     ONNX_TYPE,
@@ -22,8 +23,10 @@ from adapters.onnx.builder import (
     indices,
     on_input_grid,
     pairs,
+    real_data,
     zero_pad,
 )
+from cases.case import Encoding
 from opdefs import dtypes
 
 FAMILIES = frozenset({"data movement", "reduction", "linear algebra"})
@@ -279,7 +282,83 @@ def _col2im(b: Builder) -> list[str]:
     return [b.transpose(b.on_output_grid(y), [0, 2, 3, 1])]
 
 
+def _channel_shuffle(b: Builder) -> list[str]:
+    """No ONNX ChannelShuffle: the axis viewed as (groups, channels per group) and the two swapped, a pure move
+    (Reshape, Transpose, Reshape) put back on in[0]'s grid."""
+    shape = list(b.shape(0))
+    axis, groups = b.p.int("axis"), b.p.int("num_groups")
+    if not 0 <= axis < len(shape) or groups < 1 or shape[axis] % groups:
+        raise Unlowerable(f"num_groups {groups} does not divide axis {axis} of {shape}")
+    split = shape[:axis] + [groups, shape[axis] // groups] + shape[axis + 1 :]
+    perm = list(range(len(split)))
+    perm[axis], perm[axis + 1] = axis + 1, axis
+    y = b.move("Reshape", b.input(0), b.i64(split))
+    y = b.move("Reshape", b.transpose(y, perm), b.i64(shape))
+    return [on_input_grid(b, 0, y)]
+
+
+def _batch_permutation(b: Builder) -> list[str]:
+    """ONNX Gather on axis 0. An index outside the batch is dropped and the rows padded with zeros (the
+    BatchPermutation decision), which Gather cannot say: such cases are not lowered."""
+    idx = real_data(b, 1).reshape(-1)
+    if np.any(idx < 0) or np.any(idx > b.shape(0)[0] - 1):
+        raise Unlowerable(f"in[1] = {idx.tolist()} holds indices outside the batch: they are dropped, not gathered")
+    return [b.node("Gather", [b.input(0), b.cast(b.input(1), T.INT64)], axis=0)]
+
+
+def _constant_of_shape(b: Builder) -> list[str]:
+    """ONNX ConstantOfShape: in[0] as INT64 sizes, ``value`` in the output's element type (real for a quantized
+    output, which the output's QuantizeLinear then encodes)."""
+    out = b.case.outputs[0]
+    elem = T.FLOAT if dtypes.get(out.dtype).quantized else ONNX_TYPE.get(out.dtype)
+    if elem is None:
+        raise Unlowerable(f"no ONNX tensor type for {out.dtype}")
+    value = np.asarray(b.p.get("value")).reshape(1).astype(helper.tensor_dtype_to_np_dtype(elem))
+    fill = helper.make_tensor("value", elem, [1], value.tolist())
+    return [b.node("ConstantOfShape", [b.cast(b.input(0), T.INT64)], out_type=elem, value=fill)]
+
+
+def _moments(b: Builder) -> list[str]:
+    """No ONNX Moments: the mean and the population variance (the Moments decision) as ReduceMeans, each put on
+    its output's declared shape (keep_dims or not)."""
+    x = b.input(0)
+    axes = b.i64(b.p.ints("axes"))
+    mean = b.node("ReduceMean", [x, axes], keepdims=1)
+    centred = b.node("Sub", [x, mean])
+    var = b.node("ReduceMean", [b.node("Mul", [centred, centred]), axes], keepdims=1)
+    return [b.to_declared(mean, 0), b.to_declared(var, 1)]
+
+
+def hadamard(n: int) -> np.ndarray:
+    """The Sylvester-ordered n x n matrix of +-1 (H_2n = [[H, H], [H, -H]]); n a power of two."""
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return h
+
+
+def _hadamard_transform(b: Builder) -> list[str]:
+    """No ONNX Hadamard transform: x times the (symmetric) Sylvester matrix scaled by scale / sqrt(n), a MatMul
+    with a constant. For a fixed-point input the constant is +-1 codes of the input's width with that scale as
+    their encoding (exact), so the MatMul is a QDQ unit as converters write it."""
+    n = b.shape(0)[-1]
+    if n & (n - 1):
+        raise Unlowerable(f"last dimension {n} is not a power of two (no Sylvester matrix)")
+    scale = b.p.float("scale", 1.0) / np.sqrt(n)
+    x = b.input(0)
+    d = dtypes.get(b.case.inputs[0].dtype)
+    if d.quantized:
+        weights = "SFIXED_POINT_8" if d.bits <= 8 else "SFIXED_POINT_16"
+        codes = b.const(hadamard(n), ONNX_TYPE[weights])
+        w = b.dequantize(codes, Encoding((scale,), (0,)), weights)
+    else:
+        w = b.like(hadamard(n) * scale, x)
+    return [b.node("MatMul", [x, w])]
+
+
 LOWERINGS: dict[str, Lowering] = {
+    "ChannelShuffle": _channel_shuffle, "BatchPermutation": _batch_permutation,
+    "ConstantOfShape": _constant_of_shape, "Moments": _moments, "HadamardTransform": _hadamard_transform,
     "Transpose": _transpose, "Concat": _concat, "Reshape": _to_declared_shape, "ExpandDims": _to_declared_shape,
     "Squeeze": _to_declared_shape, "Tile": _tile, "Pad": _pad, "Split": _split, "Pack": _pack, "UnPack": _unpack,
     "StridedSlice": _strided_slice, "Gather": _gather, "GatherElements": _gather_elements, "GatherNd": _gather_nd,

@@ -88,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--records", action="store_true",
                    help="compare case by case, every field but the run-specific ones (times, ids, paths, build): "
                         f"one line per difference, exit {EXIT_REGRESSION} if any (did a code change alter a result?)")
+    d.add_argument("--cases", action="store_true",
+                   help="pair the two runs' cases by id and summarise regressions and fixes per op and datatype "
+                        "family, each with a case to replay on both (the default when the two runs' backends differ, "
+                        "e.g. qnn-htp@2.47 and qnn-htp@2.51, or qnn-htp@default and qnn-htp@v73)")
     d.set_defaults(run=_diff)
 
     c = sub.add_parser("catalogues", help="coverage of the QNN, Hexagon NN, NNAPI 1.0 and NHWC op catalogues")
@@ -145,7 +149,15 @@ def _diff(args: argparse.Namespace) -> int:
         _write("".join(f"{line}\n" for line in lines) or "no record differs (run-specific fields left out)\n",
                args.output)
         return EXIT_REGRESSION if lines else 0
-    result = diff.diff(record.read([args.old]), record.read([args.new]))
+    old, new = list(record.read([args.old])), list(record.read([args.new]))
+    if args.cases or diff.backends_differ(old, new):  # two releases or targets: the same cases, paired
+        by_case = diff.diff_variants(old, new)
+        _write(diff.variants_to_markdown(by_case) if args.format == "md" else diff.variants_to_json(by_case),
+               args.output)
+        if args.output is not None:
+            print(diff.variants_summary_line(by_case))
+        return EXIT_REGRESSION if args.fail_on_regression and by_case.regressions else 0
+    result = diff.diff(old, new)
     _write(diff.to_markdown(result) if args.format == "md" else diff.to_json(result), args.output)
     return EXIT_REGRESSION if args.fail_on_regression and result.has_regressions else 0
 

@@ -9,7 +9,8 @@ File format (a list of entries, or a mapping with an ``expectations:`` list)::
 
     - op: ElementWiseAdd           # required: glob ("Pool*"), or regex with a "re:" prefix; or a list of them
       config: "UFIXED_POINT_*"     # optional pattern, default: any config
-      backend: qnn-htp             # optional pattern, default: any backend
+      backend: qnn-htp             # optional pattern, default: any backend (qnn-htp also covers the
+                                   # variants qnn-htp@2.47, qnn-htp@v73: a release or target of it)
       kind: positive               # optional: positive (default) or negative cases
       verdicts: [FAIL, ERROR]      # optional: the verdicts that are expected (default below)
       reason: "HTP rounds half away from zero (ticket 123)"   # required
@@ -126,7 +127,8 @@ class Entry:
             kind == self.kind
             and _any(self.op, op)
             and (self.config is None or _any(self.config, config))
-            and (self.backend is None or _any(self.backend, backend))
+            and (self.backend is None or _any(self.backend, backend)
+                 or _any(self.backend, backend.partition("@")[0]))  # qnn-htp@2.47 is qnn-htp of a release
             and (self.tier is None or tier is None or _any(self.tier, tier or "typical"))
             and (self.soc is None or soc is None or _any(self.soc, soc))
         )

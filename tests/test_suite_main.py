@@ -143,3 +143,24 @@ def test_the_main_job_shows_progress_and_problems_not_tracebacks(tmp_path: Path)
     md = (out / "matrix.md").read_text()
     assert "|If " in md and "- If: " in md, "the not-generated op has its row and reason in the matrix"
     assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG" and (out / "matrix.html").exists()
+
+
+# ---- releases and targets as columns -------------------------------------------------------------
+def test_qnn_sdks_and_targets_make_one_qnn_htp_column_per_release_and_target() -> None:
+    got = suite._with_variants(["qnn-htp", "reference"], "2.47,ort-qnn==2.7.0", "default,v73")
+    assert got == ["qnn-htp@2.47+default", "qnn-htp@2.47+v73", "qnn-htp@2.51+default", "qnn-htp@2.51+v73",
+                   "reference"]  # fmt: skip
+
+
+def test_targets_alone_vary_the_installed_release() -> None:
+    assert suite._with_variants(["reference"], None, "v75") == ["reference", "qnn-htp@v75"]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--qnn-sdks", "2.45"], "--qnn-sdks 2.45: no known onnxruntime-qnn release carries QNN 2.45"),
+    (["--targets", "v99"], "--targets: unknown target 'v99'"),
+])  # fmt: skip
+def test_an_unknown_release_or_target_is_one_line_and_exit_4(argv, says, tmp_path: Path, capsys) -> None:
+    rc = suite.main([*argv, "--backends", "reference", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == suite.EXIT_USAGE and len(err) == 1 and says in err[0], (rc, err)

@@ -217,8 +217,10 @@ def _make(options: dict[str, Any] | None, kind: str) -> QnnAdapter:
     opts.update(variant)
     if kind == "htp":
         opts = target_from_env(opts) if target is None else opts
-    else:
-        opts.setdefault("precision", "none")
+    else:  # the precision option is an HTP graph custom config: the CPU backend would read it as its own
+        if str(opts.get("precision") or "auto") not in ("auto", "none"):
+            raise ValueError(f"qnn-cpu has no graph precision option (got {opts['precision']!r}): it is the HTP's")
+        opts["precision"] = "none"
         for key in ("soc", "arch"):
             if opts.get(key) not in (None, ""):
                 raise ValueError(f"qnn-cpu has no {key}: it is an option of the HTP backend")

@@ -159,3 +159,40 @@ def test_a_release_that_is_not_there_stops_the_run_at_the_door_with_one_line():
     proc = conformance_runs.run("--backend", "qnn-htp", "--qnn-sdk", "2.45", "--op", "^Relu$")
     err = [x for x in proc.stderr.splitlines() if x.strip()]
     assert proc.returncode == 4 and len(err) == 1 and "QNN 2.45" in err[0], (proc.returncode, err)
+
+
+# ---- the CPU backend's findings ------------------------------------------------------------------
+CPU_FINDINGS = conformance_runs.REPO / "findings" / "qnn-cpu.yaml"
+SEED = conformance_runs.REPO.parent / "shared" / "seeds" / "004_b46271055e0d5186.txt"
+
+
+def _cpu_findings() -> list:
+    from reports.expectations import Expectations
+
+    return [pytest.param(e, id=e.id) for e in Expectations.load(CPU_FINDINGS).entries] if CPU_FINDINGS.is_file() else []
+
+
+@pytest.mark.parametrize("entry", _cpu_findings())
+def test_every_cpu_finding_quotes_the_masteropdef_lines_it_names(entry):
+    if not SEED.is_file():
+        pytest.skip(f"the MasterOpDef text is not beside the repo ({SEED})")
+    lines = SEED.read_text(encoding="utf-8").splitlines()[entry.spec.first - 1:entry.spec.last]
+    said = " ".join(" ".join(lines).split())
+    where = f"lines {entry.spec.first}-{entry.spec.last}"
+    assert " ".join(entry.spec.quote.split()) in said, f"{entry.id}: {where} say {said!r}"
+
+
+@pytest.mark.qnn
+@pytest.mark.parametrize("entry", _cpu_findings())
+def test_every_cpu_finding_still_reproduces_with_its_case(entry, qnn_cpu):
+    """A finding whose case no longer shows it is fixed in that build: move it out (or note the build). Each in a
+    fresh worker, as the HTP's are: BoxWithNmsLimit's validation crash shows in a fresh worker and not in one that
+    validated other ops first."""
+    import suite
+
+    with make_cpu({"timeout": 60}) as fresh:
+        rec = suite.execute(Case.load(conformance_runs.REPO / entry.info["case"]), fresh, "qnn-cpu")
+    stage = (rec.extra.get("details") or {}).get("stage")
+    assert rec.verdict in entry.verdicts, f"{entry.id}: now {rec.verdict} ({rec.message[:200]})"
+    if entry.stage is not None:
+        assert any(p.matches(str(stage)) for p in entry.stage), f"{entry.id}: stopped at {stage}"

@@ -596,7 +596,7 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
         chart.write(g, out / f"chart.{ext}")
         written.append(f"chart.{ext}")
     written += _comparisons(by_file, out, console)
-    routes = [p for name in ("qnn-htp", "ort-qnn") for p in results if p.name == f"{name}.jsonl"]
+    routes = [p for name in (_installed_htp(results), "ort-qnn") for p in results if p.name == f"{name}.jsonl"]
     if len(routes) == 2:  # two routes to one libQnnHtp.so, compared case by case
         from reports import agree
 
@@ -612,6 +612,24 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
     except (OSError, ValueError) as exc:  # the seed catalogues live beside the repo, not in it
         console.print(f"catalogue coverage not written: {exc}", markup=False)
     return f"reports in {out}/: {', '.join(written)}"
+
+
+def _installed_htp(results: list[Path]) -> str:
+    """The qnn-htp run that reaches the same libQnnHtp.so as ort-qnn (the installed wheel's, default target):
+    plain qnn-htp, or its release's column when --qnn-sdks made columns of releases."""
+    names = {p.stem for p in results}
+    if VARIED_BACKEND in names:
+        return VARIED_BACKEND
+    from adapters.qnn import releases
+
+    try:
+        label = releases.parse(releases.INSTALLED).label
+    except releases.ReleaseNotAvailable:
+        return VARIED_BACKEND
+    for name in (f"{VARIED_BACKEND}@{label}", f"{VARIED_BACKEND}@{label}+default"):
+        if name in names:
+            return name
+    return VARIED_BACKEND
 
 
 def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> list[str]:

@@ -188,9 +188,12 @@ def _findings(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     from reports import agree
 
+    run_a, run_b = list(record.read([args.run_a])), list(record.read([args.run_b]))
     path = args.explain or agree.DEFAULT_EXPLANATIONS
-    explain = agree.load_explanations(path) if args.explain or path.is_file() else []
-    result = agree.compare(record.read([args.run_a]), record.read([args.run_b]), explain)
+    # findings/routes.yaml explains the qnn-htp / ort-qnn routes; two other runs (qnn-cpu vs qnn-htp) get none
+    routes = any(r.backend == "ort-qnn" for r in run_a[:50] + run_b[:50])
+    explain = agree.load_explanations(path) if args.explain or (routes and path.is_file()) else []
+    result = agree.compare(run_a, run_b, explain)
     _write(agree.to_markdown(result) if args.format == "md" else agree.to_json(result), args.output)
     if args.output is not None:
         print(agree.summary_line(result))

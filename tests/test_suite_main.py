@@ -164,3 +164,26 @@ def test_an_unknown_release_or_target_is_one_line_and_exit_4(argv, says, tmp_pat
     rc = suite.main([*argv, "--backends", "reference", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == suite.EXIT_USAGE and len(err) == 1 and says in err[0], (rc, err)
+
+
+@pytest.mark.slow
+@pytest.mark.qnn
+def test_targets_run_the_same_cases_on_each_and_the_job_writes_what_changed(tmp_path: Path) -> None:
+    from tests.simulator import MISSING
+
+    if MISSING:
+        pytest.skip(f"QNN HTP simulator not available: {MISSING}")
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    cmd = [sys.executable, "-m", "suite", "--backends", "qnn-htp", "--targets", "default,v73", "--examples", "2",
+           "--op", "^Gelu$", "--out", str(out), "--runs", str(runs), "-q"]  # fmt: skip
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == suite.EXIT_OK, (result.stdout + result.stderr)[-2000:]
+    records = {name: [json.loads(x) for x in (runs / f"qnn-htp@{name}.jsonl").read_text().splitlines()]
+               for name in ("default", "v73")}  # fmt: skip
+    cases = {name: {r["case_id"] for r in recs if r.get("kind") == "positive"} for name, recs in records.items()}
+    assert cases["default"] and cases["default"] == cases["v73"], "both targets ran the same drawn cases"
+    assert {r["backend_info"]["soc"] for r in records["v73"] if r.get("kind") == "positive"} == {43}
+    matrix = json.loads((out / "matrix.json").read_text())
+    assert {"qnn-htp@default", "qnn-htp@v73"} <= set(json.dumps(matrix).split('"')), "a column group per target"
+    diff = (out / "diff-default-v73.md").read_text()
+    assert "| Gelu | f32 | typical |" in diff, f"FLOAT_32 Gelu runs on v73 only: a fix in the diff\n{diff}"

@@ -640,7 +640,10 @@ def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> lis
 
     written = []
     names = {p.stem: p for p in by_file}
-    htp = next((n for n in names if n == VARIED_BACKEND), None) or next(
+    from adapters.qnn import releases
+
+    same_release = f"{VARIED_BACKEND}@{releases.newest_with('cpu').label}"  # the CPU's own release, where it ran
+    htp = next((n for n in (same_release, f"{same_release}+default", VARIED_BACKEND) if n in names), None) or next(
         (n for n in names if n.startswith(VARIED_BACKEND + "@")), None)
     if "qnn-cpu" in names and htp:
         result = agree.compare(by_file[names["qnn-cpu"]], by_file[names[htp]], [])

@@ -27,8 +27,10 @@ _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIME
 
 
 def case_stem(case: Case, backend: str) -> str:
+    """No dot in the stem: ``Case.save`` takes what follows the last one for a suffix, and a release in the
+    backend's name (``qnn-htp@2.47``) would make every case of the backend one file."""
     kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-")
-    return f"{case.op}/{backend}-{kind}-{case.tier or 'case'}-{case.case_id()}"
+    return f"{case.op}/{backend.replace('.', '_')}-{kind}-{case.tier or 'case'}-{case.case_id()}"
 
 
 def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:

@@ -186,4 +186,7 @@ def test_targets_run_the_same_cases_on_each_and_the_job_writes_what_changed(tmp_
     matrix = json.loads((out / "matrix.json").read_text())
     assert {"qnn-htp@default", "qnn-htp@v73"} <= set(json.dumps(matrix).split('"')), "a column group per target"
     diff = (out / "diff-default-v73.md").read_text()
-    assert "| Gelu | f32 | typical |" in diff, f"FLOAT_32 Gelu runs on v73 only: a fix in the diff\n{diff}"
+    gelu = [line for line in diff.splitlines() if "Gelu" in line or "ERROR→" in line]
+    # FLOAT_32 Gelu has no kernel at finalize on the default target and runs on v73 (where its float32 is relaxed
+    # to fp16 accuracy, so a case may then PASS or FAIL): the diff says what the ERRORs became
+    assert any("ERROR→" in line for line in gelu), f"the default target's finalize ERRORs are not in:\n{diff}"

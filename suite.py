@@ -27,8 +27,10 @@ _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIME
 
 
 def case_stem(case: Case, backend: str) -> str:
+    """No dot in the stem: ``Case.save`` takes what follows the last one for a suffix, and a release in the
+    backend's name (``qnn-htp@2.47``) would make every case of the backend one file."""
     kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-")
-    return f"{case.op}/{backend}-{kind}-{case.tier or 'case'}-{case.case_id()}"
+    return f"{case.op}/{backend.replace('.', '_')}-{kind}-{case.tier or 'case'}-{case.case_id()}"
 
 
 def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
@@ -300,6 +302,12 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
     ap.add_argument("-q", "--quiet", action="store_true", help="no line per failing cell, only the progress")
+    ap.add_argument("--qnn-sdks", default=None, metavar="RELEASES",
+                    help="qnn-htp on each QNN release, one column group each: QNN versions (2.47,2.51) or wheels "
+                         "(ort-qnn==2.3.0); the wheels are fetched with pip into the cache on first use")
+    ap.add_argument("--targets", default=None, metavar="TARGETS",
+                    help="qnn-htp on each simulated HTP target, one column group each: default, v68, v69, v73 "
+                         "(SoC 43), v75 (57), v79 (69), v81 (87), socN, archN")  # fmt: skip
     args = ap.parse_args(argv)
     for opt in ("examples", "edge_examples"):
         value = getattr(args, opt)
@@ -329,6 +337,8 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     requested = [b.strip() for b in (args.backends or ",".join(DEFAULT_BACKENDS)).split(",") if b.strip()]
     if not requested:
         raise _UsageError("--backends names no backend")
+    requested = _with_variants(requested, args.qnn_sdks, args.targets)
+    explicit = explicit or bool(args.qnn_sdks or args.targets)
     backends, unavailable = [], {}
     for name in requested:
         try:
@@ -344,6 +354,35 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
         else:
             unavailable[name] = why
     return args, _Plan(backends, unavailable, ops)
+
+
+VARIED_BACKEND = "qnn-htp"  # the backend --qnn-sdks and --targets make columns of
+
+
+def _with_variants(requested: list[str], sdks: str | None, targets_text: str | None) -> list[str]:
+    """qnn-htp becomes one backend per release x target (``qnn-htp@2.47``, ``qnn-htp@v73``,
+    ``qnn-htp@2.47+v73``): each its own results file and column group, all on the same drawn cells."""
+    if not sdks and not targets_text:
+        return requested
+    from adapters.qnn import releases, targets
+
+    releases_wanted: list[str] = []
+    for text in (sdks or "").split(","):
+        if text.strip():
+            try:
+                releases_wanted.append(releases.parse(text).label)
+            except releases.ReleaseNotAvailable as exc:
+                raise _UsageError(str(exc).replace("--qnn-sdk", "--qnn-sdks")) from None
+    try:
+        targets_wanted = targets.parse_targets(targets_text) if targets_text else []
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    variants = [f"{VARIED_BACKEND}@{'+'.join(x for x in (r, t) if x)}"
+                for r in releases_wanted or [""] for t in targets_wanted or [""]]  # fmt: skip
+    if VARIED_BACKEND not in requested:
+        return requested + variants
+    at = requested.index(VARIED_BACKEND)
+    return requested[:at] + variants + requested[at + 1:]
 
 
 class _BackendRun:
@@ -478,7 +517,7 @@ def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[
             f"--case-cache={(runs / 'case-cache').resolve()}"]  # fmt: skip  (each cell drawn once for all backends)
     if args.edge_examples:
         opts.append(f"--edge-examples={args.edge_examples}")
-    findings = Path(__file__).resolve().parent / "findings" / f"{name}.yaml"
+    findings = Path(__file__).resolve().parent / "findings" / f"{name.partition('@')[0]}.yaml"  # qnn-htp@2.47 too
     if findings.exists():  # recorded deviations show as XFAIL with their reason, fixed ones as XPASS
         opts.append(f"--expectations={findings}")
     if args.op:
@@ -662,7 +701,8 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
     for ext in ("png", "svg"):
         chart.write(g, out / f"chart.{ext}")
         written.append(f"chart.{ext}")
-    routes = [p for name in ("qnn-htp", "ort-qnn") for p in results if p.name == f"{name}.jsonl"]
+    written += _comparisons(by_file, out, console)
+    routes = [p for name in (_installed_htp(results), "ort-qnn") for p in results if p.name == f"{name}.jsonl"]
     if len(routes) == 2:  # two routes to one libQnnHtp.so, compared case by case
         from reports import agree
 
@@ -678,6 +718,53 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
     except (OSError, ValueError) as exc:  # the seed catalogues live beside the repo, not in it
         console.print(f"catalogue coverage not written: {exc}", markup=False)
     return f"reports in {out}/: {', '.join(written)}"
+
+
+def _installed_htp(results: list[Path]) -> str:
+    """The qnn-htp run that reaches the same libQnnHtp.so as ort-qnn (the installed wheel's, default target):
+    plain qnn-htp, or its release's column when --qnn-sdks made columns of releases."""
+    names = {p.stem for p in results}
+    if VARIED_BACKEND in names:
+        return VARIED_BACKEND
+    from adapters.qnn import releases
+
+    try:
+        label = releases.parse(releases.INSTALLED).label
+    except releases.ReleaseNotAvailable:
+        return VARIED_BACKEND
+    for name in (f"{VARIED_BACKEND}@{label}", f"{VARIED_BACKEND}@{label}+default"):
+        if name in names:
+            return name
+    return VARIED_BACKEND
+
+
+def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> list[str]:
+    """Beside the matrix: where the QNN CPU backend and the HTP disagree on the same cases
+    (``agree-cpu-htp.md``), and what changed between the releases and targets the job ran (``diff-*.md``:
+    each qnn-htp variant against the first one, per op and datatype family, each with a case to replay)."""
+    from reports import agree, diff
+
+    written = []
+    names = {p.stem: p for p in by_file}
+    from adapters.qnn import releases
+
+    same_release = f"{VARIED_BACKEND}@{releases.newest_with('cpu').label}"  # the CPU's own release, where it ran
+    htp = next((n for n in (same_release, f"{same_release}+default", VARIED_BACKEND) if n in names), None) or next(
+        (n for n in names if n.startswith(VARIED_BACKEND + "@")), None)
+    if "qnn-cpu" in names and htp:
+        result = agree.compare(by_file[names["qnn-cpu"]], by_file[names[htp]], [])
+        (out / "agree-cpu-htp.md").write_text(agree.to_markdown(result), encoding="utf-8")
+        written.append("agree-cpu-htp.md")
+        console.print(agree.summary_line(result), markup=False)
+    variants = [n for n in names if n.startswith(VARIED_BACKEND + "@")]
+    for other in variants[1:]:
+        first = variants[0]
+        result = diff.diff_variants(by_file[names[first]], by_file[names[other]])
+        target = out / f"diff-{first.partition('@')[2]}-{other.partition('@')[2]}.md"
+        target.write_text(diff.variants_to_markdown(result), encoding="utf-8")
+        written.append(target.name)
+        console.print(diff.variants_summary_line(result), markup=False)
+    return written
 
 
 def _closing_summary(runs_done: list[_BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:

@@ -8,8 +8,12 @@ from a checkout that was never installed there are no entry points, so the built
 known here directly.
 
 Built-in names: ``reference`` (the numpy reference as a spec-following backend), ``qnn-htp`` (the QNN
-HTP simulator from the onnxruntime-qnn wheel), ``qnn`` (any QNN backend library: --qnn-backend-lib or
+HTP simulator from the onnxruntime-qnn wheel), ``qnn-cpu`` (the QNN CPU backend of the newest
+onnxruntime-qnn release that ships it), ``qnn`` (any QNN backend library: --qnn-backend-lib or
 $QNN_BACKEND_LIB), ``onnxruntime`` (ONNX Runtime CPU EP), ``ort-qnn`` (ONNX Runtime with the QNN EP).
+
+``name@variant`` builds ``name`` with ``{"variant": variant}`` (``qnn-htp@2.47``, ``qnn-htp@v73``): a
+release or a target that is a column of its own; the factory says which variants it takes.
 Factories import their native dependencies lazily, so listing names costs nothing.
 """
 
@@ -27,6 +31,7 @@ _BUILT_IN = {
     "reference": "adapters.reference:make",
     "qnn-htp": "adapters.qnn.adapter:make",
     "qnn": "adapters.qnn.adapter:make",
+    "qnn-cpu": "adapters.qnn.adapter:make_cpu",
     "onnxruntime": "adapters.onnxruntime:make",
     "ort-qnn": "adapters.ort_qnn:make",
 }
@@ -67,6 +72,9 @@ def _load(reference: str) -> Callable[[dict[str, Any]], Adapter]:
 def get(name: str, options: dict[str, Any] | None = None) -> Adapter:
     """Build the adapter ``name`` with ``options``; the factory says which options it does not take."""
     table = registered()
+    base, _, variant = name.partition("@")
+    if variant and base in table and name not in table:
+        return _load(table[base])({**dict(options or {}), "variant": variant})
     if name in table:
         factory = _load(table[name])
     elif _ONE_OFF.match(name):

@@ -106,6 +106,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--records", action="store_true",
                    help="compare case by case, every field but the run-specific ones (times, ids, paths, build): "
                         f"one line per difference, exit {EXIT_REGRESSION} if any (did a code change alter a result?)")
+    d.add_argument("--cases", action="store_true",
+                   help="pair the two runs' cases by id and summarise regressions and fixes per op and datatype "
+                        "family, each with a case to replay on both (the default when the two runs' backends differ, "
+                        "e.g. qnn-htp@2.47 and qnn-htp@2.51, or qnn-htp@default and qnn-htp@v73)")
     d.set_defaults(run=_diff)
 
     c = sub.add_parser("catalogues", help="coverage of the QNN, Hexagon NN, NNAPI 1.0 and NHWC op catalogues")
@@ -224,6 +228,13 @@ def _diff(args: argparse.Namespace) -> int:
     old_headers: list[record.RunHeader] = []
     new_headers: list[record.RunHeader] = []
     old, new = _read_checked([args.old], old_headers), _read_checked([args.new], new_headers)
+    if args.cases or diff.backends_differ(old, new):  # two releases or targets: the same cases, paired
+        by_case = diff.diff_variants(old, new)
+        _write(diff.variants_to_markdown(by_case) if args.format == "md" else diff.variants_to_json(by_case),
+               args.output)
+        if args.output is not None:
+            print(diff.variants_summary_line(by_case))
+        return EXIT_REGRESSION if args.fail_on_regression and by_case.regressions else 0
     result = diff.diff(old, new)
     text = diff.to_markdown(result) if args.format == "md" else diff.to_json(result)
     differs = _inputs_differ(old_headers, new_headers)
@@ -283,9 +294,12 @@ def _findings(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     from reports import agree
 
+    run_a, run_b = list(record.read([args.run_a])), list(record.read([args.run_b]))
     path = args.explain or agree.DEFAULT_EXPLANATIONS
-    explain = agree.load_explanations(path) if args.explain or path.is_file() else []
-    result = agree.compare(record.read([args.run_a]), record.read([args.run_b]), explain)
+    # findings/routes.yaml explains the qnn-htp / ort-qnn routes; two other runs (qnn-cpu vs qnn-htp) get none
+    routes = any(r.backend == "ort-qnn" for r in run_a[:50] + run_b[:50])
+    explain = agree.load_explanations(path) if args.explain or (routes and path.is_file()) else []
+    result = agree.compare(run_a, run_b, explain)
     _write(agree.to_markdown(result) if args.format == "md" else agree.to_json(result), args.output)
     if args.output is not None:
         print(agree.summary_line(result))

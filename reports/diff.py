@@ -17,6 +17,7 @@ A regression is good -> known/unsupported/bad; a fix is the reverse. Every other
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,3 +298,157 @@ def _lookup(d: Any, path: str) -> Any:
 def _short(v: Any, limit: int = 100) -> str:
     text = json.dumps(v, sort_keys=True, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---- case by case, across backends: what a release or target changed ---------------------------
+# Two runs of the same drawn cases on two variants of one backend (qnn-htp@2.47 and qnn-htp@2.51, or
+# qnn-htp@default and qnn-htp@v73) carry different backend names, so the cell diff above would see only
+# new and vanished cells. These pair the cases themselves (same case_id: the same tensors and
+# parameters), judge each on the backend's own verdict (before any findings file), and summarise per
+# op and datatype family, each group with one case and the commands that replay it on both sides.
+_CASE_GOOD = {PASS}
+_CASE_BROKEN = {FAIL, ERROR, CRASH, TIMEOUT, REJECTED}
+
+
+@dataclass
+class CaseGroup:
+    """Regressions or fixes of one op and datatype family (f32, 8b, ...) and tier."""
+
+    op: str
+    family: str
+    tier: str
+    changes: Counter[str] = field(default_factory=Counter)  # "PASS→ERROR": cases
+    case_id: str = ""
+    case_path: str = ""
+    replay_old: str = ""
+    replay_new: str = ""
+
+    @property
+    def count(self) -> int:
+        return sum(self.changes.values())
+
+
+@dataclass
+class VariantDiff:
+    old: str
+    new: str
+    old_builds: list[str] = field(default_factory=list)
+    new_builds: list[str] = field(default_factory=list)
+    paired: int = 0
+    same: int = 0
+    only_old: int = 0
+    only_new: int = 0
+    regressions: list[CaseGroup] = field(default_factory=list)
+    fixes: list[CaseGroup] = field(default_factory=list)
+    other: Counter[str] = field(default_factory=Counter)  # verdict changes neither (FAIL→ERROR, UNCHECKED→PASS)
+
+    def cases(self, groups: list[CaseGroup]) -> int:
+        return sum(g.count for g in groups)
+
+
+def _raw(r: Record) -> str:
+    from reports.expectations import RAW_VERDICT_KEY
+
+    return str(r.extra.get(RAW_VERDICT_KEY) or r.verdict)
+
+
+def _label(records: list[Record]) -> str:
+    names = sorted({r.backend for r in records if r.kind not in ("cell", "shrunk")})
+    return ", ".join(names) or "(empty)"
+
+
+def _build_text(records: list[Record]) -> list[str]:
+    out: set[str] = set()
+    for r in records:
+        info = r.backend_info or {}
+        if info.get("build_id"):
+            bits = [str(info.get("build_id"))]
+            bits += [f"{k}={info[k]}" for k in ("wheel", "target") if info.get(k)]
+            out.add(" ".join(bits))
+    return sorted(out)
+
+
+def diff_variants(old_records: Iterable[Record], new_records: Iterable[Record]) -> VariantDiff:
+    """Pair the cases of two runs by case id and group what changed per op, datatype family and tier."""
+    from reports.families import SHORT_DTYPE_FAMILY, dtype_family
+
+    old, new = list(old_records), list(new_records)
+    keep = ("positive",)
+    ia = {r.case_id: r for r in old if r.kind in keep and r.case_id}
+    ib = {r.case_id: r for r in new if r.kind in keep and r.case_id}
+    result = VariantDiff(_label(old), _label(new), _build_text(old), _build_text(new))
+    result.only_old, result.only_new = len(ia.keys() - ib.keys()), len(ib.keys() - ia.keys())
+    groups: dict[tuple[str, str, str, str], CaseGroup] = {}
+    for cid in sorted(ia.keys() & ib.keys()):
+        a, b = ia[cid], ib[cid]
+        va, vb = _raw(a), _raw(b)
+        result.paired += 1
+        if va == vb:
+            result.same += 1
+            continue
+        if va in _CASE_GOOD and vb in _CASE_BROKEN:
+            kind = "regression"
+        elif va in _CASE_BROKEN and vb in _CASE_GOOD:
+            kind = "fix"
+        else:
+            result.other[f"{va}→{vb}"] += 1
+            continue
+        family = SHORT_DTYPE_FAMILY.get(dtype_family(a.config), dtype_family(a.config))
+        key = (kind, a.op, family, a.tier or "typical")
+        g = groups.setdefault(key, CaseGroup(a.op, family, a.tier or "typical"))
+        g.changes[f"{va}→{vb}"] += 1
+        if not g.case_id:  # the first case: saved by whichever side did not pass
+            g.case_id = cid
+            g.case_path = b.case_path or a.case_path or ""
+            if g.case_path:
+                g.replay_old = f"python -m cases replay {g.case_path} --backend {a.backend}"
+                g.replay_new = f"python -m cases replay {g.case_path} --backend {b.backend}"
+    order = sorted(groups.items(), key=lambda kv: (kv[0][3] != "typical", op_sort_key(kv[0][1]), kv[0][2]))
+    result.regressions = [g for (kind, *_), g in order if kind == "regression"]
+    result.fixes = [g for (kind, *_), g in order if kind == "fix"]
+    return result
+
+
+def variants_summary_line(d: VariantDiff) -> str:
+    def typical(groups: list[CaseGroup]) -> int:
+        return sum(g.count for g in groups if g.tier == "typical")
+
+    return (f"{d.old} -> {d.new}: {d.paired} case(s) paired, {d.same} same verdict; "
+            f"{d.cases(d.regressions)} regressed ({typical(d.regressions)} typical) in {len(d.regressions)} "
+            f"op x family group(s), {d.cases(d.fixes)} fixed ({typical(d.fixes)} typical) in {len(d.fixes)}; "
+            f"{sum(d.other.values())} other verdict change(s); only old {d.only_old}, "
+            f"only new {d.only_new}")  # fmt: skip
+
+
+def variants_to_markdown(d: VariantDiff) -> str:
+    out = [f"# What changed: {d.old} -> {d.new}", "", variants_summary_line(d) + ".", ""]
+    out += [_table([[md(d.old), md("; ".join(d.old_builds) or "-")], [md(d.new), md("; ".join(d.new_builds) or "-")]],
+                   ["side", "build"]), ""]  # fmt: skip
+    for title, groups in (("Regressions", d.regressions), ("Fixes", d.fixes)):
+        if not groups:
+            out += [f"## {title}", "", "None.", ""]
+            continue
+        rows = [[md(g.op), g.family, g.tier, str(g.count),
+                 md(", ".join(f"{k} {v}" for k, v in g.changes.most_common())),
+                 f"`{g.replay_old}`<br>`{g.replay_new}`" if g.replay_old else g.case_id] for g in groups]  # fmt: skip
+        out += [f"## {title}", "", _table(rows, ["op", "family", "tier", "cases", "verdicts", "replay on both"]), ""]
+    if d.other:
+        rows = [[k, str(v)] for k, v in d.other.most_common()]
+        out += ["## Other verdict changes", "", _table(rows, ["old→new", "cases"]), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def variants_to_json(d: VariantDiff) -> str:
+    doc = {k: v for k, v in vars(d).items() if k not in ("regressions", "fixes", "other")}
+    doc["format"] = "qnn-conformance-variant-diff"
+    doc["regressions"] = [{**vars(g), "changes": dict(g.changes)} for g in d.regressions]
+    doc["fixes"] = [{**vars(g), "changes": dict(g.changes)} for g in d.fixes]
+    doc["other"] = dict(d.other)
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def backends_differ(old_records: list[Record], new_records: list[Record]) -> bool:
+    """Two runs of different backends (qnn-htp@2.47 vs qnn-htp@2.51): compared case by case, not cell by cell."""
+    a = {r.backend for r in old_records if r.kind == "positive"}
+    b = {r.backend for r in new_records if r.kind == "positive"}
+    return bool(a) and bool(b) and not (a & b)

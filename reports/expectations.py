@@ -9,7 +9,8 @@ File format (a list of entries, or a mapping with an ``expectations:`` list)::
 
     - op: ElementWiseAdd           # required: glob ("Pool*"), or regex with a "re:" prefix; or a list of them
       config: "UFIXED_POINT_*"     # optional pattern, default: any config
-      backend: qnn-htp             # optional pattern, default: any backend
+      backend: qnn-htp             # optional pattern, default: any backend (qnn-htp also covers the
+                                   # variants qnn-htp@2.47, qnn-htp@v73: a release or target of it)
       kind: positive               # optional: positive (default) or negative cases
       verdicts: [FAIL, ERROR]      # optional: the verdicts that are expected (default below)
       reason: "HTP rounds half away from zero (ticket 123)"   # required
@@ -229,7 +230,9 @@ def within_band(band: dict[str, float], metrics: dict[str, Any] | None) -> bool:
 
 
 def _names(backend: str | tuple[str, ...]) -> tuple[str, ...]:
-    return (backend,) if isinstance(backend, str) else backend
+    """A record's backend names, each also as its base name: qnn-htp@2.47 is qnn-htp of a release."""
+    names = (backend,) if isinstance(backend, str) else backend
+    return tuple(dict.fromkeys([*names, *(n.partition("@")[0] for n in names)]))
 
 
 def record_backends(r: Record) -> tuple[str, ...]:

@@ -503,7 +503,8 @@ def config_sort_key(config: str) -> tuple[int, str]:
 def backend_sort_key(backend: str) -> tuple[int, str]:
     """The HTP simulator first (the backend people run this suite for), the reference last (the
     baseline: it shows what the spec and generator allow, not what a device does), others by name."""
-    return (0 if backend == PRIMARY_BACKEND else 2 if backend == REFERENCE_BACKEND else 1, backend)
+    base = backend.partition("@")[0]  # qnn-htp@2.47, qnn-htp@v73: a release or target of qnn-htp, beside it
+    return (0 if base == PRIMARY_BACKEND else 2 if backend == REFERENCE_BACKEND else 1, backend)
 
 
 def _number(value: Any) -> float | None:

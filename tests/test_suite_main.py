@@ -143,3 +143,50 @@ def test_the_main_job_shows_progress_and_problems_not_tracebacks(tmp_path: Path)
     md = (out / "matrix.md").read_text()
     assert "|If " in md and "- If: " in md, "the not-generated op has its row and reason in the matrix"
     assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG" and (out / "matrix.html").exists()
+
+
+# ---- releases and targets as columns -------------------------------------------------------------
+def test_qnn_sdks_and_targets_make_one_qnn_htp_column_per_release_and_target() -> None:
+    got = suite._with_variants(["qnn-htp", "reference"], "2.47,ort-qnn==2.7.0", "default,v73")
+    assert got == ["qnn-htp@2.47+default", "qnn-htp@2.47+v73", "qnn-htp@2.51+default", "qnn-htp@2.51+v73",
+                   "reference"]  # fmt: skip
+
+
+def test_targets_alone_vary_the_installed_release() -> None:
+    assert suite._with_variants(["reference"], None, "v75") == ["reference", "qnn-htp@v75"]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--qnn-sdks", "2.45"], "--qnn-sdks 2.45: no known onnxruntime-qnn release carries QNN 2.45"),
+    (["--targets", "v99"], "--targets: unknown target 'v99'"),
+])  # fmt: skip
+def test_an_unknown_release_or_target_is_one_line_and_exit_4(argv, says, tmp_path: Path, capsys) -> None:
+    rc = suite.main([*argv, "--backends", "reference", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == suite.EXIT_USAGE and len(err) == 1 and says in err[0], (rc, err)
+
+
+@pytest.mark.slow
+@pytest.mark.qnn
+def test_targets_run_the_same_cases_on_each_and_the_job_writes_what_changed(tmp_path: Path) -> None:
+    from tests.simulator import MISSING
+
+    if MISSING:
+        pytest.skip(f"QNN HTP simulator not available: {MISSING}")
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    cmd = [sys.executable, "-m", "suite", "--backends", "qnn-htp", "--targets", "default,v73", "--examples", "2",
+           "--op", "^Gelu$", "--out", str(out), "--runs", str(runs), "-q"]  # fmt: skip
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == suite.EXIT_OK, (result.stdout + result.stderr)[-2000:]
+    records = {name: [json.loads(x) for x in (runs / f"qnn-htp@{name}.jsonl").read_text().splitlines()]
+               for name in ("default", "v73")}  # fmt: skip
+    cases = {name: {r["case_id"] for r in recs if r.get("kind") == "positive"} for name, recs in records.items()}
+    assert cases["default"] and cases["default"] == cases["v73"], "both targets ran the same drawn cases"
+    assert {r["backend_info"]["soc"] for r in records["v73"] if r.get("kind") == "positive"} == {43}
+    matrix = json.loads((out / "matrix.json").read_text())
+    assert {"qnn-htp@default", "qnn-htp@v73"} <= set(json.dumps(matrix).split('"')), "a column group per target"
+    diff = (out / "diff-default-v73.md").read_text()
+    gelu = [line for line in diff.splitlines() if "Gelu" in line or "ERROR→" in line]
+    # FLOAT_32 Gelu has no kernel at finalize on the default target and runs on v73 (where its float32 is relaxed
+    # to fp16 accuracy, so a case may then PASS or FAIL): the diff says what the ERRORs became
+    assert any("ERROR→" in line for line in gelu), f"the default target's finalize ERRORs are not in:\n{diff}"

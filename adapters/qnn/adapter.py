@@ -14,10 +14,11 @@ from adapters.base import Outcome
 from adapters.worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerAdapter
 from cases.case import Case
 
-from . import bindings
+from . import bindings, releases, targets
 from .graph import PRECISIONS, GraphOptions
 
 DEFAULT_NAME = "qnn-htp"
+CPU_NAME = "qnn-cpu"
 # The simulated HTP target of a run when no option names one: pytest's --qnn-soc/--qnn-arch (the
 # plugin in ``pytest_plugin.py``) set these, so xdist workers and the worker processes see them too.
 ENV_SOC, ENV_ARCH = "QNN_HTP_SOC", "QNN_HTP_ARCH"
@@ -79,8 +80,11 @@ class QnnAdapter(WorkerAdapter):
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
                  debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
-                 op_packages: list[dict[str, str]] | None = None, batch_size: int = DEFAULT_BATCH) -> None:
+                 op_packages: list[dict[str, str]] | None = None, batch_size: int = DEFAULT_BATCH,
+                 release: releases.Release | None = None, kind: str = "htp", name: str | None = None) -> None:
         super().__init__()
+        self.release = release
+        self.kind = kind  # "htp": SoC, arch and the HTP graph precision apply; "cpu": none of them
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if log_level not in bindings.LOG_LEVELS:
@@ -94,7 +98,9 @@ class QnnAdapter(WorkerAdapter):
             self._why_not = str(e)
         self.op_packages = [dict(p) for p in op_packages or ()]
         wheel = _wheel_library()
-        if self._path is not None and self._path == wheel:
+        if name:
+            self.name = name
+        elif self._path is not None and self._path.resolve() == wheel:
             self.name = DEFAULT_NAME
         else:
             wanted = library or os.environ.get(bindings.ENV_LIBRARY) or bindings.DEFAULT_LIBRARY_NAME
@@ -111,6 +117,7 @@ class QnnAdapter(WorkerAdapter):
                 "library": str(self._path),
                 "log_level": log_level,
                 "graph": {"precision": precision, "soc": self.options.soc, "arch": self.options.arch},
+                "check_device": self.options.soc is not None or self.options.arch is not None,
                 "debug_hooks": self.debug_hooks,
                 "op_packages": self.op_packages,
             }
@@ -122,9 +129,33 @@ class QnnAdapter(WorkerAdapter):
 
     # -- protocol ----------------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
-        return {"precision": self.options.precision,
-                "soc": DEFAULT_TARGET if self.options.soc is None else self.options.soc,
-                "arch": DEFAULT_TARGET if self.options.arch is None else self.options.arch}  # fmt: skip
+        """What the records say this backend is: its options, and the release its library came from (the
+        QNN SDK read from the build id, the wheel that carried it)."""
+        out: dict[str, Any] = {"precision": self.options.precision}
+        if self.kind == "htp":
+            out["soc"] = DEFAULT_TARGET if self.options.soc is None else self.options.soc
+            out["arch"] = DEFAULT_TARGET if self.options.arch is None else self.options.arch
+            out["target"] = targets.target_label(self.options.soc, self.options.arch)
+        if self._path is not None:
+            out.update(releases.describe(self._path))
+        if self.release is not None:
+            out["wheel"] = f"{releases.PACKAGE}=={self.release.wheel}"
+        return out
+
+    def info(self) -> dict[str, Any]:
+        info = super().info()
+        if self._worker is not None and "qnn_sdk" not in info:
+            info["qnn_sdk"] = releases.qnn_of_build(str(info.get("build_id", "")))
+            self._info = dict(info)
+        return info
+
+    def available(self) -> tuple[bool, str]:
+        """Loads the library; a release's library must also report the QNN version its wheel carries."""
+        ok, why = super().available()
+        if ok and self.release is not None:
+            why = releases.check_build(self.release, str(self.info().get("build_id", "")))
+            ok = not why
+        return ok, why
 
     def capabilities(self) -> dict[str, Any]:
         if self._worker is None:
@@ -171,14 +202,55 @@ class QnnAdapter(WorkerAdapter):
 def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     """Build an adapter from loosely typed options (command line / config file).
 
-    Keys: ``library`` (or ``lib``/``path``), ``precision``, ``soc``, ``arch``, ``timeout``,
-    ``log_level``, ``op_packages``, ``batch_size``. Unknown keys are an error, so a typo does not silently
-    run the default.
-    ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own.
+    Keys: ``library`` (or ``lib``/``path``), ``sdk`` (a QNN release: "2.47", "ort-qnn==2.3.0"; its wheel is
+    fetched into the cache on first use), ``variant`` (what follows "@" in a backend name such as
+    ``qnn-htp@2.47+v73``, see ``targets``), ``precision``, ``soc``, ``arch``, ``timeout``, ``log_level``,
+    ``op_packages``, ``batch_size``. Unknown keys are an error, so a typo does not silently run the default.
+    ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own; ``sdk``
+    to $QNN_CONFORMANCE_SDK (pytest's --qnn-sdk), then to the installed wheel.
     """
-    opts = target_from_env(dict(options or {}))
+    return _make(options, "htp")
+
+
+def make_cpu(options: dict[str, Any] | None = None) -> QnnAdapter:
+    """``qnn-cpu``: the QNN CPU backend (libQnnCpu.so), Qualcomm's reference implementation of the op
+    definitions, from the newest known onnxruntime-qnn release that ships it (only 2.3.0, QNN 2.47), the
+    release ``sdk`` names, or a ``library`` the user gives. The HTP's SoC, arch and graph precision do not
+    apply: the precision option is not sent unless asked for."""
+    return _make(options, "cpu")
+
+
+def _make(options: dict[str, Any] | None, kind: str) -> QnnAdapter:
+    opts = dict(options or {})
+    variant = targets.parse_variant(str(opts.pop("variant", "") or ""))
+    if kind == "cpu" and ({"soc", "arch"} & variant.keys() or variant.get("target")):
+        raise ValueError("qnn-cpu has no simulated target: a variant names a release only")
+    target = variant.pop("target", None)
+    opts.update(variant)
+    if kind == "htp":
+        opts = target_from_env(opts) if target is None else opts
+    else:  # the precision option is an HTP graph custom config: the CPU backend would read it as its own
+        if str(opts.get("precision") or "auto") not in ("auto", "none"):
+            raise ValueError(f"qnn-cpu has no graph precision option (got {opts['precision']!r}): it is the HTP's")
+        opts["precision"] = "none"
+        for key in ("soc", "arch"):
+            if opts.get(key) not in (None, ""):
+                raise ValueError(f"qnn-cpu has no {key}: it is an option of the HTP backend")
+            opts.pop(key, None)
     library = opts.pop("library", None) or opts.pop("lib", None) or opts.pop("path", None)
-    kwargs: dict[str, Any] = {"library": library}
+    sdk = opts.pop("sdk", None) or (None if library else os.environ.get(releases.ENV_SDK, "").strip() or None)
+    kwargs: dict[str, Any] = {"library": library, "kind": kind}
+    if library and "sdk" in variant:
+        raise ValueError(f"a library ({library}) and a release ({sdk}) name two libraries; give one")
+    why_not = ""
+    if not library and (sdk or kind == "cpu"):
+        try:
+            release = releases.parse(sdk) if sdk else releases.newest_with(kind)
+            kwargs["release"] = release
+            kwargs["library"] = releases.library(release, kind)
+        except releases.ReleaseNotAvailable as e:
+            why_not = str(e)
+            kwargs["library"] = None
     if "precision" in opts:
         kwargs["precision"] = str(opts.pop("precision"))
     for key in ("soc", "arch"):
@@ -196,4 +268,11 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     opts.pop("op_packages", None)
     if opts:
         raise ValueError(f"unknown qnn adapter options: {sorted(opts)}")
-    return QnnAdapter(**kwargs)
+    if kind == "cpu":
+        kwargs["name"] = CPU_NAME
+    elif kwargs.get("release") is not None and not library:
+        kwargs["name"] = DEFAULT_NAME  # the HTP simulator of another release is still qnn-htp
+    adapter = QnnAdapter(**kwargs)
+    if why_not:
+        adapter._worker, adapter._why_not = None, why_not
+    return adapter

@@ -70,9 +70,13 @@ LOG_LEVELS = {"error": LOG_ERROR, "warn": LOG_WARN, "info": LOG_INFO, "verbose":
 
 # Core API versions whose 56-entry function table order is written down below: {major: lowest minor}.
 # Older 2.x minors (SDK 2.13-era headers) lack entries 2, 16, 29 and 33, so their slots are shifted:
-# refused. Newer 2.x minors are accepted on the assumption that they only append entries; only 2.40
-# was measured. After binding, slot 3 must report the version the provider struct states.
-KNOWN_CORE_API: dict[int, int] = {2: 40}
+# refused. Measured, each with every struct this module lays out (tensor v1, op config v1, param,
+# scalar, quantize params, HTP device custom config) and the first 56 slots in this order: core API
+# 2.36 (QNN 2.47, onnxruntime-qnn 2.3.0, libQnnHtp and libQnnCpu), 2.37 (QNN 2.48), 2.38 (2.49), 2.39
+# (2.50) and 2.40 (2.51); see adapters/qnn/README.md "Releases". The API's later minors append slots
+# past 55 and add struct *versions* (a v2 beside v1) rather than change one, so a newer 2.x minor is
+# accepted; after binding, slot 3 must report the version the provider struct states.
+KNOWN_CORE_API: dict[int, int] = {2: 36}
 
 
 class QnnError(RuntimeError):
@@ -360,7 +364,77 @@ def resolve_library(path: str | os.PathLike | None) -> Path:
     p = default_library() if path is None else Path(path)
     if not p.is_file():
         raise LibraryNotFound(f"QNN backend library {p} does not exist")
-    return p.resolve()
+    return p.absolute()  # not resolve(): a linked copy must find the dependencies beside *it*
+
+
+# ---- the library's own dependencies --------------------------------------------------------------
+# The onnxruntime-qnn wheels bundle libc++, libc++abi and libunwind under hashed names in
+# ``onnxruntime_qnn.libs/`` and find them through RPATH ($ORIGIN/../onnxruntime_qnn.libs). A library
+# taken out of that layout (copied next to a user's other backends, or a wheel unpacked somewhere else)
+# no longer finds them, and dlopen names the first one it misses. ENV_DEPS adds directories to search.
+ENV_DEPS = "QNN_BACKEND_DEPS"
+BUNDLED_DIR = "onnxruntime_qnn.libs"
+
+
+def dependency_dirs(library: Path) -> list[Path]:
+    """Where a backend library's bundled dependencies may be, its own wheel's layout first."""
+    here = library.parent
+    dirs = [here / BUNDLED_DIR, here.parent / BUNDLED_DIR, here]
+    dirs += [Path(d) for d in os.environ.get(ENV_DEPS, "").split(os.pathsep) if d]
+    spec = importlib.util.find_spec("onnxruntime_qnn")  # the installed wheel's: same names, last resort
+    if spec is not None and spec.submodule_search_locations:
+        dirs.append(Path(list(spec.submodule_search_locations)[0]).parent / BUNDLED_DIR)
+    return [d for d in dict.fromkeys(dirs) if d.is_dir()]
+
+
+def _missing_dependency(error: OSError) -> str | None:
+    """The soname dlopen could not find, from its message ("libc++-71bc274c.so.1.0: cannot open ...")."""
+    text = str(error)
+    marker = ": cannot open shared object file"
+    if marker not in text:
+        return None
+    name = text.split(marker, 1)[0].rsplit(":", 1)[-1].strip()
+    return name if name.startswith("lib") and ".so" in name else None
+
+
+_PRELOADED: dict[str, ctypes.CDLL] = {}  # soname -> handle: kept open for the life of the process
+
+
+def load_with_dependencies(library: Path) -> ctypes.CDLL:
+    """dlopen ``library``; when a dependency is missing, preload it (RTLD_GLOBAL, so the loader reuses
+    it by soname) from ``dependency_dirs`` and try again, one missing name at a time."""
+    tried: set[str] = set()
+    while True:
+        try:
+            return ctypes.CDLL(str(library))
+        except OSError as e:
+            name = _missing_dependency(e)
+            if name is None or name in tried:
+                raise
+            tried.add(name)
+            found = next((d / name for d in dependency_dirs(library) if (d / name).is_file()), None)
+            if found is None:
+                raise OSError(f"{library}: needs {name}, found in none of "
+                              f"{[str(d) for d in dependency_dirs(library)] or 'no directory'} "
+                              f"(set ${ENV_DEPS} to the directory that holds it)") from None  # fmt: skip
+            _preload(found, dependency_dirs(library))
+
+
+def _preload(path: Path, dirs: list[Path]) -> None:
+    """Load one bundled dependency globally, first what it needs in turn (libc++ needs libc++abi and
+    libunwind, which have no RPATH of their own that could find them out of place)."""
+    tried: set[str] = set()
+    while True:
+        try:
+            _PRELOADED[path.name] = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+            return
+        except OSError as e:
+            name = _missing_dependency(e)
+            found = next((d / name for d in dirs if name and (d / name).is_file()), None)
+            if found is None or name in tried:
+                raise
+            tried.add(name)
+            _preload(found, dirs)
 
 
 # ---- logging bridge ------------------------------------------------------------------------------
@@ -407,7 +481,7 @@ class QnnLibrary:
     def __init__(self, path: str | os.PathLike | None = None, log_level: str | int = "warn",
                  known: dict[int, int] | None = None) -> None:
         self.path = resolve_library(path)
-        self._lib = ctypes.CDLL(str(self.path))
+        self._lib = load_with_dependencies(self.path)
         get_providers = self._lib.QnnInterface_getProviders
         get_providers.argtypes = [POINTER(POINTER(c_void_p)), POINTER(c_uint32)]
         get_providers.restype = Err

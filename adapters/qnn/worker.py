@@ -50,6 +50,12 @@ def _child(req_fd: int, rep_fd: int) -> int:
         lib = state["lib"] = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
                                                  known=cfg.get("known_core_api"))  # fmt: skip
         lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
+        if cfg.get("check_device"):  # a SoC the backend does not know fails here, once, not in every case
+            g = state["options"]
+            try:
+                lib.device(g.soc, g.arch)
+            except bindings.QnnError as e:
+                raise RuntimeError(f"the backend refuses the target soc={g.soc} arch={g.arch}: {e}") from None
         for pkg in cfg.get("op_packages") or ():  # before any case: ops of the package validate like any
             try:
                 lib.register_op_package(pkg["path"], pkg["interface"], pkg.get("target") or "")

@@ -1,0 +1,89 @@
+"""Simulated HTP targets and backend variants: ``qnn-htp@2.47``, ``qnn-htp@v73``, ``qnn-htp@2.47+soc43``.
+
+Why names: a release or a target is a column of the matrix, and everything downstream (results files,
+reports, replay commands, pytest-xdist workers) already keys on the backend's name. So the main job
+runs ``--backend qnn-htp@2.47`` and the name carries what to load, with nothing else to hand around.
+
+The SoC ids per HTP generation were measured on the onnxruntime-qnn 2.7.0 simulator (QNN 2.51): with
+a device custom config naming the SoC, the backend logs the architecture it switches to ("will
+overwrite it to 73"), and a FLOAT_32 Gelu that has no kernel on the default target (SM8350, v68)
+runs. Ids it does not know (79, 9999) fail deviceCreate with error 14001.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# generation -> SoC model id the simulator accepts for it (and the chip it names)
+GENERATIONS: dict[str, int] = {"v68": 30, "v69": 36, "v73": 43, "v75": 57, "v79": 69, "v81": 87}
+CHIPS: dict[int, str] = {30: "SM8350", 36: "SM8450", 43: "SM8550", 57: "SM8650", 69: "SM8750", 87: "SM8850"}
+DEFAULT = "default"  # the simulator's own target: SM8350 (v68)
+SEPARATOR = "@"  # backend@variant
+JOIN = "+"  # a release and a target in one variant: 2.47+v73
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """"qnn-htp@2.47+v73" -> ("qnn-htp", "2.47+v73"); a name without a variant -> (name, "")."""
+    base, _, variant = name.partition(SEPARATOR)
+    return base, variant
+
+
+def parse_variant(variant: str) -> dict[str, Any]:
+    """The adapter options a variant names: ``sdk`` (a QNN version or ``ort-qnn-X.Y.Z``), ``soc`` or
+    ``arch``. ValueError (one line) for anything else."""
+    out: dict[str, Any] = {}
+    for part in filter(None, variant.split(JOIN)):
+        low = part.lower()
+        key, value = _target(low)
+        if key is None:
+            m = re.fullmatch(r"(?:ort-qnn-|onnxruntime-qnn-)(\d+\.\d+\.\d+)", low)
+            if m:
+                key, value = "sdk", f"ort-qnn=={m.group(1)}"
+            elif re.fullmatch(r"(?:qnn-?|v)?\d+\.\d+(?:\.\d+)?", low):
+                key, value = "sdk", low
+            else:
+                raise ValueError(f"variant {part!r}: expected a QNN release (2.47, ort-qnn-2.3.0) or a target "
+                                 f"({DEFAULT}, {', '.join(GENERATIONS)}, socN, archN)")  # fmt: skip
+        if key in out and key != "target":
+            raise ValueError(f"variant {variant!r} names two values for {key}")
+        out[key] = value
+    return out
+
+
+def _target(low: str) -> tuple[str | None, Any]:
+    if low == DEFAULT:
+        return "target", DEFAULT
+    if low in GENERATIONS:
+        return "soc", GENERATIONS[low]
+    m = re.fullmatch(r"(soc|arch)=?(\d+)", low)
+    if m:
+        return m.group(1), int(m.group(2))
+    return None, None
+
+
+def target_label(soc: int | None, arch: int | None) -> str:
+    """How a column names a target: the generation where the SoC is one of GENERATIONS', else socN/archN."""
+    if soc is None and arch is None:
+        return DEFAULT
+    for generation, sid in GENERATIONS.items():
+        if soc == sid and arch is None:
+            return generation
+    return JOIN.join(x for x in (f"soc{soc}" if soc is not None else "", f"arch{arch}" if arch is not None else "")
+                     if x)  # fmt: skip
+
+
+def parse_targets(text: str) -> list[str]:
+    """``--targets default,v73,v75,v79`` -> the variants, each checked; ValueError for an unknown one."""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, _ = _target(part.lower())
+        if key is None:
+            raise ValueError(f"--targets: unknown target {part!r}; choose from {DEFAULT}, "
+                             f"{', '.join(GENERATIONS)}, socN or archN")  # fmt: skip
+        out.append(part.lower())
+    if not out:
+        raise ValueError("--targets names no target")
+    return out

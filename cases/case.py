@@ -30,19 +30,28 @@ class Encoding:
     scales: tuple[float, ...]
     offsets: tuple[int, ...]
     axis: int | None = None
+    # the bits the values use inside the datatype (QNN's bit-width encodings: 4-bit weights held in an 8-bit
+    # container, each value in the low bits of its byte); None: the datatype's own width
+    bitwidth: int | None = None
 
     @property
     def per_axis(self) -> bool:
         return self.axis is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets], "axis": self.axis}
+        out: dict[str, Any] = {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets],
+                               "axis": self.axis}  # fmt: skip
+        if self.bitwidth is not None:  # absent otherwise: the JSON and case_id of other cases stay as they were
+            out["bitwidth"] = int(self.bitwidth)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Encoding | None:
         if d is None:
             return None
-        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"))
+        bits = d.get("bitwidth")
+        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"),
+                   None if bits is None else int(bits))  # fmt: skip
 
 
 @dataclass

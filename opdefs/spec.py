@@ -495,6 +495,14 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
     for i, t in enumerate(op.get("inputs") or []):
         if "shape_from" in t:
             check_one(t["shape_from"], ("inputs", i, "shape_from"))
+    extra = (op.get("generate") or {}).get("extra_configs")
+    if extra:
+        from opdefs import presets
+
+        declared = {t.get("name", "") for t in [*(op.get("inputs") or []), *(op.get("outputs") or [])]}
+        for message in presets.problems(extra, declared):
+            where = _line_for(lines, ("generate", "extra_configs"))
+            problems.append(Problem(str(path), where, "generate.extra_configs", message))
     return problems, constraints
 
 

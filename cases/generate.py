@@ -1903,6 +1903,9 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         if dtypes.get(dtype).quantized:
             enc = _output_encoding(case, real[i] if real is not None else None, dtype,
                                    settings.tier == TYPICAL and op.family == "data movement")  # fmt: skip
+            fixed = op.fixed_encoding(i, dtype) if settings.tier == TYPICAL else None
+            if fixed is not None:  # a bounded function's grid that converters fix and the backend requires
+                enc = Encoding((fixed[0],), (fixed[1],))
             dist = op.tolerance.get("distribution")
             if dist:  # a random op's grid holds its declared range (there is no expected value to calibrate on)
                 bounds = [float(case.params[k].value) if k in case.params else float(env.get(k, 0.0))

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reports import expectations
+from reports import expectations, refusals
 from reports.families import DTYPE_FAMILIES, dtype_family, family_of, family_sort_key
 from reports.record import (
     CELL,
@@ -47,6 +47,7 @@ from reports.record import (
     FAIL,
     FP16_ACCURATE,
     PASS,
+    PROBE,
     REJECTED,
     SHRUNK,
     SKIP,
@@ -117,10 +118,14 @@ class CaseDetail:
     broken: str | None
     dtypes: dict[str, str]
     run_id: str
+    reason: str = ""  # a refusal's reason (reports.refusals); "" for anything else
+    form: str = ""  # a probe's converter-standard form (cases.forms); "" for the cell's own cases
 
     @classmethod
     def of(cls, r: Record) -> CaseDetail:
         return cls(
+            reason=refusals.reason(r) if r.verdict == REJECTED else "",
+            form=str((r.extra.get("probe") or {}).get("form", "")) if r.kind == PROBE else "",
             verdict=r.verdict,
             tier=r.tier or "typical",
             case_id=r.case_id,
@@ -158,6 +163,11 @@ class Cell:
     stage_counts: Counter[str] = field(default_factory=Counter)  # where each case stopped, see ``stages``
     # where the spec leaves a reading open (reference.diagnose): which reading each case's outputs followed
     readings: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)  # refused cases per reason (reports.refusals)
+    # a refused cell's cases run again in converter-standard forms (kind "probe"): form -> verdict counts, in the
+    # order the probe tried them; never part of ``counts``
+    probes: dict[str, Counter[str]] = field(default_factory=dict)
+    probe_details: list[CaseDetail] = field(default_factory=list)
 
     @property
     def family(self) -> str:
@@ -206,8 +216,39 @@ class Cell:
         backend contradicting itself, counted apart from wrong numbers."""
         return self.stage_counts[FINALIZE_STAGE] + self.stage_counts[EXECUTE_STAGE]
 
+    def add_probe(self, r: Record) -> None:
+        """A probe record: the verdict of one case in one standard form, kept apart from the cell's rates."""
+        form = str((r.extra.get("probe") or {}).get("form") or "standard form")
+        self.probes.setdefault(form, Counter())[r.verdict] += 1
+        self.probe_details.append(CaseDetail.of(r))
+
+    def standard_form(self) -> str | None:
+        """The first standard form the backend accepted every probed case in (and ran at least one), when the
+        cell's own cases were all refused: what a converter must emit for this configuration to run."""
+        if self.status != REJECTED or not self.probes:
+            return None
+        for form, counts in self.probes.items():
+            refused = counts[REJECTED] + counts[SKIP]
+            if sum(counts.values()) and not refused:
+                return form
+        return None
+
+    def refusal_text(self) -> str:
+        """"REJ: op not registered", "REJ: a (3) · b (2)", or "REJ -> supported as <form>" for a cell whose every
+        case was refused: what a converter reads from the cell."""
+        form = self.standard_form()
+        if form:
+            return f"REJ -> supported as {form}"
+        if not self.reasons:
+            return "REJ"
+        if len(self.reasons) == 1:
+            return f"REJ: {next(iter(self.reasons))}"
+        return "REJ: " + " · ".join(f"{why} ({n})" for why, n in self.reasons.most_common())
+
     def add(self, r: Record) -> None:
         self.counts[r.verdict] += 1
+        if r.verdict == REJECTED and self.kind == POSITIVE:
+            self.reasons[refusals.reason(r)] += 1
         stage = record_stage(r)
         if stage is not None:
             self.stage_counts[stage] += 1
@@ -247,6 +288,14 @@ class Cell:
         if e is None or e.total == 0 or e.status in (PASS, XFAIL, SKIP, UNCHECKED, REJECTED):
             return ""
         return f"edge {e.core_text()}"
+
+    def display_text(self) -> str:
+        """``text()``, except that a cell whose every typical case was refused says why, or in which standard
+        form the backend runs it ("REJ: op not registered", "REJ -> supported as 32-bit bias")."""
+        if self.kind == POSITIVE and self.total and self.counts[REJECTED] == self.total:
+            note = self.edge_note()
+            return self.refusal_text() + (f" · {note}" if note else "")
+        return self.text()
 
     def text(self) -> str:
         """The compact cell text: typical rate, then edge news: "PASS 20/20 · edge FAIL 2/5"."""
@@ -335,6 +384,9 @@ class Matrix:
             return
         if r.kind == SHRUNK:
             cell.shrunk.append(CaseDetail.of(r))
+            return
+        if r.kind == PROBE:
+            cell.add_probe(r)
             return
         if r.tier == EDGE:
             if cell.edge is None:
@@ -510,9 +562,12 @@ def _worse(old: float | None, new: float) -> float:
 # The readable grid: ops x (backend x datatype family), what the HTML and markdown pages show
 # ---------------------------------------------------------------------------------------------
 PARTIAL = "PARTIAL"  # some configurations of the family pass, the others are refused: partly supported
+# every typical case refused as drawn, but the backend runs the configuration in a converter-standard form (the
+# probe, cases.forms): not "unsupported" - the form is named, as what a converter must emit
+FORM = "FORM"
 BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or died: marked apart from FAIL
-GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FP16_ACCURATE, PASS, XFAIL,
-                                  UNCHECKED, SKIP)  # fmt: skip
+GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FORM, FP16_ACCURATE, PASS,
+                                  XFAIL, UNCHECKED, SKIP)  # fmt: skip
 EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
 
 
@@ -561,7 +616,21 @@ class FamilyCell:
         status = next(v for v in STATUS_PRECEDENCE if counts[v])
         if status == REJECTED and counts[PASS]:
             return PARTIAL
+        if status == REJECTED and self.forms():
+            return FORM
         return status
+
+    @property
+    def reasons(self) -> Counter[str]:
+        """Refused typical cases per reason, over the family's configurations."""
+        total: Counter[str] = Counter()
+        for c in self.cells:
+            total.update(c.reasons)
+        return total
+
+    def forms(self) -> dict[str, str]:
+        """Configuration -> the converter-standard form it runs in, for the configurations refused as drawn."""
+        return {c.config: form for c in self.cells if (form := c.standard_form())}
 
     def edge_news(self) -> list[str]:
         """The edge notes of its configurations ("UFIXED_POINT_8: edge FAIL 2/5"), empty when all is well."""
@@ -581,6 +650,8 @@ class FamilyCell:
             core = "-"
         elif status == REJECTED and not self.passed:
             core = "REJ"
+        elif status == FORM:
+            core = "FORM"
         elif status == UNCHECKED:
             core = "UNC"
         elif status == XFAIL and not self.passed:
@@ -600,6 +671,13 @@ class FamilyCell:
         parts = [f"{ABBREVIATIONS.get(v, v)} {counts[v]}" for v in STATUS_PRECEDENCE if counts[v]]
         line = f"{self.passed}/{self.total} typical cases pass" + (f" ({', '.join(parts)})" if parts else "")
         news = self.edge_news()
+        forms = self.forms()
+        reasons = self.reasons
+        if forms:
+            line += " · " + "; ".join(f"{config}: refused as drawn, supported as {form}"
+                                      for config, form in forms.items())  # fmt: skip
+        if reasons:
+            line += " · REJ: " + "; ".join(f"{why} ({n})" for why, n in reasons.most_common(3))
         return line + (" · " + "; ".join(news) if news else "")
 
 
@@ -664,14 +742,16 @@ def readable_message(message: str) -> str:
 # One colour per grid status, shared by the HTML page and the summary chart so they read alike.
 STATUS_COLOURS: dict[str, str] = {
     PASS: "#66bb6a", PARTIAL: "#c5e1a5", XFAIL: "#dcedc8", FAIL: "#e57373", XPASS: "#fff176",
-    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", UNCHECKED: "#90caf9",
+    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", FORM: "#80cbc4", UNCHECKED: "#90caf9",
     SKIP: "#eeeeee", FP16_ACCURATE: "#aed581",
 }  # fmt: skip
 STATUS_WORDS: dict[str, str] = {
     PASS: "every typical case passes", PARTIAL: "passes where accepted; other configurations refused",
     XFAIL: "known failures only", FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
     ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
-    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
+    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported), with the backend's reasons",
+    FORM: "refused as drawn; runs in a converter-standard form (named): what a converter must emit",
+    UNCHECKED: "ran; nothing checkable",
     SKIP: "no typical case ran",
     FP16_ACCURATE: "float16-accurate: outside binary32's budget, inside binary16's, as the backend documents",
 }  # fmt: skip

@@ -293,8 +293,12 @@ def _prefer_primary(decl: dict) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-def _first_index(name: str) -> int:
+def first_index(name: str) -> int:
+    """The first index a declared tensor name covers: 2 for ``in[2]`` and for a repeated ``in[2..N]``."""
     return int(re.match(r"^\w+\[(\d+)", name).group(1))
+
+
+_first_index = first_index
 
 
 def _eval_dim(d: Any, env: dict[str, Any]) -> int | None:
@@ -1667,6 +1671,8 @@ def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> 
 def is_weight(decl: dict) -> bool:
     """Whether a declared input is one a converter quantizes as a weight (filters, gamma, beta, a scale): a
     static input other than in[0] that is not a bias scaled from other tensors (``encoding_from``)."""
+    if decl.get("role") == "weights":  # a dynamic operand converters quantize as a weight (MatMul's B)
+        return True
     return (decl.get("static") in ("preferred", "always") and not decl["name"].startswith("in[0]")
             and not decl.get("encoding_from"))  # fmt: skip
 

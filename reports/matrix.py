@@ -223,15 +223,16 @@ class Cell:
         self.probe_details.append(CaseDetail.of(r))
 
     def standard_form(self) -> str | None:
-        """The first standard form the backend accepted every probed case in (and ran at least one), when the
-        cell's own cases were all refused: what a converter must emit for this configuration to run."""
+        """When the cell's own cases were all refused: the standard form the backend accepted the most probed cases
+        in (the first such form in the probe's order), what a converter must emit for this configuration to run.
+        A form's cases may still be refused for another reason (an enum member the backend lacks): they keep
+        their reasons, and the cell's tally shows them."""
         if self.status != REJECTED or not self.probes:
             return None
-        for form, counts in self.probes.items():
-            refused = counts[REJECTED] + counts[SKIP]
-            if sum(counts.values()) and not refused:
-                return form
-        return None
+        accepted = {form: sum(n for v, n in counts.items() if v not in (REJECTED, SKIP))
+                    for form, counts in self.probes.items()}  # fmt: skip
+        best = max(accepted.values(), default=0)
+        return next((form for form, n in accepted.items() if n == best), None) if best else None
 
     def refusal_text(self) -> str:
         """"REJ: op not registered", "REJ: a (3) · b (2)", or "REJ -> supported as <form>" for a cell whose every

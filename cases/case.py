@@ -151,6 +151,17 @@ class Case:
             h.update(a.tobytes())
         return h.hexdigest()[:16]
 
+    def signature(self) -> dict[str, Any]:
+        """What a capability table keys on beyond the datatypes: each present tensor's rank, and the integer and
+        boolean scalar parameters (enum members, flags, counts). Float parameters and data are left out."""
+        tensors = [t for t in [*self.inputs, *self.outputs] if t is not None]
+        params = {}
+        for k, p in self.params.items():
+            v = p.value
+            if not p.is_tensor and isinstance(v, bool | int | np.integer | np.bool_) and not isinstance(v, float):
+                params[k] = bool(v) if isinstance(v, bool | np.bool_) else int(v)
+        return {"ranks": {t.name: len(t.shape) for t in tensors}, "params": params}
+
     def describe(self) -> str:
         ins = ", ".join("-" if t is None else f"{t.dtype}{list(t.shape)}" for t in self.inputs)
         outs = ", ".join(f"{t.dtype}{list(t.shape)}" for t in self.outputs)

@@ -150,8 +150,16 @@ def symmetric_weights(op: OpDef, case: Case) -> Case | None:
 
 def bias_32bit(op: OpDef, case: Case) -> Case | None:
     """A bias as converters encode it: SFIXED_POINT_32, scale in_scale x w_scale (per output channel when the
-    weights are per axis), offset 0, so it adds straight into the accumulator."""
+    weights are per axis), offset 0, so it adds straight into the accumulator; a bias the spec marks ``role:
+    bias`` without ``encoding_from`` (a normalisation's beta, a gate's bias) on a fine 32-bit grid, offset 0."""
     changed = {}
+    for k in _inputs(op, case, lambda decl: decl.get("role") == "bias" and not decl.get("encoding_from")):
+        t = case.inputs[k]  # a bias no product of scales gives (a beta, a gate's bias): a fine grid, offset 0
+        real = real_values(t)
+        top = float(np.max(np.abs(real))) if real.size else 1.0
+        enc = Encoding((float(np.float32(max(top, 1e-6) / (1 << 24))),), (0,))
+        if t.dtype != "SFIXED_POINT_32" or any(o != 0 for o in t.encoding.offsets):
+            changed[k] = requantized(t, "SFIXED_POINT_32", enc)
     for k in _inputs(op, case, lambda decl: bool(decl.get("encoding_from"))):
         t = case.inputs[k]
         refs = [first_index(r) for r in _decl(op, k)["encoding_from"]]
@@ -200,15 +208,16 @@ FORMS: tuple[Form, ...] = (
     Form("8-bit weights", weights_8bit, "weights, gamma and scale at 8 bits beside wider activations"),
     Form("signed symmetric 8-bit weights", signed_8bit_weights, "per-channel and per-tensor symmetric int8 weights"),
     Form("symmetric weights", symmetric_weights, "signed weights of the same width with offset 0"),
-    Form("32-bit bias (in x w)", bias_32bit, "a 32-bit bias scaled in_scale x w_scale with offset 0"),
+    Form("32-bit bias", bias_32bit, "a 32-bit bias with offset 0, scaled in_scale x w_scale where the spec says so"),
     Form("4-bit weights in an 8-bit container (bit-width encoding)", bitwidth_4bit_weights,
          "INT4 weights as ONNX Runtime's QNN EP hands them over"),
     Form("fixed output encoding", fixed_output_encoding, "the output grid a bounded function's backend requires"),
 )
 CONVERTER_FORM = "converter form (all conventions together)"
-# the forms a converter applies together: 8-bit (or bit-width 4-bit) symmetric weights, a 32-bit bias, the
-# fixed output grid
-_TOGETHER = (bitwidth_4bit_weights, signed_8bit_weights, bias_32bit, fixed_output_encoding)
+# the forms a converter applies together: 8-bit weights (as the weights' own signedness gives, or signed
+# symmetric; 4-bit ones in the bit-width encoding), a 32-bit bias, the fixed output grid
+_TOGETHER = ((bitwidth_4bit_weights, weights_8bit, bias_32bit, fixed_output_encoding),
+             (bitwidth_4bit_weights, signed_8bit_weights, bias_32bit, fixed_output_encoding))
 
 
 def _changes(before: Case, after: Case) -> str:
@@ -264,17 +273,18 @@ def _recalibrated(op: OpDef, case: Case, infer: Infer | None) -> Case:
 
 def variants(op: OpDef, case: Case, infer: Infer | None = None) -> list[tuple[str, Case]]:
     """Every standard form that changes ``case``, one change at a time, then all of them together where that
-    differs from each alone: ``(name, case)`` pairs, the name saying what changed ("32-bit bias (in x w): in[2]
-    SFIXED_POINT_32 (symmetric)"). The variants keep the case's configuration label (the probe belongs to the
+    differs from each alone: ``(name, case)`` pairs, the name saying what changed ("32-bit bias: in[2]
+    SFIXED_POINT_32"). The variants keep the case's configuration label (the probe belongs to the
     cell) and say which form they are in ``strategy``."""
     out: list[tuple[str, Case]] = []
     for form in FORMS:
         changed = form.change(op, case)
         if changed is not None:
             out.append((f"{form.name}: {_changes(case, changed)}", changed))
-    together: Case = case
-    for change in _TOGETHER:
-        together = change(op, together) or together
-    if together is not case and all(_changes(case, together) != _changes(case, c) for _, c in out):
-        out.append((f"{CONVERTER_FORM}: {_changes(case, together)}", together))
+    for changes in _TOGETHER:
+        together: Case = case
+        for change in changes:
+            together = change(op, together) or together
+        if together is not case and all(_changes(case, together) != _changes(case, c) for _, c in out):
+            out.append((f"{CONVERTER_FORM}: {_changes(case, together)}", together))
     return [(name, replace(_recalibrated(op, c, infer), strategy=f"probe:{name.split(':')[0]}")) for name, c in out]

@@ -707,7 +707,8 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                 def make(shape, ref=ref, dtype=dtype, values=values, decl=decl, static=static) -> Tensor:
                     t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical,
                                           _axis_of(decl, config), _encoding_source(decl, inputs, typical),
-                                          config.bits_of(decl["name"]), is_weight(decl))  # fmt: skip
+                                          config.bits_of(decl["name"]),
+                                          is_weight(decl) or decl.get("role") == "bias")  # fmt: skip
                     t.static = static
                     return t
 
@@ -1671,8 +1672,8 @@ def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> 
 def is_weight(decl: dict) -> bool:
     """Whether a declared input is one a converter quantizes as a weight (filters, gamma, beta, a scale): a
     static input other than in[0] that is not a bias scaled from other tensors (``encoding_from``)."""
-    if decl.get("role") == "weights":  # a dynamic operand converters quantize as a weight (MatMul's B)
-        return True
+    if decl.get("role") in ("weights", "bias"):  # a dynamic operand converters quantize as a weight (MatMul's B),
+        return decl["role"] == "weights"  # or a static input they quantize as a bias (a normalisation's beta)
     return (decl.get("static") in ("preferred", "always") and not decl["name"].startswith("in[0]")
             and not decl.get("encoding_from"))  # fmt: skip
 
@@ -1760,8 +1761,8 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
             qmin, qmax = code_range(dtype, bits)
             data = rng.integers(qmin, qmax + 1, shape).astype(d.storage)
         elif bits or (typical and weight and d.kind == "sfixed" and regime != "special"):
-            # a signed weight in the typical tier is symmetric (offset 0), as converters quantize weights; a
-            # bit-width encoding's values stay inside its narrower range
+            # a signed weight (or a bias no product of scales gives) in the typical tier is symmetric (offset 0),
+            # as converters quantize them; a bit-width encoding's values stay inside its narrower range
             enc = symmetric_encoding(rng, dtype, bits) if d.kind == "sfixed" else random_encoding(rng, dtype)
             if bits and d.kind != "sfixed":
                 qmin, qmax = code_range(dtype, bits)

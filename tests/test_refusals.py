@@ -110,13 +110,13 @@ def test_a_cell_refused_for_several_reasons_lists_each_with_its_count() -> None:
 
 
 def test_probe_records_never_count_in_the_cell_rates() -> None:
-    m = matrix.build([_rejected(DATATYPES), _probe("PASS", "32-bit bias (in x w): in[2] SFIXED_POINT_32")])
+    m = matrix.build([_rejected(DATATYPES), _probe("PASS", "32-bit bias: in[2] SFIXED_POINT_32")])
     (cell,) = m.cells.values()
     assert cell.counts == {"REJECTED": 1} and cell.total == 1, cell.counts
 
 
 def test_a_refused_cell_the_probe_runs_in_a_standard_form_names_the_form() -> None:
-    form = "32-bit bias (in x w): in[2] SFIXED_POINT_32"
+    form = "32-bit bias: in[2] SFIXED_POINT_32"
     m = matrix.build([_rejected(DATATYPES), _probe("REJECTED", "8-bit weights: in[1] UFIXED_POINT_8"),
                       _probe("PASS", form)])  # fmt: skip
     (cell,) = m.cells.values()
@@ -127,7 +127,7 @@ def test_a_refused_cell_the_probe_runs_in_a_standard_form_names_the_form() -> No
 
 
 def test_a_cell_no_form_rescues_stays_rej_with_its_reasons() -> None:
-    m = matrix.build([_rejected(ARCH), _probe("REJECTED", "32-bit bias (in x w): in[2] SFIXED_POINT_32")])
+    m = matrix.build([_rejected(ARCH), _probe("REJECTED", "32-bit bias: in[2] SFIXED_POINT_32")])
     (cell,) = m.cells.values()
     assert cell.standard_form() is None and cell.display_text() == "REJ: needs HTP arch >= 73"
 

@@ -176,5 +176,24 @@ def explain(lines: Iterable[str], message: str = "", case: Any = None) -> dict[s
     else:
         code = re.search(r"error (\d+)", message or "")
         reason = NO_REASON + (f" (error {code.group(1)})" if code else "")
+        members = _enum_members(case) if case is not None else ""
+        if members:  # the one thing the case says about which variant of the op was refused
+            reason += f" for {members}"
     out["reason"] = reason
     return out
+
+
+def _enum_members(case: Any) -> str:
+    """The case's enum parameters by member name ("operation=ROUND"), from the op's spec."""
+    try:
+        import opdefs
+
+        spec = opdefs.load(case.op)
+    except Exception:  # noqa: BLE001 - no spec for a hand-made case: nothing to add
+        return ""
+    parts = []
+    for name, p in sorted((case.params or {}).items()):
+        members = {v: k for k, v in (spec.params.get(name, {}).get("values") or {}).items()}
+        if members and isinstance(p.value, numbers.Integral | np.integer) and int(p.value) in members:
+            parts.append(f"{name}={members[int(p.value)]}")
+    return ", ".join(parts)

@@ -80,6 +80,23 @@ def test_an_op_without_weights_bias_or_fixed_grid_has_no_form() -> None:
     assert forms.variants(op, case) == []
 
 
+def test_a_run_probes_a_refused_cell_and_the_matrix_names_the_form(tmp_path) -> None:
+    from reports import matrix, record
+    from tests.conformance_runs import run
+
+    results = tmp_path / "r.jsonl"
+    proc = run("--backend", "tests.fake_backends:bias_32bit_only", "--op", "^FullyConnected$", "--tier", "typical",
+               "--examples", "2", "--seed", "1", "--no-shrink", "-k", "FullyConnected-SFIXED_POINT_8-",
+               "--results", str(results))  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    records = list(record.read([results]))
+    probes = [r for r in records if r.kind == "probe"]
+    assert probes and all(r.extra["probe"]["of"] for r in probes), f"no probe records: {[r.kind for r in records]}"
+    cell = matrix.build(records).cells[("FullyConnected", "SFIXED_POINT_8", "tests.fake_backends:bias_32bit_only")]
+    assert cell.counts == {"REJECTED": cell.total}, "probe records count in the cell's rates"
+    assert cell.standard_form().startswith("32-bit bias: in[2] SFIXED_POINT_32"), cell.probes
+
+
 # ---- on the simulator -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qnn():

@@ -71,6 +71,13 @@ def test_an_architecture_floor_reads_as_the_arch_it_needs() -> None:
     assert refusal.explain(ARCH)["reason"] == "needs HTP arch >= 73"
 
 
+def test_a_refusal_with_no_log_names_the_enum_member_the_case_asked_for() -> None:
+    x = Tensor("in[0]", "FLOAT_32", (2,), np.zeros(2, np.float32))
+    case = Case("ElementWiseUnary", [x], {"operation": Param("operation", "UINT_32", 0)}, [x])
+    got = refusal.explain([], "error 3110", case)["reason"]
+    assert got.startswith(refusal.NO_REASON) and got.endswith("for operation=ABS"), got
+
+
 def test_a_refusal_with_no_log_says_so_with_its_error_code() -> None:
     got = refusal.explain([], "backendValidateOpConfig: error 3110 (QNN_OP_PACKAGE_ERROR_VALIDATION_FAILURE)")
     assert got["reason"] == f"{refusal.NO_REASON} (error 3110)", got

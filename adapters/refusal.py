@@ -96,15 +96,15 @@ def _change_text(change: dict[str, str]) -> str:
 
 
 def _owners(value: int, case: Any) -> list[str]:
-    """What in ``case`` holds ``value``, most telling kind first: an encoding offset, an integer or boolean
-    scalar parameter, an element of a tensor parameter, a tensor parameter's length, a rank, a dimension.
-    Only the first kind with a match is returned (the validator names none of them)."""
+    """What in ``case`` holds ``value``, most telling kind first: an integer or boolean scalar parameter (an axis,
+    an enum member), an encoding offset, an element of a tensor parameter, a tensor parameter's length, a rank,
+    a dimension. Only the first kind with a match is returned (the validator names none of them)."""
     kinds: list[list[str]] = [[], [], [], [], [], []]
     tensors = [t for t in [*(case.inputs or []), *(case.outputs or [])] if t is not None]
     for t in tensors:
         enc = t.encoding
         if enc is not None and not enc.per_axis and enc.offsets and int(enc.offsets[0]) == value:
-            kinds[0].append(f"{t.name} offset")
+            kinds[1].append(f"{t.name} offset")
     for name, p in (case.params or {}).items():
         v = p.value
         if getattr(v, "shape", None) is not None and getattr(v, "ndim", 0) > 0:
@@ -114,7 +114,7 @@ def _owners(value: int, case: Any) -> list[str]:
             if v.shape[0] == value:
                 kinds[3].append(f"{name} length")
         elif isinstance(v, numbers.Integral | bool | np.bool_) and int(v) == value:
-            kinds[1].append(name)
+            kinds[0].append(name)
     for t in tensors:
         if len(t.shape) == value:
             kinds[4].append(f"{t.name} rank")

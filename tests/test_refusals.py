@@ -67,6 +67,13 @@ def test_a_scalar_parameter_is_named_before_a_dimension_of_the_same_size() -> No
     assert refusal.explain(lines, case=case)["reason"] == "mode must be 1"
 
 
+def test_an_axis_is_named_before_an_output_offset_of_the_same_value() -> None:
+    case = _tanh(0)
+    case.params["axis"] = Param("axis", "INT_32", 0)
+    lines = ["<E> [4294967295] has incorrect Value 0, expected equal to 1."]
+    assert refusal.explain(lines, case=case)["reason"] == "axis must be 1"
+
+
 def test_an_architecture_floor_reads_as_the_arch_it_needs() -> None:
     assert refusal.explain(ARCH)["reason"] == "needs HTP arch >= 73"
 

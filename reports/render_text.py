@@ -165,17 +165,17 @@ def _refusals_section(m: Matrix) -> list[str]:
             continue
         out += [f"### {md(backend)}", ""]
         if formed:
-            rows = [[md(c.op), f"`{md(c.config)}`", md(c.standard_form()), md(_probe_tally(c))] for c in formed]
-            out += ["Refused as drawn, supported in a converter-standard form (what a converter must emit):", "",
-                    _table(rows, ["op", "config", "supported as", "probe verdicts per form"]), ""]  # fmt: skip
+            out += ["Refused as drawn, supported in a converter-standard form (what a converter must emit):", ""]
+            out += [f"- {md(c.op)} `{md(c.config)}`: supported as **{md(c.standard_form())}** (probe: "
+                    f"{md(_probe_tally(c))})" for c in formed] + [""]  # fmt: skip
         if reasons:
-            rows = []
+            out += ["Refusal reasons (typical cases), from the backend's log: reason, cases, the cells they are in", ""]
             for why, n, holders in reasons:
-                named = ", ".join(f"{c.op} `{c.config}`" for c in holders[:REASON_CELLS_MD])
+                named = ", ".join(f"{md(c.op)} `{md(c.config)}`" for c in holders[:REASON_CELLS_MD])
                 more = f" (+{len(holders) - REASON_CELLS_MD} more)" if len(holders) > REASON_CELLS_MD else ""
-                rows.append([md(_first_line(why, REASON_CHARS_MD)), n, len(holders), md(named) + more])
-            out += ["Refusal reasons (typical cases), from the backend's log:", "",
-                    _table(rows, ["reason", "cases", "cells", "cells (op config)"]), ""]  # fmt: skip
+                out.append(f"- **REJ: {md(_first_line(why, REASON_CHARS_MD))}** — {n} case(s) in {len(holders)} "
+                           f"cell(s): {named}{more}")
+            out.append("")
     return ["## Refusals: reasons and standard forms", "", *out] if out else []
 
 

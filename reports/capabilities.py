@@ -80,6 +80,8 @@ class _Combination:
             return "accepted at validation, then fails"
         if self.levels["validated"] < self.sent:
             return "partly accepted"
+        if self.failed:
+            return "runs; some accepted cases then fail to build or run"
         return "runs" if self.levels["passed"] == self.levels["executed"] else "runs, results differ from the reference"
 
     def to_json(self, names: dict[str, dict[int, str]]) -> dict[str, Any]:

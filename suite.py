@@ -190,6 +190,7 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
         case_id=case.case_id(), tier=case.tier,
     )  # fmt: skip
     rec.extra["family"] = op.family
+    rec.extra["signature"] = case.signature()  # ranks and integer parameters: python -m reports capabilities
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and case_dir is not None:
         rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
@@ -711,6 +712,12 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
         (out / "agree.md").write_text(agree.to_markdown(result), encoding="utf-8")
         written.append("agree.md")
         console.print(agree.summary_line(result), markup=False)
+    from reports import capabilities
+
+    envelope = capabilities.envelope(everything)  # what each backend accepts, as data; and its false claims
+    (out / "capabilities.json").write_text(capabilities.to_json(envelope), encoding="utf-8")
+    (out / "false-claims.md").write_text(capabilities.false_claims_markdown(envelope), encoding="utf-8")
+    written += ["capabilities.json", "false-claims.md"]
     try:
         report = catalogues.coverage(everything, catalogues.DEFAULT_SPECS, catalogues.DEFAULT_SEEDS)
         (out / "catalogues.md").write_text(catalogues.to_markdown(report, False), encoding="utf-8")

@@ -156,7 +156,8 @@ def _configs(op_name: str) -> int:
     width = max(len(c.label) for c in configs)
     print(f"{op.name}: {len(configs)} configuration(s), each run on the typical and the edge tier")
     for c in configs:
-        tensors = ", ".join(f"{n}={t}{'/axis' if n in c.per_axis else ''}" for n, t in c.dtypes)
+        tensors = ", ".join(f"{n}={t}{f'/bw{c.bits_of(n)}' if c.bits_of(n) else ''}{'/axis' if n in c.per_axis else ''}"
+                            for n, t in c.dtypes)  # fmt: skip
         print(f"  {c.label:<{width}}  {c.why}")
         print(f"  {'':<{width}}  {tensors}")
     return 0

@@ -30,19 +30,28 @@ class Encoding:
     scales: tuple[float, ...]
     offsets: tuple[int, ...]
     axis: int | None = None
+    # the bits the values use inside the datatype (QNN's bit-width encodings: 4-bit weights held in an 8-bit
+    # container, each value in the low bits of its byte); None: the datatype's own width
+    bitwidth: int | None = None
 
     @property
     def per_axis(self) -> bool:
         return self.axis is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets], "axis": self.axis}
+        out: dict[str, Any] = {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets],
+                               "axis": self.axis}  # fmt: skip
+        if self.bitwidth is not None:  # absent otherwise: the JSON and case_id of other cases stay as they were
+            out["bitwidth"] = int(self.bitwidth)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Encoding | None:
         if d is None:
             return None
-        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"))
+        bits = d.get("bitwidth")
+        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"),
+                   None if bits is None else int(bits))  # fmt: skip
 
 
 @dataclass
@@ -141,6 +150,17 @@ class Case:
             h.update(f"{key}:{a.dtype.str}:{a.shape}".encode())
             h.update(a.tobytes())
         return h.hexdigest()[:16]
+
+    def signature(self) -> dict[str, Any]:
+        """What a capability table keys on beyond the datatypes: each present tensor's rank, and the integer and
+        boolean scalar parameters (enum members, flags, counts). Float parameters and data are left out."""
+        tensors = [t for t in [*self.inputs, *self.outputs] if t is not None]
+        params = {}
+        for k, p in self.params.items():
+            v = p.value
+            if not p.is_tensor and isinstance(v, bool | int | np.integer | np.bool_) and not isinstance(v, float):
+                params[k] = bool(v) if isinstance(v, bool | np.bool_) else int(v)
+        return {"ranks": {t.name: len(t.shape) for t in tensors}, "params": params}
 
     def describe(self) -> str:
         ins = ", ".join("-" if t is None else f"{t.dtype}{list(t.shape)}" for t in self.inputs)

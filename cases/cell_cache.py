@@ -6,7 +6,8 @@ first backend to reach a cell stores its cases; the next ones read them back.
 
 Never stale: the key hashes everything a draw depends on - the op's spec file, the configuration,
 tier, seed, case count and element cap, the hypothesis version, and the source of every module that
-takes part in generation (``cases``, ``opdefs``, ``reference``: shapes are inferred by the reference).
+takes part in generation (``cases``, ``opdefs``, ``reference``: shapes are inferred by the reference)
+and the configuration presets specs name (``opdefs/presets``).
 Change any of them and the key changes. Entries are the Case's own saved form (JSON + npz): no
 pickle, nothing in the cache is executed. A cell is one JSON file (``Case.to_json`` per case) and
 one npz (every case's arrays under ``<k>/<name>``), written to temporary names and renamed into
@@ -41,6 +42,9 @@ def _code_fingerprint() -> str:
         for path in sorted((_ROOT / package).rglob("*.py")):
             h.update(str(path.relative_to(_ROOT)).encode())
             h.update(path.read_bytes())
+    for path in sorted((_ROOT / "opdefs" / "presets").glob("*.yaml")):  # configurations specs name (generate)
+        h.update(str(path.relative_to(_ROOT)).encode())
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 

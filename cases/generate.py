@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from cases import check, determinism
 from cases.case import Case, Encoding, Param, Tensor, encoding_for_range
-from opdefs import OpDef, dtypes, expr
+from opdefs import OpDef, dtypes, expr, presets
 
 determinism.pin_hypothesis_constants()  # the same seed draws the same cases in any process (cases/determinism.py)
 
@@ -145,9 +145,15 @@ class Config:
     dtypes: tuple[tuple[str, str], ...]  # (declared tensor name, QNN dtype)
     per_axis: tuple[str, ...] = ()
     why: str = ""
+    # (declared tensor name, bits): values that use fewer bits than their datatype holds, sent with QNN's
+    # bit-width encoding (4-bit weights in an 8-bit container, as ONNX Runtime's QNN EP hands INT4 weights over)
+    bitwidth: tuple[tuple[str, int], ...] = ()
 
     def dtype_of(self, decl_name: str) -> str:
         return dict(self.dtypes)[decl_name]
+
+    def bits_of(self, decl_name: str) -> int | None:
+        return dict(self.bitwidth).get(decl_name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,11 +164,17 @@ def _usable(name: str) -> bool:
     return d.storage is not None and d.kind != "string"
 
 
-def _label(chosen: list[tuple[str, str]], primary: str, per_axis: tuple[str, ...] = ()) -> str:
+def _label(chosen: list[tuple[str, str]], primary: str, per_axis: tuple[str, ...] = (),
+           bitwidth: dict[str, int] | None = None) -> str:  # fmt: skip
     """``PRIMARY+the other types, sorted`` (the historical form, stable across runs), or for a
-    configuration with per-axis tensors every type in declaration order with ``/axis`` marks."""
-    if per_axis:
-        return "+".join(dict.fromkeys(f"{t}/axis" if n in per_axis else t for n, t in chosen))
+    configuration with per-axis or bit-width tensors every type in declaration order with ``/bw4`` and
+    ``/axis`` marks."""
+    bitwidth = bitwidth or {}
+    if per_axis or bitwidth:
+        def mark(n: str, t: str) -> str:
+            return t + (f"/bw{bitwidth[n]}" if n in bitwidth else "") + ("/axis" if n in per_axis else "")
+
+        return "+".join(dict.fromkeys(mark(n, t) for n, t in chosen))
     if primary:
         extra = sorted({t for _, t in chosen if t != primary})
         return "+".join([primary] + extra)
@@ -225,7 +237,7 @@ def configs(op: OpDef) -> list[Config]:
             chosen = base(first)
             chosen[k] = (d["name"], alt)
             out.append(Config(_label(chosen, first), tuple(chosen), why=f"{d['name']} also lists {alt}"))
-    for c in gen.get("extra_configs") or []:
+    for c in presets.expand(gen.get("extra_configs")):
         out.append(_curated_config(decls, c))
     unique: dict[str, Config] = {}
     for c in out:
@@ -240,9 +252,11 @@ def _listed(decl: dict) -> list[str]:
 def _curated_config(decls: list[dict], c: dict) -> Config:
     """A configuration written in the spec: tensor -> dtype, plus ``per_axis`` and ``why``."""
     per_axis = tuple(c.get("per_axis") or ())
+    bitwidth = {str(k): int(v) for k, v in (c.get("bitwidth") or {}).items()}
     chosen = [(d["name"], c.get(d["name"], "FLOAT_32")) for d in decls]
-    label = _label(chosen, "", per_axis)
-    return Config(label, tuple(chosen), per_axis, c.get("why", "curated in the spec (generate.configs)"))
+    label = _label(chosen, "", per_axis, bitwidth)
+    return Config(label, tuple(chosen), per_axis, c.get("why", "curated in the spec (generate.configs)"),
+                  tuple(sorted(bitwidth.items())))
 
 
 def skip_reason(op: OpDef) -> str | None:
@@ -279,8 +293,12 @@ def _prefer_primary(decl: dict) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-def _first_index(name: str) -> int:
+def first_index(name: str) -> int:
+    """The first index a declared tensor name covers: 2 for ``in[2]`` and for a repeated ``in[2..N]``."""
     return int(re.match(r"^\w+\[(\d+)", name).group(1))
+
+
+_first_index = first_index
 
 
 def _eval_dim(d: Any, env: dict[str, Any]) -> int | None:
@@ -688,7 +706,9 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     inputs.append(None)
                 def make(shape, ref=ref, dtype=dtype, values=values, decl=decl, static=static) -> Tensor:
                     t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical,
-                                          _axis_of(decl, config), _encoding_source(decl, inputs, typical))  # fmt: skip
+                                          _axis_of(decl, config), _encoding_source(decl, inputs, typical),
+                                          config.bits_of(decl["name"]),
+                                          is_weight(decl) or decl.get("role") == "bias")  # fmt: skip
                     t.static = static
                     return t
 
@@ -1649,16 +1669,44 @@ def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> 
     return ts[0], ts[1]
 
 
-def _per_axis_encoding(rng: np.random.Generator, dtype: str, channels: int, axis: int) -> Encoding:
+def is_weight(decl: dict) -> bool:
+    """Whether a declared input is one a converter quantizes as a weight (filters, gamma, beta, a scale): a
+    static input other than in[0] that is not a bias scaled from other tensors (``encoding_from``)."""
+    if decl.get("role") in ("weights", "bias"):  # a dynamic operand converters quantize as a weight (MatMul's B),
+        return decl["role"] == "weights"  # or a static input they quantize as a bias (a normalisation's beta)
+    return (decl.get("static") in ("preferred", "always") and not decl["name"].startswith("in[0]")
+            and not decl.get("encoding_from"))  # fmt: skip
+
+
+def code_range(dtype: str, bits: int | None = None) -> tuple[int, int]:
+    """The codes a tensor of ``dtype`` may hold: the datatype's, or with a bit-width encoding the ``bits``-wide
+    range inside it (a signed 4-bit value in an 8-bit container: [-8, 7])."""
+    d = dtypes.get(dtype)
+    if not bits or bits >= d.bits:
+        return d.qmin, d.qmax
+    if d.kind == "sfixed":
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def _per_axis_encoding(rng: np.random.Generator, dtype: str, channels: int, axis: int,
+                       bits: int | None = None) -> Encoding:  # fmt: skip
     """Symmetric per-channel scales (offset 0 for signed types), each channel its own range, as a
     converter calibrates weights channel by channel."""
     d = dtypes.get(dtype)
+    qmin, qmax = code_range(dtype, bits)
     span = rng.uniform(0.25, 4.0, channels)
     if d.kind == "sfixed":
-        scales = tuple(float(np.float32(x / d.qmax)) for x in span)
-        return Encoding(scales, (0,) * channels, axis)
-    scales = tuple(float(np.float32(2 * x / (d.qmax - d.qmin))) for x in span)
-    return Encoding(scales, (-((d.qmax + 1) // 2),) * channels, axis)
+        scales = tuple(float(np.float32(x / qmax)) for x in span)
+        return Encoding(scales, (0,) * channels, axis, bits)
+    scales = tuple(float(np.float32(2 * x / (qmax - qmin))) for x in span)
+    return Encoding(scales, (-((qmax + 1) // 2),) * channels, axis, bits)
+
+
+def symmetric_encoding(rng: np.random.Generator, dtype: str, bits: int | None = None) -> Encoding:
+    """A signed weight's per-tensor grid as converters calibrate it: symmetric about zero, offset 0."""
+    _, qmax = code_range(dtype, bits)
+    return Encoding((float(np.float32(rng.uniform(0.5, 4.0) / qmax)),), (0,), None, bits)
 
 
 def _product_encoding(x: Tensor, w: Tensor, channels: int) -> Encoding:
@@ -1680,7 +1728,7 @@ def _special_codes(rng: np.random.Generator, d: dtypes.QnnDtype, enc: Encoding, 
 
 
 def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical=False, axis=None,
-                      product=None) -> Tensor:  # fmt: skip
+                      product=None, bits=None, weight=False) -> Tensor:  # fmt: skip
     d = dtypes.get(dtype)
     if "product" in values and len(shape) == 1:  # a shape for the op to take: whole numbers multiplying out
         n_in = 1 + max((_first_index(k) for k in shapes if k.startswith("in[")), default=-1)
@@ -1709,8 +1757,18 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
             scales = np.asarray(enc.scales, dtype=np.float64)
             data = np.clip(np.round(real / scales), d.qmin, d.qmax).astype(d.storage)
         elif axis is not None and axis < len(shape):
-            enc = _per_axis_encoding(rng, dtype, shape[axis], axis)
-            data = rng.integers(d.qmin, d.qmax + 1, shape).astype(d.storage)
+            enc = _per_axis_encoding(rng, dtype, shape[axis], axis, bits)
+            qmin, qmax = code_range(dtype, bits)
+            data = rng.integers(qmin, qmax + 1, shape).astype(d.storage)
+        elif bits or (typical and weight and d.kind == "sfixed" and regime != "special"):
+            # a signed weight (or a bias no product of scales gives) in the typical tier is symmetric (offset 0),
+            # as converters quantize them; a bit-width encoding's values stay inside its narrower range
+            enc = symmetric_encoding(rng, dtype, bits) if d.kind == "sfixed" else random_encoding(rng, dtype)
+            if bits and d.kind != "sfixed":
+                qmin, qmax = code_range(dtype, bits)
+                enc = Encoding((float(np.float32(8.0 / (qmax - qmin))),), (-((qmax + 1) // 2),), None, bits)
+            qmin, qmax = code_range(dtype, bits)
+            data = rng.integers(qmin, qmax + 1, shape).astype(d.storage)
         else:
             enc = random_encoding(rng, dtype)
             special = regime == "special"
@@ -1852,6 +1910,9 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         if dtypes.get(dtype).quantized:
             enc = _output_encoding(case, real[i] if real is not None else None, dtype,
                                    settings.tier == TYPICAL and op.family == "data movement")  # fmt: skip
+            fixed = op.fixed_encoding(i, dtype) if settings.tier == TYPICAL else None
+            if fixed is not None:  # a bounded function's grid that converters fix and the backend requires
+                enc = Encoding((fixed[0],), (fixed[1],))
             dist = op.tolerance.get("distribution")
             if dist:  # a random op's grid holds its declared range (there is no expected value to calibrate on)
                 bounds = [float(case.params[k].value) if k in case.params else float(env.get(k, 0.0))

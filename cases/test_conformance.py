@@ -34,13 +34,15 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 import opdefs
 import suite
-from cases import generate, negative
+from adapters import refusal
+from cases import forms, generate, negative
 from cases.case import Case
 from cases.cell_cache import Cell, CellCache
 from cases.plugin import examples_for, hypothesis_settings, take_adapter
 from reference.expected import infer
+from reports import refusals
 from reports.expectations import Expectations
-from reports.record import CELL, SHRUNK, Record, append
+from reports.record import CELL, PROBE, SHRUNK, Record, append
 
 BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
 NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
@@ -294,10 +296,10 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         cell_record(0, 0, 0, unsatisfiable=known)
         pytest.skip(f"{op_name} {tier}: {known}")
     unsatisfiable = f"the generator could not build a valid {tier} {op_name} case for {config_label} from the spec"
+    got: Cell | None = None
     if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
-        got: Cell | None = None
         try:
             got, seconds = drawn_cell()
             pending: dict[str, tuple[Case, float]] = {}
@@ -317,6 +319,8 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         if not got.satisfiable:
             pytest.skip(unsatisfiable)
     recs = list(seen.values())
+    if got is not None and _needs_probe(tier, recs):
+        _probe(op, got.cases, adapter, name, conformance_options, request, replay_options, record)
     bad = [r for r in recs if r.verdict in BAD]
     if bad and not conformance_options["no_shrink"] and cell not in prior.shrunk:
         target = bad[0].verdict
@@ -340,6 +344,33 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     xfailed = [r for r in recs if r.verdict == "XFAIL"]
     if xfailed:  # "known", never passed: pytest's own outcome says so too
         pytest.xfail(f"{tier}: XFAIL {len(xfailed)}/{len(recs)}: {xfailed[0].expectation or ''}"[:300])
+
+
+def _needs_probe(tier: str, recs: list[Record]) -> bool:
+    """A typical cell whose every case the backend refused, for a reason a standard form might meet (not an op
+    the backend does not have). A cell read back whole by --resume is not probed again."""
+    if tier != generate.TYPICAL or not recs:
+        return False
+    if any(r.verdict != "REJECTED" for r in recs):
+        return False
+    return any(refusals.reason(r) != refusal.NOT_REGISTERED for r in recs)
+
+
+def _probe(op, cases: list[Case], adapter, name: str, options: dict, request, replay_options: str, record) -> None:
+    """The refused cell's cases again in each converter-standard form (``cases.forms``), one change at a time
+    and all together, recorded as kind "probe" (never in the cell's rates): the matrix then names the form the
+    backend runs, or keeps REJ with the reasons."""
+    todo: list[tuple[str, str, Case]] = []
+    for case in cases:
+        todo += [(form, case.case_id(), variant) for form, variant in forms.variants(op, case, infer)]
+    if not todo:
+        return
+    recs = suite.execute_many([v for _, _, v in todo], adapter, name, options["case_dir"], options["run_id"], None,
+                              request.node.nodeid, replay_options, options.get("batch"))  # fmt: skip
+    for (form, of, _), rec in zip(todo, recs, strict=True):
+        rec.kind = PROBE
+        rec.extra["probe"] = {"form": form, "of": of}
+        record(rec)
 
 
 @pytest.mark.conformance

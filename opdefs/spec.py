@@ -238,6 +238,13 @@ class OpDef:
                 found = d
         return found
 
+    def fixed_encoding(self, i: int, dtype: str) -> tuple[float, int] | None:
+        """(scale, offset) the spec fixes for output ``i`` of ``dtype`` (``fixed_encoding``: a bounded function's
+        grid that converters fix and backends require), or None."""
+        d = self.output_decl(i)
+        entry = ((d or {}).get("fixed_encoding") or {}).get(dtype)
+        return (float(entry["scale"]), int(entry["offset"])) if isinstance(entry, dict) else None
+
     def valid_rows(self, n_outputs: int) -> dict[int, dict[str, Any]]:
         """Outputs whose number of valid rows depends on the data (``valid_rows`` in the spec), by index:
         ``count`` (the output holding it, or ``current``: the backend's current dimension), ``axis``,
@@ -495,6 +502,14 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
     for i, t in enumerate(op.get("inputs") or []):
         if "shape_from" in t:
             check_one(t["shape_from"], ("inputs", i, "shape_from"))
+    extra = (op.get("generate") or {}).get("extra_configs")
+    if extra:
+        from opdefs import presets
+
+        declared = {t.get("name", "") for t in [*(op.get("inputs") or []), *(op.get("outputs") or [])]}
+        for message in presets.problems(extra, declared):
+            where = _line_for(lines, ("generate", "extra_configs"))
+            problems.append(Problem(str(path), where, "generate.extra_configs", message))
     return problems, constraints
 
 

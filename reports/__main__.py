@@ -126,6 +126,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     c.set_defaults(run=_catalogues)
 
+    k = sub.add_parser("capabilities", help="the accepted envelope per backend and op as JSON (validation, finalize, "
+                                            "execute), and the combinations validation accepts and then fail")
+    k.add_argument("results", nargs="+", type=Path)
+    k.add_argument("-o", "--output", type=Path, help="write the JSON here instead of stdout")
+    k.add_argument("--false-claims", type=Path, help="also write the accepted-then-refused combinations (markdown)")
+    k.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    k.set_defaults(run=_capabilities)
+
     s = sub.add_parser("summary", help="per-backend totals for the terminal")
     s.add_argument("results", nargs="+", type=Path)
     s.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
@@ -272,6 +280,16 @@ def _catalogues(args: argparse.Namespace) -> int:
     report = catalogues.coverage(_records(args.results, args.merge_configurations), args.specs, args.seeds)
     text = catalogues.to_markdown(report, args.detail) if args.format == "md" else catalogues.to_json(report)
     _write(text, args.output)
+    return 0
+
+
+def _capabilities(args: argparse.Namespace) -> int:
+    from reports import capabilities
+
+    doc = capabilities.envelope(_records(args.results, args.merge_configurations))
+    _write(capabilities.to_json(doc), args.output)
+    if args.false_claims is not None:
+        _write(capabilities.false_claims_markdown(doc), args.false_claims)
     return 0
 
 

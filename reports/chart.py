@@ -17,6 +17,7 @@ from reports.matrix import (
     CRASH,
     ERROR,
     FAIL,
+    FORM,
     FP16_ACCURATE,
     PARTIAL,
     PASS,
@@ -34,6 +35,7 @@ from reports.matrix import (
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("all typical cases pass", (PASS,), STATUS_COLOURS[PASS]),
     ("partly supported", (PARTIAL,), STATUS_COLOURS[PARTIAL]),
+    ("runs in a standard form", (FORM,), STATUS_COLOURS[FORM]),
     ("float16-accurate", (FP16_ACCURATE,), STATUS_COLOURS[FP16_ACCURATE]),
     ("fail", (FAIL, XPASS), STATUS_COLOURS[FAIL]),
     ("error / crash / timeout", (ERROR, CRASH, TIMEOUT), STATUS_COLOURS[ERROR]),

@@ -63,6 +63,8 @@ def dtype_family(config: str) -> str:
     bool types make it integer."""
     types = [t.split("/", 1)[0] for t in config.split("+") if t]
     classes = {_DATA_CLASS[t] for t in types if t in _DATA_CLASS}
+    if any("/bw4" in t for t in config.split("+")):  # 4-bit values in an 8-bit container (a bit-width encoding)
+        classes.add("4-bit")
     if any(t.endswith("FIXED_POINT_32") for t in types) and not classes & {BITS8, BITS16, "4-bit"}:
         classes.add("32-bit")  # no narrower fixed-point type beside it: the 32-bit one is data, not a bias
     if not classes:

@@ -216,6 +216,8 @@ class _Page:
             f"<span class='mark'>{PARTIAL_MARK}</span> the other configurations were refused, "
             f"<span class='mark'>{TROUBLE_MARK}</span> errors, crashes or timeouts, "
             f"<span class='mark'>{EDGE_MARK}</span> the edge tier (corner cases) found something. "
+            "<b>REJ</b> every case refused (the cell lists the backend's reasons); <b>FORM</b> refused as drawn, "
+            "but the backend runs it in the converter-standard form the cell names. "
             "Click a cell for its cases, an op name for all of the op's results.</p>"
         )
         if not g.backends():
@@ -369,7 +371,7 @@ class _Page:
                 parts.append(f"<p>Not generated: {e(row.not_generated[backend])}</p>")
                 continue
             cells = [c for (b, _), fc in sorted(row.cells.items()) if b == backend for c in fc.cells]
-            items = "".join(f"<li><code>{e(c.config)}</code>: {e(c.text())}</li>" for c in cells)
+            items = "".join(f"<li><code>{e(c.config)}</code>: {e(c.display_text())}</li>" for c in cells)
             parts.append(f"<ul>{items}</ul>" if items else "<p>No typical cases.</p>")
             negatives = [c for key, c in sorted(m.negative.items()) if key[0] == row.op and key[2] == backend]
             if negatives:
@@ -455,7 +457,7 @@ def _fieldset(legend: str, name: str, values: Iterable[str]) -> str:
 
 def _config_section(cell: Cell, route: Any = None) -> list[str]:
     """``route``: the note on why the other route differs on this op and configuration (``reports.routes``)."""
-    parts = [f"<h4><code>{e(cell.config)}</code>: {e(cell.text())}</h4>"]
+    parts = [f"<h4><code>{e(cell.config)}</code>: {e(cell.display_text())}</h4>"]
     if route is not None:
         other = [b for b in ROUTE_BACKENDS if b != cell.backend][0]
         link = f'<a href="#{e(route.anchor)}">{e(route.text())}</a>'
@@ -471,6 +473,7 @@ def _config_section(cell: Cell, route: Any = None) -> list[str]:
             f"{e(t)}: {d.get('cases', 0)} of {d.get('requested', 0)} requested, {d.get('refusals', 0)} refused by the "
             f"generator" for t, d in sorted(cell.draws.items())) + "</p>")  # fmt: skip
     parts += _cases_table(cell, "typical cases")
+    parts += _probes_table(cell)
     if cell.edge is not None:
         parts += _cases_table(cell.edge, "edge cases")
     if cell.shrunk:
@@ -483,16 +486,50 @@ def _cases_table(cell: Cell, what: str) -> list[str]:
     details = cell.sorted_details()
     if not details:
         return [f"<p>All {cell.total} {e(what)} had the good outcome.</p>"] if cell.total else []
-    if cell.kind != NEGATIVE and all(d.verdict == "REJECTED" for d in details):
-        # refusals repeat one message: say it once rather than a table of identical rows
-        first = details[0]
-        return [f"<p>All {len(details)} {e(what)} refused at validation: <code>{e(readable_message(first.message))}"
-                f"</code><br>replay one: <code>{e(first.replay or first.case_path or '')}</code></p>"]  # fmt: skip
-    out = [f"<p>{e(what.capitalize())} to look at ({len(details)} of {cell.total}):</p>"]
+    refused = [d for d in details if d.verdict == "REJECTED"] if cell.kind != NEGATIVE else []
+    out = _refusals_by_reason(refused, what, all_refused=len(refused) == len(details))
+    if len(refused) == len(details):  # refusals repeat a few reasons: said once each, not a table of like rows
+        return out
+    details = [d for d in details if d.verdict != "REJECTED"] if refused else details
+    out.append(f"<p>{e(what.capitalize())} to look at ({len(details)} of {cell.total}):</p>")
     out += _rows_table(details[:CASES_PER_CELL], cell.kind)
     if len(details) > CASES_PER_CELL:
         out.append(f"<p>{len(details) - CASES_PER_CELL} more case(s) in the results file.</p>")
     return out
+
+
+def _refusals_by_reason(refused: list[CaseDetail], what: str, all_refused: bool) -> list[str]:
+    """Refused cases grouped by the backend's reason: each reason once, with how many cases and one replay."""
+    if not refused:
+        return []
+    groups: dict[str, list[CaseDetail]] = {}
+    for d in refused:
+        groups.setdefault(d.reason or readable_message(d.message), []).append(d)
+    head = f"All {len(refused)} {what}" if all_refused else f"{len(refused)} {what}"
+    items = "".join(f"<li><b>REJ: {e(why)}</b> ({len(ds)} case{'s' if len(ds) != 1 else ''}); replay one: "
+                    f"<code>{e(ds[0].replay or ds[0].case_path or '')}</code></li>"
+                    for why, ds in sorted(groups.items(), key=lambda kv: -len(kv[1])))  # fmt: skip
+    return [f"<p>{e(head)} refused at validation, by the backend's reason:</p><ul>{items}</ul>"]
+
+
+def _probes_table(cell: Cell) -> list[str]:
+    """The probe: the cell's refused cases again in converter-standard forms, one change at a time (never part
+    of the cell's rates), and which form the backend runs."""
+    if not cell.probes:
+        return []
+    form = cell.standard_form()
+    lead = (f"Supported as <b>{e(form)}</b>: what a converter must emit for this configuration." if form else
+            "No converter-standard form was accepted: the configuration is refused as such.")  # fmt: skip
+    rows = []
+    for name, counts in cell.probes.items():
+        first = next((d for d in cell.probe_details if d.form == name), None)
+        tally = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()) if n)
+        why = first.reason if first is not None else ""
+        replay = (first.replay or first.case_path or "") if first is not None else ""
+        rows.append(f"<tr><td>{e(name)}</td><td>{e(tally)}</td><td>{e(why)}</td><td><code>{e(replay)}</code></td></tr>")
+    return [f"<p>Probe (the same cases in converter-standard forms, one change at a time; not counted): {lead}</p>",
+            '<table class="cases"><thead><tr><th>form</th><th>verdicts</th><th>refused because</th><th>replay one'
+            "</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"]  # fmt: skip
 
 
 def _rows_table(details: list[CaseDetail], kind: str) -> list[str]:

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reports import expectations
+from reports import expectations, refusals
 from reports.families import DTYPE_FAMILIES, dtype_family, family_of, family_sort_key
 from reports.record import (
     CELL,
@@ -48,6 +48,7 @@ from reports.record import (
     FAIL,
     FP16_ACCURATE,
     PASS,
+    PROBE,
     REJECTED,
     SHRUNK,
     SKIP,
@@ -119,10 +120,14 @@ class CaseDetail:
     dtypes: dict[str, str]
     run_id: str
     near: list[str] = field(default_factory=list)  # findings about its cell whose symptom it does not show
+    reason: str = ""  # a refusal's reason (reports.refusals); "" for anything else
+    form: str = ""  # a probe's converter-standard form (cases.forms); "" for the cell's own cases
 
     @classmethod
     def of(cls, r: Record) -> CaseDetail:
         return cls(
+            reason=refusals.reason(r) if r.verdict == REJECTED else "",
+            form=str((r.extra.get("probe") or {}).get("form", "")) if r.kind == PROBE else "",
             verdict=r.verdict,
             tier=r.tier or "typical",
             case_id=r.case_id,
@@ -161,6 +166,11 @@ class Cell:
     stage_counts: Counter[str] = field(default_factory=Counter)  # where each case stopped, see ``stages``
     # where the spec leaves a reading open (reference.diagnose): which reading each case's outputs followed
     readings: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)  # refused cases per reason (reports.refusals)
+    # a refused cell's cases run again in converter-standard forms (kind "probe"): form -> verdict counts, in the
+    # order the probe tried them; never part of ``counts``
+    probes: dict[str, Counter[str]] = field(default_factory=dict)
+    probe_details: list[CaseDetail] = field(default_factory=list)
 
     @property
     def family(self) -> str:
@@ -209,8 +219,40 @@ class Cell:
         backend contradicting itself, counted apart from wrong numbers."""
         return self.stage_counts[FINALIZE_STAGE] + self.stage_counts[EXECUTE_STAGE]
 
+    def add_probe(self, r: Record) -> None:
+        """A probe record: the verdict of one case in one standard form, kept apart from the cell's rates."""
+        form = str((r.extra.get("probe") or {}).get("form") or "standard form")
+        self.probes.setdefault(form, Counter())[r.verdict] += 1
+        self.probe_details.append(CaseDetail.of(r))
+
+    def standard_form(self) -> str | None:
+        """When the cell's own cases were all refused: the standard form the backend accepted the most probed cases
+        in (the first such form in the probe's order), what a converter must emit for this configuration to run.
+        A form's cases may still be refused for another reason (an enum member the backend lacks): they keep
+        their reasons, and the cell's tally shows them."""
+        if self.status != REJECTED or not self.probes:
+            return None
+        accepted = {form: sum(n for v, n in counts.items() if v not in (REJECTED, SKIP))
+                    for form, counts in self.probes.items()}  # fmt: skip
+        best = max(accepted.values(), default=0)
+        return next((form for form, n in accepted.items() if n == best), None) if best else None
+
+    def refusal_text(self) -> str:
+        """"REJ: op not registered", "REJ: a (3) · b (2)", or "REJ -> supported as <form>" for a cell whose every
+        case was refused: what a converter reads from the cell."""
+        form = self.standard_form()
+        if form:
+            return f"REJ -> supported as {form}"
+        if not self.reasons:
+            return "REJ"
+        if len(self.reasons) == 1:
+            return f"REJ: {next(iter(self.reasons))}"
+        return "REJ: " + " · ".join(f"{why} ({n})" for why, n in self.reasons.most_common())
+
     def add(self, r: Record) -> None:
         self.counts[r.verdict] += 1
+        if r.verdict == REJECTED and self.kind == POSITIVE:
+            self.reasons[refusals.reason(r)] += 1
         stage = record_stage(r)
         if stage is not None:
             self.stage_counts[stage] += 1
@@ -250,6 +292,14 @@ class Cell:
         if e is None or e.total == 0 or e.status in (PASS, XFAIL, SKIP, UNCHECKED, REJECTED):
             return ""
         return f"edge {e.core_text()}"
+
+    def display_text(self) -> str:
+        """``text()``, except that a cell whose every typical case was refused says why, or in which standard
+        form the backend runs it ("REJ: op not registered", "REJ -> supported as 32-bit bias")."""
+        if self.kind == POSITIVE and self.total and self.counts[REJECTED] == self.total:
+            note = self.edge_note()
+            return self.refusal_text() + (f" · {note}" if note else "")
+        return self.text()
 
     def text(self) -> str:
         """The compact cell text: typical rate, then edge news: "PASS 20/20 · edge FAIL 2/5"."""
@@ -343,6 +393,9 @@ class Matrix:
             return
         if r.kind == SHRUNK:
             cell.shrunk.append(CaseDetail.of(r))
+            return
+        if r.kind == PROBE:
+            cell.add_probe(r)
             return
         if r.tier == EDGE:
             if cell.edge is None:
@@ -526,9 +579,12 @@ def _worse(old: float | None, new: float) -> float:
 # The readable grid: ops x (backend x datatype family), what the HTML and markdown pages show
 # ---------------------------------------------------------------------------------------------
 PARTIAL = "PARTIAL"  # some configurations of the family pass, the others are refused: partly supported
+# every typical case refused as drawn, but the backend runs the configuration in a converter-standard form (the
+# probe, cases.forms): not "unsupported" - the form is named, as what a converter must emit
+FORM = "FORM"
 BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or died: marked apart from FAIL
-GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FP16_ACCURATE, XFAIL, PASS,
-                                  UNCHECKED, SKIP)  # fmt: skip
+GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FORM, FP16_ACCURATE, XFAIL,
+                                  PASS, UNCHECKED, SKIP)  # fmt: skip
 EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
 
 
@@ -577,7 +633,21 @@ class FamilyCell:
         status = next(v for v in STATUS_PRECEDENCE if counts[v])
         if status == REJECTED and counts[PASS]:
             return PARTIAL
+        if status == REJECTED and self.forms():
+            return FORM
         return status
+
+    @property
+    def reasons(self) -> Counter[str]:
+        """Refused typical cases per reason, over the family's configurations."""
+        total: Counter[str] = Counter()
+        for c in self.cells:
+            total.update(c.reasons)
+        return total
+
+    def forms(self) -> dict[str, str]:
+        """Configuration -> the converter-standard form it runs in, for the configurations refused as drawn."""
+        return {c.config: form for c in self.cells if (form := c.standard_form())}
 
     def edge_news(self) -> list[str]:
         """The edge notes of its configurations ("UFIXED_POINT_8: edge FAIL 2/5"), empty when all is well."""
@@ -597,6 +667,8 @@ class FamilyCell:
             core = "-"
         elif status == REJECTED and not self.passed:
             core = "REJ"
+        elif status == FORM:
+            core = "FORM"
         elif status == UNCHECKED:
             core = "UNC"
         elif status == XFAIL and not self.passed:
@@ -616,6 +688,13 @@ class FamilyCell:
         parts = [f"{ABBREVIATIONS.get(v, v)} {counts[v]}" for v in STATUS_PRECEDENCE if counts[v]]
         line = f"{self.passed}/{self.total} typical cases pass" + (f" ({', '.join(parts)})" if parts else "")
         news = self.edge_news()
+        forms = self.forms()
+        reasons = self.reasons
+        if forms:
+            line += " · " + "; ".join(f"{config}: refused as drawn, supported as {form}"
+                                      for config, form in forms.items())  # fmt: skip
+        if reasons:
+            line += " · REJ: " + "; ".join(f"{why} ({n})" for why, n in reasons.most_common(3))
         return line + (" · " + "; ".join(news) if news else "")
 
 
@@ -680,7 +759,7 @@ def readable_message(message: str) -> str:
 # One colour per grid status, shared by the HTML page and the summary chart so they read alike.
 STATUS_COLOURS: dict[str, str] = {
     PASS: "#66bb6a", PARTIAL: "#c5e1a5", XFAIL: "#dcedc8", FAIL: "#e57373", XPASS: "#fff176",
-    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", UNCHECKED: "#90caf9",
+    ERROR: "#ffb74d", CRASH: "#b71c1c", TIMEOUT: "#ba68c8", REJECTED: "#bdbdbd", FORM: "#80cbc4", UNCHECKED: "#90caf9",
     SKIP: "#eeeeee", FP16_ACCURATE: "#aed581",
 }  # fmt: skip
 STATUS_WORDS: dict[str, str] = {
@@ -688,7 +767,9 @@ STATUS_WORDS: dict[str, str] = {
     XFAIL: "known: failures a finding explains (XFAIL), never counted as passing",
     FAIL: "wrong numbers, shape or type", XPASS: "a known failure now passes",
     ERROR: "accepted, then failed to finalize or execute", CRASH: "the backend process died",
-    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported)", UNCHECKED: "ran; nothing checkable",
+    TIMEOUT: "timed out", REJECTED: "refused at validation (unsupported), with the backend's reasons",
+    FORM: "refused as drawn; runs in a converter-standard form (named): what a converter must emit",
+    UNCHECKED: "ran; nothing checkable",
     SKIP: "no typical case ran",
     FP16_ACCURATE: "float16-accurate: outside binary32's budget, inside binary16's, as the backend documents",
 }  # fmt: skip

@@ -33,6 +33,7 @@ UNCHECKED, SKIP, XFAIL, XPASS = "UNCHECKED", "SKIP", "XFAIL", "XPASS"
 FP16_ACCURATE = "FP16_ACCURATE"
 VERDICTS = (PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT, UNCHECKED, SKIP, XFAIL, XPASS, FP16_ACCURATE)
 POSITIVE, NEGATIVE, SHRUNK, CELL = "positive", "negative", "shrunk", "cell"
+PROBE = "probe"  # a refused cell's case again in a converter-standard form (cases.forms): never in the cell's rates
 RUN = "run"  # the header line of a results file; not a Record
 TYPICAL, EDGE = "typical", "edge"
 
@@ -44,8 +45,9 @@ class Record:
     backend: str  # adapter name, e.g. "qnn-htp"
     verdict: str
     # "positive" (must run and match), "negative" (must be rejected), "shrunk" (the smallest failing case of a
-    # cell, kept for replay and never counted in its rates) or "cell" (one per op x config x tier: how many
-    # cases were asked for, drawn, refused by the generator; its verdict is "")
+    # cell, kept for replay and never counted in its rates), "probe" (a refused cell's case in a standard form,
+    # never counted either) or "cell" (one per op x config x tier: how many cases were asked for, drawn, refused
+    # by the generator; its verdict is "")
     kind: str = "positive"
     broken: str | None = None  # negative cases: the constraint id the case violates
     test_id: str = ""

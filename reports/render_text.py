@@ -17,7 +17,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from reports import readings, stages
+from reports import readings, refusals, stages
 from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY
 from reports.matrix import (
     ABBREVIATIONS,
@@ -69,7 +69,9 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
             f"`{SHORT_DTYPE_FAMILY[f]}` {f}" for f in DTYPE_FAMILIES) + "): the per cent of its **typical** cases "
         f"that pass (100 only when all do). `{PARTIAL_MARK}` the other cases were refused (partly supported); "
         f"`{TROUBLE_MARK}` the backend also errored, crashed or timed out; `{EDGE_MARK}` the **edge** "
-        "tier (corner cases) found something; `REJ` every case was refused (unsupported); `UNC` nothing could be "
+        "tier (corner cases) found something; `REJ` every case was refused (unsupported; the reasons are listed "
+        "below the grid); `FORM` every case was refused as drawn but the backend runs them in a converter-standard "
+        "form (named below the grid); `UNC` nothing could be "
         "checked; `-` no typical case ran; `n/g` the op is not generated (reason below the grid). The HTML page "
         "colours each cell and lists its cases.",
         "",
@@ -89,6 +91,7 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
             out.append(f"- {md(op)}: {md('; '.join(reasons))}")
         out.append("")
     out += _routes_section(m)
+    out += _refusals_section(m)
     out += _totals_section(m)
     out += stages.to_markdown(m)  # validate / finalize / execute (reports/stages.py)
     out += readings.to_markdown(m)  # open readings of the spec: which one each backend follows
@@ -164,6 +167,41 @@ def _passing_table(g: Grid) -> str:
     return _table(rows, ["ops passing / with cases", *fams])
 
 
+REASON_CELLS_MD = 8  # cells named per reason in the markdown table; the JSON lists them all
+REASON_CHARS_MD = 140
+
+
+def _refusals_section(m: Matrix) -> list[str]:
+    """What REJ means, per backend: the configurations the backend runs only in a converter-standard form (and
+    which form), then every refusal reason with the typical cases and cells it holds."""
+    out: list[str] = []
+    for backend in m.backends():
+        cells = [c for c in _cells_in_display_order(m) if c.backend == backend and c.kind != NEGATIVE]
+        formed = [c for c in cells if c.standard_form()]
+        reasons = refusals.table(cells)
+        if not formed and not reasons:
+            continue
+        out += [f"### {md(backend)}", ""]
+        if formed:
+            out += ["Refused as drawn, supported in a converter-standard form (what a converter must emit):", ""]
+            out += [f"- {md(c.op)} `{md(c.config)}`: supported as **{md(c.standard_form())}** (probe: "
+                    f"{md(_probe_tally(c))})" for c in formed] + [""]  # fmt: skip
+        if reasons:
+            out += ["Refusal reasons (typical cases), from the backend's log: reason, cases, the cells they are in", ""]
+            for why, n, holders in reasons:
+                named = ", ".join(f"{md(c.op)} `{md(c.config)}`" for c in holders[:REASON_CELLS_MD])
+                more = f" (+{len(holders) - REASON_CELLS_MD} more)" if len(holders) > REASON_CELLS_MD else ""
+                out.append(f"- **REJ: {md(_first_line(why, REASON_CHARS_MD))}** — {n} case(s) in {len(holders)} "
+                           f"cell(s): {named}{more}")
+            out.append("")
+    return ["## Refusals: reasons and standard forms", "", *out] if out else []
+
+
+def _probe_tally(c: Cell) -> str:
+    return "; ".join(f"{form}: " + ", ".join(f"{ABBREVIATIONS.get(v, v)} {n}" for v, n in sorted(counts.items()))
+                     for form, counts in c.probes.items())  # fmt: skip
+
+
 def _totals_section(m: Matrix) -> list[str]:
     out = ["## Totals", "", _totals_table(m), "", _verdicts_table(m), ""]
     if m.negative:
@@ -229,7 +267,8 @@ def _look_at_section(m: Matrix) -> list[str]:
         items += [_case_item(cell, d, "smallest failing (shrunk, not counted)") for d in cell.shrunk]
         if items:
             kind = " negative" if cell.kind == NEGATIVE else ""
-            out += [f"- **{md(cell.backend)}** {md(cell.op)} `{md(cell.config)}`{kind}: {md(cell.text())}", *items]
+            out += [f"- **{md(cell.backend)}** {md(cell.op)} `{md(cell.config)}`{kind}: {md(cell.display_text())}",
+                    *items]
     return ["## Cases to look at", "", *out, ""] if out else []
 
 
@@ -377,6 +416,9 @@ def to_json(m: Matrix) -> str:
         "not_generated": [{"op": op, "backend": b, "reason": why} for (op, b), why in sorted(m.not_generated.items())],
         "cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind != NEGATIVE],
         "negative_cells": [cell_json(c) for c in _cells_in_display_order(m) if c.kind == NEGATIVE],
+        "refusal_reasons": {b: [{"reason": why, "cases": n, "cells": [{"op": c.op, "config": c.config} for c in held]}
+                                for why, n, held in refusals.table([c for c in m.cells.values() if c.backend == b])]
+                            for b in m.backends()},
     }
     return json.dumps(_finite(doc), indent=1, sort_keys=False) + "\n"
 
@@ -386,7 +428,8 @@ def grid_json(g: Grid) -> dict[str, Any]:
     rows = []
     for row in g.rows:
         cells = [{"backend": b, "dtype_family": f, "status": c.status, "text": c.text(), "passed": c.passed,
-                  "total": c.total, "configs": [x.config for x in c.cells], "edge_news": c.edge_news()}
+                  "total": c.total, "configs": [x.config for x in c.cells], "edge_news": c.edge_news(),
+                  "refusal_reasons": dict(c.reasons.most_common()), "standard_forms": c.forms()}
                  for (b, f), c in row.cells.items()]  # fmt: skip
         rows.append({"op": row.op, "family": row.family, "cells": cells, "not_generated": row.not_generated})
     return {"columns": [{"backend": b, "dtype_family": f} for b, f in g.columns], "rows": rows}
@@ -421,6 +464,13 @@ def cell_json(c: Cell) -> dict[str, Any]:
         "draws": c.draws,
         "shrunk": [vars(detail) for detail in c.shrunk],
     }
+    if c.reasons:
+        d["refusal_reasons"] = dict(c.reasons.most_common())
+        d["refusal_text"] = c.display_text()
+    if c.probes:
+        d["probes"] = {form: dict(counts) for form, counts in c.probes.items()}
+        d["standard_form"] = c.standard_form()
+        d["probe_details"] = [vars(detail) for detail in c.probe_details]
     if c.edge is not None:
         d["edge"] = cell_json(c.edge)
     if c.kind == NEGATIVE:

@@ -4,6 +4,9 @@ reference, the form users have for their own backends).
 - ``wrong_relu``: the reference, except that Relu's outputs are off by one, so Relu cells fail and the
   others pass (for ``--lf``/``--sw``/``--junitxml``).
 - ``rejecting``: the reference's identity, refusing every case at validation (cells nobody could judge).
+- ``bias_32bit_only``: the reference, except that a quantized case whose bias (an input the spec scales from
+  two others, ``encoding_from``) is not SFIXED_POINT_32 is refused, as the HTP refuses 8-bit biases beside
+  signed activations: the probe must find the 32-bit bias form.
 - ``killing_qnn_htp`` / ``killing_ort_qnn``: a real worker-backed adapter whose worker process is killed
   with SIGKILL from outside while it runs the N-th case ($KILL_AT_CASE, default 2), as an OOM killer or
   a crashing driver would; every other case runs normally.
@@ -64,6 +67,24 @@ def rejecting(options: dict[str, Any]) -> _Rejecting:
     from adapters.reference import make
 
     return _Rejecting(make(options))
+
+
+class _Bias32Only(_Wrapper):
+    def run(self, case: Case) -> Outcome:
+        import opdefs
+
+        op = opdefs.load(case.op)
+        for k, decl in enumerate(op.inputs):
+            t = case.inputs[k] if k < len(case.inputs) else None
+            if decl.get("encoding_from") and t is not None and t.encoding is not None and t.dtype != "SFIXED_POINT_32":
+                return Outcome(REJECTED, message=f"this test backend takes a 32-bit bias only, not {t.dtype}")
+        return self.inner.run(case)
+
+
+def bias_32bit_only(options: dict[str, Any]) -> _Bias32Only:
+    from adapters.reference import make
+
+    return _Bias32Only(make(options))
 
 
 class _KillOnce(_Wrapper):

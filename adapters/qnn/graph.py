@@ -32,6 +32,7 @@ from cases.case import Tensor as CaseTensor
 from opdefs import dtypes
 
 from . import bindings as b
+from . import encodings
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,11 @@ class _Builder:
             q.quantizationEncoding = b.UNDEFINED
             return
         q.encodingDefinition = b.ENCODING_DEF_DEFINED
-        if enc.per_axis:
+        if enc.bitwidth is not None:  # values narrower than the datatype: QNN's bit-width encodings
+            if enc.per_axis and len(enc.scales) != len(enc.offsets):
+                raise Unexpressible(f"{what}: {len(enc.scales)} scales but {len(enc.offsets)} offsets")
+            encodings.write_bitwidth(q, enc, self._pin)
+        elif enc.per_axis:
             if len(enc.scales) != len(enc.offsets):
                 raise Unexpressible(f"{what}: {len(enc.scales)} scales but {len(enc.offsets)} offsets")
             arr = self._pin((b.ScaleOffset * len(enc.scales))(*zip(enc.scales, enc.offsets, strict=True)))

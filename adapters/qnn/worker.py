@@ -33,6 +33,7 @@ def _child(req_fd: int, rep_fd: int) -> int:
     qnn_log.setLevel(logging.DEBUG - 5)
     qnn_log.propagate = False
 
+    from adapters import refusal
     from adapters.qnn import bindings, graph  # imported here: loading is the child's job only
 
     def mark(stage: str) -> None:
@@ -63,28 +64,30 @@ def _child(req_fd: int, rep_fd: int) -> int:
                 raise RuntimeError(f"op package {pkg['path']} (interface {pkg['interface']}) refused: {e}") from None
         return lib.info()
 
-    def with_log(outcome: Any) -> dict[str, Any]:
+    def with_log(outcome: Any, case: Any = None) -> dict[str, Any]:
         """The backend's warnings of a case that did not run go into its details (the rest of the log
-        travels with the reply)."""
+        travels with the reply); a refusal also gets its reason, read from all of them (``adapters.refusal``)."""
         span = outcome.details.pop("log_span", None)  # a batched case's own records (graph.run_batch)
         if outcome.status != "ok":
             records = collect.records if span is None else collect.records[span[0]:span[1]]
             notes = [text for level, text in records if level >= logging.WARNING]
             if notes:
                 outcome.details.setdefault("log", notes[-20:])
+            if outcome.status == "rejected":
+                outcome.details["refusal"] = refusal.explain(notes, outcome.message, case)
         return dict(vars(outcome))
 
     def run(case: Any) -> dict[str, Any]:
         if state["debug_hooks"] and case.op in DEBUG_OPS:
             debug_hook(case.op)
-        return with_log(graph.run_case(state["lib"], case, state["options"]))
+        return with_log(graph.run_case(state["lib"], case, state["options"]), case)
 
     def run_batch(cases: list[Any]) -> list[dict[str, Any] | None]:
         for case in cases:
             if state["debug_hooks"] and case.op in DEBUG_OPS:
                 debug_hook(case.op)
         outcomes = graph.run_batch(state["lib"], cases, state["options"], lambda: len(collect.records))
-        return [None if o is None else with_log(o) for o in outcomes]
+        return [None if o is None else with_log(o, c) for o, c in zip(outcomes, cases, strict=True)]
 
     try:
         return serve(req_fd, rep_fd, {"hello": hello, "run": run, "run_batch": run_batch,

@@ -1,0 +1,290 @@
+"""Converter-standard forms of a case: what the probe of a refused cell tries before calling it unsupported.
+
+Why: a cell whose every typical case a backend refuses reads "REJ", and a converter or execution provider
+reads that as "do not offload this op in these datatypes". But a case may be refused for the form the
+suite built it in rather than for the op and datatypes: 16-bit weights where converters emit 8-bit ones, a
+bias in the activations' type where converters emit a 32-bit one scaled in_scale x w_scale, a 4-bit weight in
+the plain 4-bit datatype where ONNX Runtime's QNN EP hands it over in an 8-bit container with a bit-width
+encoding, an output grid the backend fixes for a bounded function. Each form here is one such convention,
+applied to a drawn case as one change (the same values, requantized); ``variants`` gives every form that
+changes the case, then all of them together (the converter's whole form). Which inputs are weights and which
+a bias comes from the spec (``static``, ``encoding_from``), a fixed output grid from ``fixed_encoding``.
+
+Sources of the conventions (facts, not code): ONNX Runtime's QNN EP (onnxruntime/core/providers/qnn/:
+qnn_quant_params_wrapper.cc for the bit-width encodings of INT4 weights, simple_op_builder.cc for the
+fixed 16-bit Sigmoid/Tanh output grids) and its tests (onnxruntime/test/providers/qnn/: 16-bit activations
+with 8-bit weights, gamma and scale; 32-bit biases); QNN's public QnnTypes.h for the bit-width encodings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from cases.case import Case, Encoding, Tensor, encoding_for_range
+from cases.generate import code_range, first_index, is_weight
+from opdefs import OpDef, dtypes
+
+Infer = Callable[[OpDef, Case], "list[np.ndarray] | None"]
+
+
+@dataclass(frozen=True)
+class Form:
+    """One convention: ``name`` is what the matrix says a converter must emit; ``change`` turns a case into
+    that form (or returns None where the convention does not apply or changes nothing)."""
+
+    name: str
+    change: Callable[[OpDef, Case], Case | None]
+    why: str
+
+
+def _axis_values(values: tuple, enc: Encoding, ndim: int) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if enc.axis is None:
+        return arr.reshape(()) if arr.size == 1 else arr
+    shape = [1] * ndim
+    shape[enc.axis] = arr.size
+    return arr.reshape(shape)
+
+
+def real_values(t: Tensor) -> np.ndarray:
+    """What a quantized tensor's codes stand for: scale x (code + offset), per axis where encoded so."""
+    codes = np.asarray(t.data).astype(np.float64)
+    enc = t.encoding
+    return _axis_values(enc.scales, enc, codes.ndim) * (codes + _axis_values(enc.offsets, enc, codes.ndim))
+
+
+def requantized(t: Tensor, dtype: str, enc: Encoding) -> Tensor:
+    """``t``'s real values on another datatype and grid, rounded to nearest and saturated to its codes."""
+    d = dtypes.get(dtype)
+    qmin, qmax = code_range(dtype, enc.bitwidth)
+    real = real_values(t)
+    scale = _axis_values(enc.scales, enc, real.ndim)
+    offset = _axis_values(enc.offsets, enc, real.ndim)
+    codes = np.clip(np.rint(real / scale) - offset, qmin, qmax).astype(d.storage)
+    return replace(t, dtype=dtype, data=codes, encoding=enc)
+
+
+def symmetric_grid(real: np.ndarray, dtype: str, axis: int | None) -> Encoding:
+    """A signed grid symmetric about zero (offset 0), per axis when ``axis`` is given, as converters quantize
+    weights: each channel's largest magnitude on the largest code."""
+    _, qmax = code_range(dtype)
+    if axis is None:
+        top = float(np.max(np.abs(real))) if real.size else 1.0
+        return Encoding((float(np.float32(max(top, 1e-6) / qmax)),), (0,))
+    moved = np.moveaxis(np.abs(real), axis, 0).reshape(real.shape[axis], -1)
+    tops = moved.max(axis=1) if moved.size else np.ones(real.shape[axis])
+    return Encoding(tuple(float(np.float32(max(x, 1e-6) / qmax)) for x in tops), (0,) * len(tops), axis)
+
+
+def _inputs(op: OpDef, case: Case, wanted: Callable[[dict], bool]) -> list[int]:
+    """Positions of the present quantized inputs whose declaration ``wanted`` selects."""
+    out = []
+    for k, t in enumerate(case.inputs):
+        decl = _decl(op, k)
+        if t is not None and decl is not None and wanted(decl) and dtypes.get(t.dtype).quantized and t.encoding:
+            out.append(k)
+    return out
+
+
+def _decl(op: OpDef, k: int) -> dict | None:
+    """The declaration input ``k`` falls under (a repeated one covers a range)."""
+    found = None
+    for d in op.inputs:
+        if first_index(d["name"]) <= k:
+            found = d
+    return found
+
+
+def _with_inputs(case: Case, changed: dict[int, Tensor]) -> Case:
+    return replace(case, inputs=[changed.get(k, t) for k, t in enumerate(case.inputs)], steps=list(case.steps))
+
+
+def _bits(t: Tensor) -> int:
+    return t.encoding.bitwidth or dtypes.get(t.dtype).bits
+
+
+def weights_8bit(op: OpDef, case: Case) -> Case | None:
+    """Weights, gamma, beta and scales of another width at 8 bits (unsigned ones asymmetric, as the QNN
+    converters' default quantizer does; signed ones symmetric), the activations left as they are."""
+    changed = {}
+    for k in _inputs(op, case, is_weight):
+        t = case.inputs[k]
+        if _bits(t) in (8, 4):
+            continue
+        real = real_values(t)
+        if dtypes.get(t.dtype).kind == "sfixed":
+            changed[k] = requantized(t, "SFIXED_POINT_8", symmetric_grid(real, "SFIXED_POINT_8", t.encoding.axis))
+        else:
+            enc = encoding_for_range(float(real.min(initial=0.0)), float(real.max(initial=0.0)), "UFIXED_POINT_8")
+            changed[k] = requantized(t, "UFIXED_POINT_8", enc)
+    return _with_inputs(case, changed) if changed else None
+
+
+def signed_8bit_weights(op: OpDef, case: Case) -> Case | None:
+    """Weights, gamma, beta and scales as signed symmetric 8-bit values (offset 0), per axis where they were."""
+    changed = {}
+    for k in _inputs(op, case, is_weight):
+        t = case.inputs[k]
+        if _bits(t) == 4 or (t.dtype == "SFIXED_POINT_8" and all(o == 0 for o in t.encoding.offsets)):
+            continue
+        real = real_values(t)
+        changed[k] = requantized(t, "SFIXED_POINT_8", symmetric_grid(real, "SFIXED_POINT_8", t.encoding.axis))
+    return _with_inputs(case, changed) if changed else None
+
+
+def symmetric_weights(op: OpDef, case: Case) -> Case | None:
+    """Weights of the same width, signed and symmetric (offset 0): a converter's symmetric weight quantizer."""
+    changed = {}
+    for k in _inputs(op, case, is_weight):
+        t = case.inputs[k]
+        d = dtypes.get(t.dtype)
+        if t.encoding.bitwidth or d.bits == 4 or (d.kind == "sfixed" and all(o == 0 for o in t.encoding.offsets)):
+            continue
+        signed = t.dtype.replace("UFIXED", "SFIXED")
+        changed[k] = requantized(t, signed, symmetric_grid(real_values(t), signed, t.encoding.axis))
+    return _with_inputs(case, changed) if changed else None
+
+
+def bias_32bit(op: OpDef, case: Case) -> Case | None:
+    """A bias as converters encode it: SFIXED_POINT_32, scale in_scale x w_scale (per output channel when the
+    weights are per axis), offset 0, so it adds straight into the accumulator; a bias the spec marks ``role:
+    bias`` without ``encoding_from`` (a normalisation's beta, a gate's bias) on a fine 32-bit grid, offset 0."""
+    changed = {}
+    for k in _inputs(op, case, lambda decl: decl.get("role") == "bias" and not decl.get("encoding_from")):
+        t = case.inputs[k]  # a bias no product of scales gives (a beta, a gate's bias): a fine grid, offset 0
+        real = real_values(t)
+        top = float(np.max(np.abs(real))) if real.size else 1.0
+        enc = Encoding((float(np.float32(max(top, 1e-6) / (1 << 24))),), (0,))
+        if t.dtype != "SFIXED_POINT_32" or any(o != 0 for o in t.encoding.offsets):
+            changed[k] = requantized(t, "SFIXED_POINT_32", enc)
+    for k in _inputs(op, case, lambda decl: bool(decl.get("encoding_from"))):
+        t = case.inputs[k]
+        refs = [first_index(r) for r in _decl(op, k)["encoding_from"]]
+        if any(r >= len(case.inputs) or case.inputs[r] is None or case.inputs[r].encoding is None for r in refs):
+            continue
+        x, w = case.inputs[refs[0]], case.inputs[refs[1]]
+        s_in = x.encoding.scales[0]
+        if w.encoding.per_axis and len(w.encoding.scales) == t.shape[0] and len(t.shape) == 1:
+            enc = Encoding(tuple(float(np.float32(s_in * s)) for s in w.encoding.scales), (0,) * t.shape[0], 0)
+        else:
+            enc = Encoding((float(np.float32(s_in * w.encoding.scales[0])),), (0,))
+        if t.dtype == "SFIXED_POINT_32" and t.encoding == enc:
+            continue
+        changed[k] = requantized(t, "SFIXED_POINT_32", enc)
+    return _with_inputs(case, changed) if changed else None
+
+
+def bitwidth_4bit_weights(op: OpDef, case: Case) -> Case | None:
+    """4-bit weights as ONNX Runtime's QNN EP hands them to QNN: the same codes in an 8-bit container of the same
+    signedness, with a bit-width-4 encoding (per axis where they were)."""
+    changed = {}
+    for k in _inputs(op, case, is_weight):
+        t = case.inputs[k]
+        if dtypes.get(t.dtype).bits != 4:
+            continue
+        container = t.dtype.replace("_4", "_8")
+        enc = replace(t.encoding, bitwidth=4)
+        changed[k] = replace(t, dtype=container, data=np.asarray(t.data).astype(dtypes.get(container).storage),
+                             encoding=enc)  # fmt: skip
+    return _with_inputs(case, changed) if changed else None
+
+
+def fixed_output_encoding(op: OpDef, case: Case) -> Case | None:
+    """An output of a bounded function on the grid the spec says converters fix and the backend requires."""
+    outs = list(case.outputs)
+    changed = False
+    for i, t in enumerate(outs):
+        fixed = op.fixed_encoding(i, t.dtype)
+        if fixed is not None and t.encoding != Encoding((fixed[0],), (fixed[1],)):
+            outs[i] = replace(t, encoding=Encoding((fixed[0],), (fixed[1],)))
+            changed = True
+    return replace(case, outputs=outs, steps=list(case.steps)) if changed else None
+
+
+FORMS: tuple[Form, ...] = (
+    Form("8-bit weights", weights_8bit, "weights, gamma and scale at 8 bits beside wider activations"),
+    Form("signed symmetric 8-bit weights", signed_8bit_weights, "per-channel and per-tensor symmetric int8 weights"),
+    Form("symmetric weights", symmetric_weights, "signed weights of the same width with offset 0"),
+    Form("32-bit bias", bias_32bit, "a 32-bit bias with offset 0, scaled in_scale x w_scale where the spec says so"),
+    Form("4-bit weights in an 8-bit container (bit-width encoding)", bitwidth_4bit_weights,
+         "INT4 weights as ONNX Runtime's QNN EP hands them over"),
+    Form("fixed output encoding", fixed_output_encoding, "the output grid a bounded function's backend requires"),
+)
+CONVERTER_FORM = "converter form (all conventions together)"
+# the forms a converter applies together: 8-bit weights (as the weights' own signedness gives, or signed
+# symmetric; 4-bit ones in the bit-width encoding), a 32-bit bias, the fixed output grid
+_TOGETHER = ((bitwidth_4bit_weights, weights_8bit, bias_32bit, fixed_output_encoding),
+             (bitwidth_4bit_weights, signed_8bit_weights, bias_32bit, fixed_output_encoding))
+
+
+def _changes(before: Case, after: Case) -> str:
+    """What a form changed, as a converter would read it: "in[1] SFIXED_POINT_8 symmetric, in[2] SFIXED_POINT_32"."""
+    parts = []
+    for k, (a, b) in enumerate(zip(before.inputs, after.inputs, strict=True)):
+        if a is not None and b is not None and (a.dtype != b.dtype or a.encoding != b.encoding):
+            parts.append(f"in[{k}] {_describe(b)}")
+    for i, (a, b) in enumerate(zip(before.outputs, after.outputs, strict=True)):
+        if a.encoding != b.encoding or a.dtype != b.dtype:
+            enc = b.encoding
+            parts.append(f"out[{i}] {b.dtype} scale {enc.scales[0]:.6g} offset {enc.offsets[0]}")
+    return ", ".join(parts)
+
+
+def _describe(t: Tensor) -> str:
+    enc = t.encoding
+    marks = []
+    if enc is not None and enc.bitwidth:
+        marks.append(f"bit-width {enc.bitwidth}")
+    d = dtypes.get(t.dtype)
+    if enc is not None and all(o == 0 for o in enc.offsets) and d.kind == "sfixed" and d.bits < 32:
+        marks.append("symmetric")
+    if enc is not None and enc.per_axis:
+        marks.append("per axis")
+    return t.dtype + (f" ({', '.join(marks)})" if marks else "")
+
+
+def _recalibrated(op: OpDef, case: Case, infer: Infer | None) -> Case:
+    """The outputs' grids calibrated again on what the changed case produces (as a QDQ flow does), except a grid
+    the spec fixes: requantized weights move the results a little, and an output grid calibrated on the old
+    values would cut them at its ends."""
+    if infer is None or not any(dtypes.get(t.dtype).quantized for t in case.outputs):
+        return case
+    try:
+        real = infer(op, case)
+    except Exception:  # noqa: BLE001 - the reference cannot say: the drawn grids stay
+        return case
+    if real is None or len(real) < len(case.outputs):
+        return case
+    outs = []
+    for i, t in enumerate(case.outputs):
+        keep = not dtypes.get(t.dtype).quantized or op.fixed_encoding(i, t.dtype) is not None or t.encoding is None \
+            or t.encoding.per_axis  # fmt: skip
+        values = np.asarray(real[i], dtype=np.float64)
+        values = values[np.isfinite(values)]
+        if keep or not values.size:
+            outs.append(t)
+            continue
+        outs.append(replace(t, encoding=encoding_for_range(float(values.min()), float(values.max()), t.dtype)))
+    return replace(case, outputs=outs, steps=list(case.steps))
+
+
+def variants(op: OpDef, case: Case, infer: Infer | None = None) -> list[tuple[str, Case]]:
+    """Every standard form that changes ``case``, one change at a time, then all of them together where that
+    differs from each alone: ``(name, case)`` pairs, the name saying what changed ("32-bit bias: in[2]
+    SFIXED_POINT_32"). The variants keep the case's configuration label (the probe belongs to the
+    cell) and say which form they are in ``strategy``."""
+    out: list[tuple[str, Case]] = []
+    for form in FORMS:
+        changed = form.change(op, case)
+        if changed is not None:
+            out.append((f"{form.name}: {_changes(case, changed)}", changed))
+    for changes in _TOGETHER:
+        together: Case = case
+        for change in changes:
+            together = change(op, together) or together
+        if together is not case and all(_changes(case, together) != _changes(case, c) for _, c in out):
+            out.append((f"{CONVERTER_FORM}: {_changes(case, together)}", together))
+    return [(name, replace(_recalibrated(op, c, infer), strategy=f"probe:{name.split(':')[0]}")) for name, c in out]

@@ -148,3 +148,9 @@ def test_a_finding_of_exactly_the_planted_bug_swallows_it_and_is_named(tmp_path)
     report = _mutants_run(tmp_path / "own", ["softmax_beta_ignored"], "--findings", str(findings))
     (m,) = report["mutants"]
     assert (m["status"], list(m["swallowed_by"])) == (run.SWALLOWED, ["softmax-beta-as-1.0"]), m
+
+
+def test_a_bug_whose_form_the_base_refuses_is_missed_as_refused_not_within_budget():
+    base, side = _side(_rec("PASS")), _side(_rec("REJECTED", True))
+    j = run.judge(MUTANT, base, base, side, side)
+    assert (j.status, j.why) == (run.MISSED, run.REFUSED), j

@@ -17,6 +17,7 @@ from bench.mutants.kinds import (
     AXIS_REVERSED,
     ENUM_AS_OTHER,
     FP16,
+    INPUT_DROPPED,
     LAYOUT,
     PARAM_IGNORED,
     REQUANT,
@@ -40,6 +41,7 @@ from bench.mutants.kinds import (
     sign_bit_flipped,
     tail_repeated,
     value,
+    without_input,
     zero_data,
 )
 from cases.case import Case, Encoding
@@ -235,7 +237,9 @@ MUTANTS: tuple[Mutant, ...] = (
              recompute=True, when=lambda c: "axes" in c.params and set(other_end("axes")(c)) != set(value(c, "axes"))),
     param_as("lrn_within_as_across", "Lrn", "region", 0, "Lrn computes WITHIN_CHANNEL as ACROSS_CHANNEL",
              kind=ENUM_AS_OTHER),
-    input_dropped("rmsnorm_beta_dropped", "RmsNorm", 2, "RmsNorm ignores beta"),
+    Mutant("rmsnorm_beta_dropped", ("RmsNorm",), INPUT_DROPPED, "RmsNorm ignores beta",
+           lambda c: present(c, 2), recompute=lambda c: without_input(c, 2),
+           reproduces="rmsnorm-beta-ignored"),  # the HTP's own bug (findings/qnn-htp.yaml): planted, it is that one
     # ---- pooling -----------------------------------------------------------------------------------------
     param_as("poolavg2d_count_pad_ignored", "PoolAvg2d", "count_pad_for_edges", False,
              "PoolAvg2d never counts the padding in the average", when=_pads),

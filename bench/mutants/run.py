@@ -39,6 +39,8 @@ RAN = ("PASS", "FAIL", "XFAIL", "XPASS", "UNCHECKED")  # a base verdict a bug's 
 KILLED, SWALLOWED, MISSED, RUN_FAILED = "KILLED", "SWALLOWED", "MISSED", "RUN FAILED"
 PYTEST_RAN = (0, 1)  # every test passed / some failed: the run went to its end either way
 NEVER_DRAWN, NOT_RUN, WITHIN_BUDGET = "never drawn", "not run by the base", "within budget"
+REFUSED = "refused as planted"  # the base ran the cases, and refuses the form the bug gave them: no number to judge
+UNJUDGED = ("REJECTED", "SKIP")
 TARGET_KILL_RATE = 0.95  # of the mutants outside the budget that the base runs (issue 26)
 
 
@@ -130,12 +132,14 @@ def judge(mutant: Any, base: Verdicts, base_raw: Verdicts, side: Verdicts, side_
     swallowed: Counter[str] = Counter()
     red_cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     ran = False
+    refused = 0  # cases the base judged that, planted, the base refused
     for key in touched:
         b, b_raw = base.records.get(key), base_raw.records.get(key)
         m, m_raw = side.records.get(key), side_raw.records.get(key)
         if b is None or m is None or b_raw is None or m_raw is None:
             continue  # the base did not record that case (a run cut short): it says nothing
         ran = ran or b_raw.verdict in RAN
+        refused += b_raw.verdict in RAN and m_raw.verdict in UNJUDGED
         if m_raw.verdict in RED and b_raw.verdict not in RED:
             j.killed_without_findings = True
         if m.verdict in RED and b.verdict not in RED:
@@ -152,8 +156,11 @@ def judge(mutant: Any, base: Verdicts, base_raw: Verdicts, side: Verdicts, side_
         j.status = KILLED
     elif j.killed_without_findings:
         j.status = SWALLOWED
+    elif not ran:
+        j.why = NOT_RUN
     else:
-        j.why = WITHIN_BUDGET if ran else NOT_RUN
+        j.why = REFUSED if refused and refused == sum(1 for k in touched if base_raw.records.get(k) is not None
+                                                        and base_raw.records[k].verdict in RAN) else WITHIN_BUDGET
     return j
 
 
@@ -169,7 +176,7 @@ def headline(judged: list[Judged]) -> str:
     swallowed = [j for j in judged if j.status == SWALLOWED]
     expected = sum(1 for j in swallowed if j.reproduces and set(j.swallowed_by) == {j.reproduces})
     missed = Counter(j.why for j in judged if j.status == MISSED)
-    outside = n - missed[WITHIN_BUDGET] - missed[NEVER_DRAWN] - missed[NOT_RUN]
+    outside = n - missed[WITHIN_BUDGET] - missed[NEVER_DRAWN] - missed[NOT_RUN] - missed[REFUSED]
     rate = f"{killed / outside:.0%}" if outside else "n/a"
     exp = f" ({expected} by the finding they reproduce)" if expected else ""
     failed = sum(j.status == RUN_FAILED for j in judged)
@@ -177,8 +184,8 @@ def headline(judged: list[Judged]) -> str:
         exp += f"; runs failed {failed}"
     return (f"mutants: killed {killed} / {n} (typical), {killed_any} / {n} (typical+edge); "
             f"swallowed {len(swallowed)}{exp}; missed {sum(missed.values())} (never drawn {missed[NEVER_DRAWN]}, "
-            f"within budget {missed[WITHIN_BUDGET]}, "
-            f"not run by the base {missed[NOT_RUN]}); typical kill rate {rate} of the {outside} the base runs outside "
+            f"within budget {missed[WITHIN_BUDGET]}, not run by the base {missed[NOT_RUN]}, "
+            f"refused as planted {missed[REFUSED]}); typical kill rate {rate} of the {outside} the base runs outside "
             f"the budget (target {TARGET_KILL_RATE:.0%})")  # fmt: skip
 
 

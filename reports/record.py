@@ -185,8 +185,8 @@ def record_problem(obj: Any) -> str | None:
 
 
 def _case_key(rec: Record) -> tuple[str, ...] | None:
-    """What makes a case one case within a run (None: a record that is no case, or carries no id)."""
-    if rec.kind not in (POSITIVE, NEGATIVE) or not rec.case_id:
+    """What makes a case one case within a run (None: a record that is no case, or was not written by a run)."""
+    if rec.kind not in (POSITIVE, NEGATIVE) or not rec.case_id or not rec.run_id:
         return None
     return (rec.run_id, rec.backend, rec.kind, rec.op, rec.config, rec.tier, rec.broken or "", rec.case_id)
 

@@ -88,7 +88,13 @@ def gone_within(pid: int, seconds: float) -> bool:
 
 
 def outcome(path: Path) -> list[tuple]:
-    """What a run concluded, case by case and cell by cell (timings and run ids aside), sorted; the CRASH
-    record a worker's death left for a cell that was completed later is not a case of the run."""
-    return sorted((r.kind, r.op, r.config, r.tier, r.broken or "", r.case_id, r.verdict, r.extra.get("cases", -1))
-                  for r in record.read([path], warn=lambda m: None) if not r.extra.get("worker_crash"))  # fmt: skip
+    """What a run concluded, case by case and cell by cell (timings and run ids aside), sorted, each once: a
+    cell completed by ``--resume`` after a lost line has its cell record twice, and the CRASH record a
+    worker's death left for a cell completed later is not a case of the run. A case recorded with two
+    verdicts is an AssertionError."""
+    conflicts: list[str] = []
+    got = {(r.kind, r.op, r.config, r.tier, r.broken or "", r.case_id, r.verdict, r.extra.get("cases", -1))
+           for r in record.read([path], warn=lambda m: None, conflicts=conflicts)
+           if not r.extra.get("worker_crash")}  # fmt: skip
+    assert not conflicts, f"cases recorded with two verdicts: {conflicts[:3]}"
+    return sorted(got)

@@ -538,7 +538,9 @@ def child_setup() -> None:
     """Before anything native loads: native banners on fd 1 go to the worker's private log (fd 2, a
     file the parent made) or, at a terminal, nowhere; a native crash leaves the Python stack there. The
     child dies with its parent, whatever kills the parent."""
-    lifetime.die_with_parent(lifetime.expected_parent())
+    parent = lifetime.expected_parent()
+    if parent is not None:
+        lifetime.die_with_parent(parent)
     if os.isatty(2):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)

@@ -628,20 +628,24 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
     }
 
 
-def append_records(options: dict, recs: list[results.Record]) -> None:
-    """Append to the run's results file, or end the run with one line when the file cannot take them: a
-    full disk (the record is not half written: ``reports.record.append``), or a run that no longer holds
-    the file (this process outlived its controller)."""
+def append_records(options: dict, recs: list[results.Record], session: pytest.Session) -> None:
+    """Append to the run's results file, or stop the run when the file cannot take them: a full disk (the
+    record is not half written: ``reports.record.append``), or a run that no longer holds the file (this
+    process outlived its controller). The test that was writing fails with the one line that says why, and
+    the session stops after it (under xdist the controller stops the run with the same line: a worker's
+    ``pytest.exit`` would read as a crashed worker)."""
     path = options["results"]
     try:
         results.append(path, recs, lease=options.get("lease"))
+        return
     except results.NotOurRun as e:
-        pytest.exit(f"conformance: {e}; this process stops", returncode=pytest.ExitCode.INTERRUPTED)
+        why = f"conformance: {e}; the run stops here"
     except OSError as e:
-        why = e.strerror or str(e)
-        more = "; free some space, then" if e.errno in results.FULL else "; then"
-        pytest.exit(f"conformance: --results {path}: {why}: the run stops here, every case recorded so far is "
-                    f"kept{more} rerun with --resume", returncode=pytest.ExitCode.INTERRUPTED)  # fmt: skip
+        more = "free some space, then " if e.errno in results.FULL else ""
+        why = (f"conformance: --results {path}: {e.strerror or e}: the run stops here, every case recorded so far "
+               f"is kept; {more}rerun with --resume")  # fmt: skip
+    session.shouldstop = why
+    pytest.fail(why, pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -671,7 +675,6 @@ class RunEnd:
         self.config, self.run = config, run
         self.planned: list[str] = []
         self.finished: set[str] = set()
-        self.crashed: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned = [i.nodeid for i in session.items if i.get_closest_marker("conformance")]
@@ -691,7 +694,6 @@ class RunEnd:
         a kill): the cases it had not recorded are gone. One CRASH record says so, so the cell never reads
         as complete; ``--resume`` runs it again (it has no cell record), and the cell's records of that
         resume supersede this one in the matrix."""
-        self.crashed.append(crashitem)
         if not self.run.results:
             return
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
@@ -745,7 +747,7 @@ class RunEnd:
                     continue
                 n = typical if cell[2] == "typical" else edge
                 planned += n
-                if cell in complete or nodeid in self.finished:
+                if cell in complete:  # a cell that failed short of its cell record is --resume's to finish
                     continue
                 left += max(0, n - len(counted.get(cell, ())))
                 cells += 1
@@ -757,10 +759,10 @@ class RunEnd:
                     cells += 1
         if not cells and exitstatus != pytest.ExitCode.INTERRUPTED:
             return ""
-        command = f"rerun the same command with --resume (results: {self.run.results})"
         if not cells:
-            return f"conformance: interrupted after every selected test had run; nothing remains for {command}"
-        return (f"conformance: run {self.run.run_id} stopped with {left} of {planned} planned cases still to run "
+            return "conformance: interrupted, but every selected test had finished: nothing remains to run"
+        command = f"rerun the same command with --resume (results: {self.run.results})"
+        return (f"conformance: run {self.run.run_id} ended with {left} of {planned} planned cases still to run "
                 f"({cells} tests unfinished); to finish it, {command}")  # fmt: skip
 
     def expectation_notes(self, recs: list[results.Record]) -> list[str]:

@@ -121,13 +121,13 @@ def expectations(conformance_options) -> Expectations:
 
 
 @pytest.fixture(scope="session")
-def record(conformance_options, expectations):
+def record(conformance_options, expectations, request):
     path = conformance_options["results"]
 
     def write(rec):
         rec = expectations.apply_record(rec)
-        if path is not None:
-            append_records(conformance_options, [rec])  # a full disk or a lost run lock ends the run here
+        if path is not None:  # a full disk or a lost run lock fails this test and stops the run
+            append_records(conformance_options, [rec], request.session)
         return rec
 
     return write

@@ -90,14 +90,14 @@ class Prior:
                 prior.shrunk.add((r.op, r.config, r.tier))
             elif r.kind == results.NEGATIVE and r.broken:
                 prior.negatives[(r.op, r.broken)] = r
-        prior.cells = {cell: r for cell, r in prior.cells.items() if prior.finished(cell, r)}
+        # a cell record stands for a finished cell only when every case it counts is recorded too: an older
+        # writer recorded the cell of an interrupted draw as well, and a torn line may have cost a case
+        recorded: dict[tuple[str, str, str], int] = {}
+        for op, config, tier, _ in prior.cases:
+            recorded[(op, config, tier)] = recorded.get((op, config, tier), 0) + 1
+        prior.cells = {cell: r for cell, r in prior.cells.items()
+                       if recorded.get(cell, 0) >= int(r.extra.get("cases", 0) or 0)}  # fmt: skip
         return prior
-
-    def finished(self, cell: tuple[str, str, str], rec: results.Record) -> bool:
-        """A cell record stands for a finished cell only when every case it counts is recorded too: an older
-        writer recorded the cell of an interrupted draw as well, and a torn line may have cost a case."""
-        recorded = sum(1 for (*key, _) in self.cases if tuple(key) == cell)
-        return recorded >= int(rec.extra.get("cases", 0) or 0)
 
     def __len__(self) -> int:
         return len(self.cases) + len(self.negatives)
@@ -784,8 +784,10 @@ class RunEnd:
             return entry
 
         fresh.match = spy  # type: ignore[method-assign]
+        good = {results.POSITIVE: results.PASS, results.NEGATIVE: results.REJECTED}
         for r in recs:
-            if r.kind in (results.POSITIVE, results.NEGATIVE) and not r.extra.get("worker_crash"):
+            # a good outcome no entry touched (it would be XPASS) cannot have matched one: most cases, skipped
+            if r.kind in good and not r.extra.get("worker_crash") and (r.verdict != good[r.kind] or r.expectation):
                 fresh.apply_record(r)
         ran = {r.op for r in recs}
         notes = []

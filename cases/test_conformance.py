@@ -212,21 +212,20 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, r
     inner = generate.case_strategy(op, config, settings)
     tally = {"draws": 0, "duplicates": 0}
 
+    limit = budget.seconds("generation")
+    deadline = {"t": float("inf")}  # set when drawing starts
+
     @st.composite
     def counted(draw):
-        out_of_time()
+        # checked before every draw as well as by the budget's timer, so that hypothesis' replay of the draw
+        # that ran out of time stops the same way
+        if budget.expired(deadline["t"]):
+            raise budget.OutOfTime(f"drawing the cell took more than {limit:g} s")
         tally["draws"] += 1  # every attempt; the ones that end in a refusal never reach the body
         return draw(inner)
 
     strategy = counted()
     seen: dict[str, Record] = {}
-    limit = budget.seconds("generation")
-    deadline = {"t": float("inf")}
-
-    def out_of_time() -> None:
-        """Checked before every draw, so hypothesis' replay of the draw that ran out stops the same way."""
-        if budget.expired(deadline["t"]):
-            raise budget.OutOfTime(f"drawing the cell took more than {limit:g} s")
     replay_options = _replay_options(conformance_options)
     n = examples_for(conformance_options, tier)
 

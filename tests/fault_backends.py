@@ -8,6 +8,7 @@ cue, so a test can stop a run at a known point instead of racing it.
   reference (the uninterrupted run and the ``--resume`` that finishes one).
 - ``raising``: the reference, except that its N-th case ($RAISE_AT) raises once per $RAISE_FILE (created
   when it raised): an exception in the middle of a cell, which a rerun does not meet again.
+- ``pausing_qnn_htp``: ``pausing`` with the QNN HTP simulator in place of the reference.
 - ``hanging_worker``: a worker-backed adapter (``adapters.worker``) whose worker process writes its pid to
   $PAUSE_FILE and hangs in its first case, as a QNN backend stuck in a graph does; no QNN needed.
 - ``hanging_qnn_htp``: the same with the real QNN HTP worker (the debug hang hook), where the simulator is.
@@ -53,6 +54,13 @@ class _Pausing(_Wrapper):
 
 def pausing(options: dict[str, Any]) -> _Pausing:
     from adapters.reference import make
+
+    return _Pausing(make(options))
+
+
+def pausing_qnn_htp(options: dict[str, Any]) -> _Pausing:
+    """``pausing`` on the QNN HTP simulator (one case per graph: the wrapper has no ``run_many``)."""
+    from adapters.qnn.adapter import make
 
     return _Pausing(make(options))
 

@@ -50,6 +50,25 @@ def test_ctrl_c_mid_cell_ends_non_zero_and_resume_loses_no_case(uninterrupted, t
     assert "still to run" in out and "--resume" in out, f"the run did not say what remains:\n{out[-2000:]}"
 
 
+@pytest.mark.parametrize("simulator", [pytest.param("qnn-htp", marks=NEEDS_SIMULATOR)])
+def test_ctrl_c_mid_cell_on_the_simulator_then_resume_loses_no_case(tmp_path, simulator):
+    args = ("--backend", "tests.fault_backends:pausing_qnn_htp", "--op", "^Relu$", "--examples", "2", "--seed", "5",
+            "--tier", "typical", "--no-shrink")  # fmt: skip
+    whole, path, cue = tmp_path / "whole.jsonl", tmp_path / "r.jsonl", tmp_path / "paused"
+    assert run(*args, "--results", str(whole), timeout=PATIENCE).returncode in (0, 1)
+    started = Started(tmp_path, *args, "--results", str(path), PAUSE_AT="3", PAUSE_FILE=str(cue))
+    wait_for_pid(cue, started)
+    started.signal(signal.SIGINT, group=True)
+    rc, out = started.finish()
+    assert rc == pytest.ExitCode.INTERRUPTED, f"exit {rc}\n{out[-2000:]}"
+    assert run(*args, "--results", str(path), "--resume", timeout=PATIENCE).returncode in (0, 1)
+
+    def cases(p):  # which cases were recorded: a simulator's verdicts may differ from run to run under load
+        return sorted({o[:6] for o in outcome(p) if o[0] == "positive"})
+
+    assert cases(path) == cases(whole), _missing(cases(whole), cases(path))
+
+
 def test_an_exception_mid_cell_leaves_the_cell_for_resume_to_finish(uninterrupted, tmp_path):
     path = tmp_path / "r.jsonl"
     args = ("--backend", "tests.fault_backends:raising", *PAUSING[2:], "--results", str(path))

@@ -418,7 +418,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[ADAPTER] = None
         from adapters import lifetime
 
-        lifetime.die_with_parent(run.controller or None)  # an orphan would go on writing another run's file
+        if run.controller and os.getppid() == run.controller:  # a local worker (not one over ssh)
+            lifetime.die_with_parent(run.controller)  # an orphan would go on writing another run's file
         _tear_down_on_sigterm(config)
         return
     if config.getoption("--resume") and not config.getoption("--results"):

@@ -162,6 +162,8 @@ def read_yaml(path: Path, raw: bytes | None = None) -> tuple[Any, dict[tuple, in
         line = mark.line + 1 if mark else 1
         msg = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise SpecError([Problem(str(path), line, "(yaml)", f"YAML syntax error: {msg}")]) from None
+    except SpecError:
+        raise
     except (ValueError, TypeError, OverflowError, RecursionError) as e:  # a value YAML reads but Python cannot hold
         raise SpecError([Problem(str(path), 1, "(yaml)", f"cannot be read as data: {type(e).__name__}: {e}")]) from None
     if node is not None:

@@ -5,6 +5,7 @@ not one. Each is put in a ``--specs`` directory beside a good op, which must sti
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from opdefs import expr
+from opdefs import expr, spec
 from tests.conformance_runs import child_env, run
 from tests.fault_runs import PATIENCE
 from tests.paths import REPO
@@ -138,8 +139,17 @@ def test_a_drawing_past_its_time_budget_costs_its_cell_not_the_run():
     assert sorted(failed) == ["FLOAT_16", "FLOAT_32"] and said == 2, proc.stdout[-3000:]
 
 
-def test_a_spec_cache_that_holds_a_list_is_ignored(tmp_path):
-    (tmp_path / "specs.json").write_text("[]")
-    proc = run("--backend", "reference", "--op", "^Relu$", "--examples", "2", "--tier", "typical", "--no-shrink",
-               "-k", "FLOAT_32", timeout=PATIENCE, QNN_CONFORMANCE_CACHE=str(tmp_path))  # fmt: skip
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+SPEC_CACHES = {
+    "a list": lambda code: [],
+    "text": lambda code: "text",
+    "specs a list": lambda code: {"code": code, "specs": []},
+    "an entry of text": lambda code: {"code": code, "specs": {"digest": "oops"}},
+    "an entry without lines": lambda code: {"code": code, "specs": {"digest": {"data": {}}}},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SPEC_CACHES))
+def test_a_spec_cache_of_the_wrong_shape_is_a_miss(tmp_path, monkeypatch, shape):
+    (tmp_path / "specs.json").write_text(json.dumps(SPEC_CACHES[shape](spec._code_key())))
+    monkeypatch.setenv(spec.CACHE_ENV, str(tmp_path))
+    assert spec._SpecCache().get("digest") is None, f"a spec cache holding {shape} was taken for one"

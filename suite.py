@@ -533,9 +533,18 @@ def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[
 
 def pytest_with_events(events: str, pytest_args: list[str]) -> int:
     """pytest with a small plugin that writes progress events (collected ids, test started, test done
-    with its outcome) as JSON lines to ``events``: what the main job's progress line reads."""
+    with its outcome) as JSON lines to ``events``: what the main job's progress line reads. It ends with the
+    main job (SIGTERM: the run tears down, its workers with it): left running, it would hold its results
+    file's lock against the next main job."""
+    import signal
+
     import pytest
 
+    from adapters import lifetime
+
+    parent = lifetime.expected_parent()
+    if parent is not None:
+        lifetime.die_with_parent(parent, signal.SIGTERM)
     return int(pytest.main(pytest_args, plugins=[_ProgressEvents(Path(events))]))
 
 
@@ -657,7 +666,11 @@ def _child_env() -> dict[str, str]:
     backend's pytest would otherwise take itself for a worker and write part files nobody merges."""
     import os
 
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    from adapters import lifetime
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env[lifetime.PARENT_ENV] = str(os.getpid())  # the backend's pytest ends with this job
+    return env
 
 
 def _last_line(path: Path) -> str:

@@ -20,7 +20,9 @@ two pipes, rather than ``multiprocessing``:
   - ``Popen.returncode`` gives the killing signal directly, and ``select`` on the reply pipe gives
     the per-case timeout without helper threads;
   - the child is started in its own session so a terminal Ctrl-C reaches the parent only; the child
-    exits when its request pipe closes (parent gone or closed).
+    exits when its request pipe closes (parent gone or closed), and is killed by the kernel when the
+    parent dies (``adapters.lifetime``): a child hung in the backend never reads its pipe again, and a
+    kill of the run's process group does not reach its session.
 The parent never loads the backend library: only the child module imports it.
 """
 
@@ -42,6 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from adapters import lifetime
 from adapters.base import CRASH, ERROR, TIMEOUT, GroupHung, Outcome, run_batched
 
 log = logging.getLogger(__name__)
@@ -166,6 +169,7 @@ class Worker:
         self._log_fd = fd
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
+        env[lifetime.PARENT_ENV] = str(os.getpid())
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", self.child_module, str(req_r), str(rep_w)],
@@ -532,7 +536,11 @@ def _log_position() -> int:
 
 def child_setup() -> None:
     """Before anything native loads: native banners on fd 1 go to the worker's private log (fd 2, a
-    file the parent made) or, at a terminal, nowhere; a native crash leaves the Python stack there."""
+    file the parent made) or, at a terminal, nowhere; a native crash leaves the Python stack there. The
+    child dies with its parent, whatever kills the parent."""
+    parent = lifetime.expected_parent()
+    if parent is not None:
+        lifetime.die_with_parent(parent)
     if os.isatty(2):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)

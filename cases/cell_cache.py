@@ -72,11 +72,20 @@ class CellCache:
         return base.with_suffix(".json"), base.with_suffix(".npz")
 
     def get(self, op: str, key: str) -> Cell | None:
+        """The stored cell, or None: never stored, or not a cell this key could have drawn. Why an entry that
+        fails to read is deleted: it would fail the same way on every later run (a truncated npz, a JSON
+        edited by hand, ``"cases": []``), so it is drawn again and stored afresh instead."""
         meta_path, arrays_path = self._paths(op, key)
         if not meta_path.is_file():
             return None
         try:
             meta = json.loads(meta_path.read_text())
+            counts = [meta["draws"], meta["duplicates"]]
+            if not (isinstance(meta["cases"], list) and all(isinstance(n, int) and n >= 0 for n in counts)
+                    and isinstance(meta["satisfiable"], bool)):  # fmt: skip
+                raise ValueError("not a stored cell")
+            if meta["satisfiable"] and not meta["cases"]:
+                raise ValueError("a satisfiable cell with no case")
             with np.load(arrays_path, allow_pickle=False) as z:
                 stored = {name: z[name] for name in z.files}
             cases = []
@@ -84,7 +93,12 @@ class CellCache:
                 prefix = f"{k}/"
                 arrays = {name[len(prefix):]: a for name, a in stored.items() if name.startswith(prefix)}
                 cases.append(Case.from_saved(case_meta, arrays))
-        except (OSError, ValueError, KeyError):  # unreadable: draw again (and overwrite it)
+        except Exception:  # noqa: BLE001 - whatever is wrong with it, it goes and the cell is drawn again
+            for path in (meta_path, arrays_path):
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:  # a read-only cache: drawn again every time, still never wrong
+                    pass
             return None
         return Cell(cases, int(meta["draws"]), int(meta["duplicates"]), bool(meta["satisfiable"]))
 

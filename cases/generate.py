@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,11 @@ from cases.case import Case, Encoding, Param, Tensor, encoding_for_range
 from opdefs import OpDef, dtypes, expr, presets
 
 determinism.pin_hypothesis_constants()  # the same seed draws the same cases in any process (cases/determinism.py)
+
+
+def _elements(shape: Sequence[int]) -> int:
+    """Elements of a shape in Python integers: in int64 the product of 65536**4 wraps to 0 and passes any cap."""
+    return math.prod(int(d) for d in shape)
 
 
 # ---- hypothesis strategies, each built once per distinct argument ---------------------------------------
@@ -699,7 +705,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
                     if shape and ref in last_limits and ref not in same_shape:  # 'shape(in[1])[-1] <= n'
                         shape = _fold_last(shape, last_limits[ref], {**defaults, **env}, settings)
                 assume(shape is not None)
-                assume(int(np.prod(shape, dtype=np.int64)) <= settings.max_elements)
+                assume(_elements(shape) <= settings.max_elements)
                 shapes[ref] = shape
                 first_shape = first_shape or shape
                 while len(inputs) < idx + k:
@@ -1904,7 +1910,7 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
             shape = tuple(_eval_dim(d, env) for d in dims) if dims else None
             if shape is None or any(s is None for s in shape):
                 return None
-        if int(np.prod(shape, dtype=np.int64)) > settings.max_elements or 0 in shape:
+        if _elements(shape) > settings.max_elements or 0 in shape:
             return None  # too big for the simulator, or empty (a QNN dimension is never 0)
         enc = None
         if dtypes.get(dtype).quantized:

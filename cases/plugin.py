@@ -7,14 +7,23 @@ any directory once the package is installed, editable or not. Without ``--backen
 nothing, so it is harmless in every other pytest run of the same environment.
 
 What it holds for ``cases/test_conformance.py``:
-- the checks at the door: an unknown or unavailable backend, ``--examples`` below 1, an ``--op`` that
-  is no regular expression or matches no op, an unknown ``--qnn-precision`` or a missing op package
-  each end the run with one line and exit code 4 (usage) before any case runs;
+- the checks at the door: an unknown or unavailable backend, ``--examples`` below 1, a
+  ``--case-timeout`` that is not a positive number of seconds, an ``--op`` that is no regular
+  expression or matches no op, an unknown ``--qnn-precision``, a missing op package, a ``--specs``
+  directory or ``--expectations`` file that is missing or does not parse, a ``--results`` that cannot be
+  written or that another run is writing: each ends the run with one line and exit code 4 (usage)
+  before any case runs;
 - the run's identity, decided once by the controller and handed to pytest-xdist workers: run id,
   seed (chosen and written down when not given, so the same command can resume), configuration;
 - the results file: a run header first (``reports.record.RunHeader``), then every record appended
-  as one whole line the moment its case finishes, by whichever process ran it;
-- ``--resume``: the cases a killed run already recorded are taken from the file, not run again.
+  as one whole line the moment its case finishes, by whichever process ran it, while the run holds
+  the file's lock (``reports.record.RunLock``: one run writes a results file); a disk that cannot take
+  a record stops the run with one line;
+- the run's lifetime: SIGTERM tears the run down as Ctrl-C does, xdist workers die with the
+  controller, a worker that dies mid-cell leaves a CRASH record for its cell, and a run that ends
+  with cases still to run says how many and how to finish them;
+- ``--resume``: the cases a killed run already recorded are taken from the file, not run again; a cell
+  counts as finished only when its cell record is there and every case it counted is recorded.
 """
 
 from __future__ import annotations
@@ -22,9 +31,11 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import math
 import os
 import random
 import re
+import signal
 import sys
 import time
 import uuid
@@ -71,7 +82,7 @@ class Prior:
         if not path.exists():
             return prior
         for r in results.read([path], warn=lambda m: None):  # the controller already reported a torn line
-            if r.kind == results.POSITIVE:
+            if r.kind == results.POSITIVE and r.case_id:
                 prior.cases[(r.op, r.config, r.tier, r.case_id)] = r
             elif r.kind == results.CELL:
                 prior.cells[(r.op, r.config, r.tier)] = r
@@ -79,6 +90,13 @@ class Prior:
                 prior.shrunk.add((r.op, r.config, r.tier))
             elif r.kind == results.NEGATIVE and r.broken:
                 prior.negatives[(r.op, r.broken)] = r
+        # a cell record stands for a finished cell only when every case it counts is recorded too: an older
+        # writer recorded the cell of an interrupted draw as well, and a torn line may have cost a case
+        recorded: dict[tuple[str, str, str], int] = {}
+        for op, config, tier, _ in prior.cases:
+            recorded[(op, config, tier)] = recorded.get((op, config, tier), 0) + 1
+        prior.cells = {cell: r for cell, r in prior.cells.items()
+                       if recorded.get(cell, 0) >= int(r.extra.get("cases", 0) or 0)}  # fmt: skip
         return prior
 
     def __len__(self) -> int:
@@ -87,6 +105,9 @@ class Prior:
 
 RUN = pytest.StashKey["Run | None"]()
 ADAPTER = pytest.StashKey[Any]()  # the adapter opened at the door, handed to the tests of a plain run
+LOCK = pytest.StashKey[Any]()  # the controller's reports.record.RunLock on --results
+EXPECTATIONS = pytest.StashKey[Any]()  # the --expectations entries, read at the door
+SIGTERM = pytest.StashKey[Any]()  # the SIGTERM handler the run replaced
 
 
 @dataclass
@@ -101,6 +122,8 @@ class Run:
     case_dir: str
     resume: bool
     configuration: dict[str, Any]
+    lease: str = ""  # the run's hold on its results file (reports.record.RunLock); xdist workers append with it
+    controller: int = 0  # the controller's pid: its xdist workers end when it does
 
     def wire(self) -> dict[str, Any]:
         return asdict(self)
@@ -159,6 +182,54 @@ def _check_counts(config: pytest.Config) -> None:
         value = config.getoption(opt)
         if value is not None and value < 1:
             raise _usage(f"{opt} {value}: must be a whole number of at least 1")
+    timeout = config.getoption("--case-timeout")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise _usage(f"--case-timeout {timeout:g}: must be a number of seconds above 0")
+
+
+def _check_specs(config: pytest.Config) -> None:
+    """A ``--specs`` directory that is not there would be ignored, and its ops missing without a word."""
+    for text in config.getoption("--specs"):
+        path = Path(text).expanduser()
+        if not path.is_dir():
+            raise _usage(f"--specs {text}: {'not a directory' if path.exists() else 'no such directory'}")
+        try:
+            found = any(path.glob("*.yaml"))
+        except OSError as e:
+            raise _usage(f"--specs {text}: cannot be read: {e.strerror or e}") from None
+        if not found:
+            raise _usage(f"--specs {text}: holds no op spec (*.yaml)")
+
+
+def _load_expectations(config: pytest.Config) -> Any:
+    """Read at the door: a missing or malformed file is one line here instead of an error in every test."""
+    from reports.expectations import Expectations, ExpectationsError
+
+    paths = config.getoption("--expectations")
+    try:
+        return Expectations.load_all(paths) if paths else Expectations()
+    except ExpectationsError as e:
+        raise _usage(f"--expectations: {e}") from None
+    except (OSError, UnicodeDecodeError, RecursionError) as e:
+        raise _usage(f"--expectations {', '.join(paths)}: cannot be read: {type(e).__name__}: {e}") from None
+
+
+def _check_writable(option: str, text: str) -> Path:
+    """Where ``option`` writes (a file or a directory to be made): refused now when it cannot be, rather than
+    with a traceback once cases ran."""
+    path = Path(text).expanduser().resolve()
+    if option == "--results" and path.exists() and not path.is_file():
+        raise _usage(f"{option} {text}: not a regular file")
+    if option != "--results" and path.exists() and not path.is_dir():
+        raise _usage(f"{option} {text}: not a directory")
+    parent = path.parent if option == "--results" else path
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise _usage(f"{option} {text}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise _usage(f"{option} {text}: not writable")
+    return path
 
 
 def _check_precision(config: pytest.Config) -> None:
@@ -307,14 +378,16 @@ def _resume_header(path: Path, configuration: dict[str, Any]) -> results.RunHead
         return None
     headers: list[results.RunHeader] = []
     torn: list[str] = []
-    for _ in results.read_with_headers([path], headers, warn=torn.append):
-        pass
+    try:
+        for _ in results.read_with_headers([path], headers, warn=torn.append):
+            pass
+    except (ValueError, OSError) as e:
+        raise _usage(f"--resume: {e}") from None
     for message in torn:
         print(f"warning: {message}", file=sys.stderr)
     if not headers:
         raise _usage(f"--resume: {path} has no run header (not written by a conformance run); "
                      "rerun without --resume to start it over")  # fmt: skip
-    _drop_torn_tail(path)
     first = headers[0]
     wanted = dict(configuration)
     if wanted.get("seed") is None:
@@ -348,28 +421,44 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(Path(__file__).with_name("test_conformance.py"))]
     wire = getattr(config, "workerinput", {}).get(_WIRE)
     if wire is not None:  # an xdist worker: the controller decided everything
-        config.stash[RUN] = Run(**wire)
+        config.stash[RUN] = run = Run(**wire)
         config.stash[ADAPTER] = None
+        from adapters import lifetime
+
+        if run.controller and os.getppid() == run.controller:  # a local worker (not one over ssh)
+            lifetime.die_with_parent(run.controller)  # an orphan would go on writing another run's file
+        _tear_down_on_sigterm(config)
         return
     if config.getoption("--resume") and not config.getoption("--results"):
         raise _usage("--resume needs --results FILE: the file of the run to continue")
     _check_counts(config)
     parse_shard(config.getoption("--shard"))
     _check_precision(config)
+    _check_specs(config)
     _check_op(config)
+    config.stash[EXPECTATIONS] = _load_expectations(config)
+    results_path = config.getoption("--results")
+    path = _check_writable("--results", results_path) if results_path else None
+    if config.getoption("--case-dir"):
+        _check_writable("--case-dir", config.getoption("--case-dir"))
     options = adapter_options(config)
     adapter = _open_backend(name, options)
+    run_id = uuid.uuid4().hex[:12]
+    try:
+        lock = _lock(path, run_id) if path is not None else None  # before anything reads or writes the file
+    except BaseException:
+        adapter.close()
+        raise
+    config.stash[LOCK] = lock
     info = adapter.info() if hasattr(adapter, "info") else {}
     seed = config.getoption("--seed")
     configuration = _configuration(config, name, seed, info, options)
-    run_id = uuid.uuid4().hex[:12]
-    results_path = config.getoption("--results")
     resume = bool(config.getoption("--resume"))
-    if results_path:
-        path = Path(results_path).expanduser().resolve()
+    if path is not None:
         previous = _resume_header(path, configuration) if resume else None
         if previous is not None:
             run_id = previous.run_id
+            lock.relabel(run_id)
             seed = previous.configuration.get("seed") if seed is None else seed
         elif resume:
             print(f"--resume: {path} does not exist yet; starting the run", file=sys.stderr)
@@ -379,14 +468,22 @@ def pytest_configure(config: pytest.Config) -> None:
     configuration["seed"] = seed
     header = results.RunHeader(run_id, name, configuration, datetime.now(UTC).isoformat(timespec="seconds"),
                                list(config.invocation_params.args), resumed=resume)  # fmt: skip
-    if results_path:
-        if resume:
-            results.append(path, [header])
-        else:
-            results.start(path, header)
-    case_dir = config.getoption("--case-dir") or (str(path.parent / "cases") if results_path else "runs/cases")
-    config.stash[RUN] = Run(name, options, run_id, int(seed), str(path) if results_path else None,
-                            str(Path(case_dir).resolve()), resume, configuration)  # fmt: skip
+    if path is not None:
+        try:
+            if resume:
+                _drop_torn_tail(path)
+                results.append(path, [header])
+            else:
+                results.start(path, header)
+        except OSError as e:
+            adapter.close()
+            raise _usage(f"--results {results_path}: cannot be written: {e.strerror or e}") from None
+    case_dir = config.getoption("--case-dir") or (str(path.parent / "cases") if path is not None else "runs/cases")
+    config.stash[RUN] = Run(name, options, run_id, int(seed), str(path) if path is not None else None,
+                            str(Path(case_dir).resolve()), resume, configuration,
+                            lock.lease if lock is not None else "", os.getpid())  # fmt: skip
+    _tear_down_on_sigterm(config)
+    config.pluginmanager.register(RunEnd(config, config.stash[RUN]), "conformance-run-end")
     if _uses_xdist(config):
         adapter.close()  # the workers open their own
         config.stash[ADAPTER] = None
@@ -407,6 +504,43 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if adapter is not None:
         adapter.close()
         config.stash[ADAPTER] = None
+    lock = config.stash.get(LOCK, None)
+    if lock is not None:
+        lock.release()
+        config.stash[LOCK] = None
+    previous = config.stash.get(SIGTERM, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+        config.stash[SIGTERM] = None
+
+
+def _lock(path: Path, run_id: str) -> results.RunLock:
+    """The run's hold on its results file, taken before the file is read or replaced (``--resume`` too)."""
+    lock = results.RunLock(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire(run_id)
+    except results.ResultsBusy as e:
+        raise _usage(f"--results: {e}") from None
+    except OSError as e:
+        raise _usage(f"--results {path}: cannot be written: {e.strerror or e}") from None
+    return lock
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _tear_down_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (a scheduler's stop, ``kill``) ends the run as Ctrl-C does: the test running is interrupted,
+    the adapters close their worker processes, the controller says what remains. A handler the embedding
+    program set is left alone."""
+    if sys.platform == "win32" or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    try:
+        config.stash[SIGTERM] = signal.signal(signal.SIGTERM, _interrupted)
+    except ValueError:  # not the main thread: the embedding program owns the signals
+        pass
 
 
 def take_adapter(config: pytest.Config) -> Any:
@@ -497,7 +631,189 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
         "max_elements": pytestconfig.getoption("--max-elements"),
         "prior": Prior.load(results_path) if run.resume and results_path else Prior(),
         "started": time.time(),
+        # an xdist worker appends only while its run holds the file; the controller holds it itself
+        "lease": run.lease if hasattr(pytestconfig, "workerinput") and run.lease else None,
     }
+
+
+def append_records(options: dict, recs: list[results.Record], session: pytest.Session) -> None:
+    """Append to the run's results file, or stop the run when the file cannot take them: a full disk (the
+    record is not half written: ``reports.record.append``), or a run that no longer holds the file (this
+    process outlived its controller). The test that was writing fails with the one line that says why, and
+    the session stops after it (under xdist the controller stops the run with the same line: a worker's
+    ``pytest.exit`` would read as a crashed worker)."""
+    path = options["results"]
+    try:
+        results.append(path, recs, lease=options.get("lease"))
+        return
+    except results.NotOurRun as e:
+        why = f"conformance: {e}; the run stops here"
+    except OSError as e:
+        more = "free some space, then " if e.errno in results.FULL else ""
+        why = (f"conformance: --results {path}: {e.strerror or e}: the run stops here, every case recorded so far "
+               f"is kept; {more}rerun with --resume")  # fmt: skip
+    session.shouldstop = why
+    pytest.fail(why, pytrace=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# The end of a run (controller): cells lost with a worker, what is left to run, which expectations
+# did nothing or too much
+# ---------------------------------------------------------------------------------------------
+def _param(nodeid: str) -> str:
+    return nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
+
+
+def _cell_of(nodeid: str) -> tuple[str, str, str] | None:
+    """(op, configuration, tier) of a ``test_op`` id; None for other tests and the spec-error rows."""
+    if "::test_op[" not in nodeid:
+        return None
+    parts = _param(nodeid).split("-")
+    if len(parts) < 3 or parts[-1] not in ("typical", "edge"):
+        return None
+    return parts[0], "-".join(parts[1:-1]), parts[-1]
+
+
+class RunEnd:
+    """The controller's view of the run's end. Why a plugin object of its own: under xdist only the
+    controller sees every test's outcome and a worker's death, and only it outlives them to say what
+    the results file still lacks."""
+
+    def __init__(self, config: pytest.Config, run: Run) -> None:
+        self.config, self.run = config, run
+        self.planned: list[str] = []
+        self.finished: set[str] = set()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.planned = [i.nodeid for i in session.items if i.get_closest_marker("conformance")]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.planned:
+            self.planned = [i for i in ids if "::test_op[" in i or "::test_rejects[" in i]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.finished.add(report.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """An xdist worker died running ``crashitem`` (a segfault in an in-process backend, the OOM killer,
+        a kill): the cases it had not recorded are gone. One CRASH record says so, so the cell never reads
+        as complete; ``--resume`` runs it again (it has no cell record), and the cell's records of that
+        resume supersede this one in the matrix."""
+        if not self.run.results:
+            return
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+        message = (f"the pytest-xdist worker {worker} running this test died; the cases it had not recorded are "
+                   "lost (--resume runs them)")  # fmt: skip
+        cell = _cell_of(crashitem)
+        if cell is None:  # a negative case has no record until it ran: --resume runs it again as it is
+            return
+        rec = results.Record(op=cell[0], config=cell[1], backend=self.run.backend, verdict=results.CRASH,
+                             tier=cell[2], test_id=crashitem, run_id=self.run.run_id, message=message,
+                             extra={"worker_crash": worker})  # fmt: skip
+        try:
+            results.append(self.run.results, [rec])
+        except OSError as e:
+            print(f"conformance: the CRASH record of {crashitem} could not be written: {e}", file=sys.stderr)
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        if not self.run.results:
+            if exitstatus == pytest.ExitCode.INTERRUPTED:
+                terminalreporter.write_line("conformance: interrupted; without --results nothing is kept to resume")
+            return
+        try:
+            recs = [r for r in results.read([self.run.results], warn=lambda m: None) if r.run_id == self.run.run_id]
+        except (OSError, ValueError):
+            return
+        line = self.remaining(recs, exitstatus)
+        if line:
+            terminalreporter.write_line(line)
+        for line in self.expectation_notes(recs):
+            terminalreporter.write_line(line)
+
+    def remaining(self, recs: list[results.Record], exitstatus: int) -> str:
+        """One line when the run ends with cases still to run: how many, and the command that runs them."""
+        typical, edge = examples_per_tier(self.config)
+        tier_opt = self.config.getoption("--tier")
+        counted: dict[tuple[str, str, str], set[str]] = {}
+        complete: set[tuple[str, str, str]] = set()
+        negatives: set[tuple[str, str]] = set()
+        for r in recs:
+            if r.kind == results.POSITIVE and r.case_id:
+                counted.setdefault((r.op, r.config, r.tier), set()).add(r.case_id)
+            elif r.kind == results.CELL:
+                complete.add((r.op, r.config, r.tier))
+            elif r.kind == results.NEGATIVE and r.broken:
+                negatives.add((r.op, r.broken))
+        planned = left = cells = 0
+        for nodeid in self.planned:
+            cell = _cell_of(nodeid)
+            if cell is not None:
+                if tier_opt not in ("both", cell[2]):
+                    continue
+                n = typical if cell[2] == "typical" else edge
+                planned += n
+                if cell in complete:  # a cell that failed short of its cell record is --resume's to finish
+                    continue
+                left += max(0, n - len(counted.get(cell, ())))
+                cells += 1
+            elif "::test_rejects[" in nodeid:
+                planned += 1
+                op, _, broken = _param(nodeid).partition("-")
+                if (op, broken) not in negatives and nodeid not in self.finished:
+                    left += 1
+                    cells += 1
+        if not cells and exitstatus != pytest.ExitCode.INTERRUPTED:
+            return ""
+        if not cells:
+            return "conformance: interrupted, but every selected test had finished: nothing remains to run"
+        command = f"rerun the same command with --resume (results: {self.run.results})"
+        return (f"conformance: run {self.run.run_id} ended with {left} of {planned} planned cases still to run "
+                f"({cells} tests unfinished); to finish it, {command}")  # fmt: skip
+
+    def expectation_notes(self, recs: list[results.Record]) -> list[str]:
+        """Entries of ``--expectations`` that matched no case although their op ran (stale or mistyped), and
+        entries whose op pattern took in cases of several ops (``re:.*`` hides every failure of a run)."""
+        known = self.config.stash.get(EXPECTATIONS, None)
+        if known is None or not known.entries:
+            return []
+        from reports.expectations import Expectations
+
+        fresh = Expectations.load_all(self.config.getoption("--expectations"))
+        ops: dict[int, set[str]] = {}
+        match = fresh.match
+
+        def spy(op: str, *args: Any, **kwargs: Any) -> Any:
+            entry = match(op, *args, **kwargs)
+            if entry is not None:
+                ops.setdefault(id(entry), set()).add(op)
+            return entry
+
+        fresh.match = spy  # type: ignore[method-assign]
+        good = {results.POSITIVE: results.PASS, results.NEGATIVE: results.REJECTED}
+        for r in recs:
+            # a good outcome no entry touched (it would be XPASS) cannot have matched one: most cases, skipped
+            if r.kind in good and not r.extra.get("worker_crash") and (r.verdict != good[r.kind] or r.expectation):
+                fresh.apply_record(r)
+        ran = {r.op for r in recs}
+        notes = []
+        for entry in fresh.entries:
+            hit = ops.get(id(entry), set())
+            if not hit and any(p.matches(op) for p in entry.op for op in ran):
+                notes.append(f"conformance: expectation {entry.where} matched no case of this run although its op "
+                             "ran: stale or mistyped?")  # fmt: skip
+            elif len(hit) > 1 and not all(_literal(p.text) for p in entry.op):
+                names = ", ".join(sorted(hit)[:5]) + (", ..." if len(hit) > 5 else "")
+                notes.append(f"conformance: expectation {entry.where} (op {', '.join(p.text for p in entry.op)}) "
+                             f"matched cases of {len(hit)} ops ({names}): an entry should name the op it is about")
+        return notes
+
+
+def _literal(pattern: str) -> bool:
+    """Whether an expectations op pattern names one op (no glob or regular expression)."""
+    return not pattern.startswith("re:") and not any(c in pattern for c in "*?[")
 
 
 def examples_for(options: dict, tier: str) -> int:

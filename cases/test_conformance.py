@@ -16,7 +16,12 @@ is one failed ``test_op[MyOp-spec-error]`` naming file:line: field, and every ot
 
 With ``--resume`` the cases already in the results file are not run again: the same seed draws the
 same cases (same ``case_id``), the recorded verdict stands in for each, and a finished cell is read
-back whole.
+back whole. A cell is finished when its cell record is written, and that is written only once every
+one of its cases is recorded: a cell interrupted (Ctrl-C, SIGTERM) or broken by an exception has no
+cell record, so ``--resume`` runs the cases it lacks.
+
+Drawing a cell has a time budget (``opdefs.budget``): a spec whose constraints keep the generator busy
+past it costs that cell, which runs the cases drawn so far and says so, never the run.
 """
 
 from __future__ import annotations
@@ -38,11 +43,12 @@ from adapters import refusal
 from cases import forms, generate, negative
 from cases.case import Case
 from cases.cell_cache import Cell, CellCache
-from cases.plugin import examples_for, hypothesis_settings, take_adapter
+from cases.plugin import append_records, examples_for, hypothesis_settings, take_adapter
+from opdefs import budget
 from reference.expected import infer
 from reports import refusals
 from reports.expectations import Expectations
-from reports.record import CELL, PROBE, SHRUNK, Record, append
+from reports.record import CELL, PROBE, SHRUNK, Record
 
 BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
 NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
@@ -125,13 +131,13 @@ def expectations(conformance_options) -> Expectations:
 
 
 @pytest.fixture(scope="session")
-def record(conformance_options, expectations):
+def record(conformance_options, expectations, request):
     path = conformance_options["results"]
 
     def write(rec):
         rec = expectations.apply_record(rec)
-        if path is not None:
-            append(path, [rec])
+        if path is not None:  # a full disk or a lost run lock fails this test and stops the run
+            append_records(conformance_options, [rec], request.session)
         return rec
 
     return write
@@ -223,8 +229,15 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     inner = generate.case_strategy(op, config, settings)
     tally = {"draws": 0, "duplicates": 0}
 
+    limit = budget.seconds("generation")
+    deadline = {"t": float("inf")}  # set when drawing starts
+
     @st.composite
     def counted(draw):
+        # checked before every draw as well as by the budget's timer, so that hypothesis' replay of the draw
+        # that ran out of time stops the same way
+        if budget.expired(deadline["t"]):
+            raise budget.OutOfTime(f"drawing the cell took more than {limit:g} s")
         tally["draws"] += 1  # every attempt; the ones that end in a refusal never reach the body
         return draw(inner)
 
@@ -241,6 +254,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
 
     prior = conformance_options["prior"]
     cell = (op_name, config_label, tier)
+    stopped: dict[str, str] = {}  # why drawing stopped short, when it did
 
     def draw() -> tuple[Cell, list[float]]:
         """The cell's distinct cases in draw order, and the seconds each took to draw."""
@@ -257,7 +271,16 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
             seconds.append(time.perf_counter() - last["t"])
             last["t"] = time.perf_counter()
 
-        satisfiable = _drive(collect, strategy, {**conformance_options, "examples": n, "edge_examples": n}, None)
+        deadline["t"] = time.monotonic() + limit
+        try:
+            with budget.time_budget(limit, f"drawing {op_name} {config_label} {tier}"):
+                satisfiable = _drive(collect, strategy, {**conformance_options, "examples": n, "edge_examples": n},
+                                     None)  # fmt: skip
+        except (budget.OutOfTime, BaseExceptionGroup) as e:
+            if isinstance(e, BaseExceptionGroup) and e.subgroup(budget.OutOfTime) is None:
+                raise
+            stopped["generation_stopped"] = f"drawing took more than its budget of {limit:g} s"
+            satisfiable = True
         return Cell(list(drawn.values()), tally["draws"], tally["duplicates"], satisfiable), seconds
 
     def drawn_cell() -> tuple[Cell, list[float]]:
@@ -271,7 +294,11 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         if got is not None:
             return got, [(time.perf_counter() - t0) / max(1, len(got.cases))] * len(got.cases)
         got, seconds = draw()
-        cache.put(op_name, key, got)
+        if not stopped:  # a draw cut short by its budget is not what this key draws
+            try:
+                cache.put(op_name, key, got)
+            except OSError:  # a cache that cannot be written costs the next backend a draw, not this cell
+                pass
         return got, seconds
 
     def run_all(pending: dict[str, tuple[Case, float]]) -> None:
@@ -300,24 +327,23 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     if cell in prior.cells:  # --resume: this cell finished before the kill; read it back
         seen.update({cid: r for (*key, cid), r in prior.cases.items() if tuple(key) == cell})
     else:
-        try:
-            got, seconds = drawn_cell()
-            pending: dict[str, tuple[Case, float]] = {}
-            for case, took in zip(got.cases, seconds, strict=True):
-                cid = case.case_id()
-                done = prior.cases.get((*cell, cid))
-                if done is not None:  # --resume: recorded cases stand
-                    seen[cid] = done
-                else:
-                    pending[cid] = (case, took)
-            run_all(pending)
-        finally:  # the cell's bookkeeping, even when drawing or running failed
-            if got is None:
-                cell_record(0, tally["duplicates"], tally["draws"])
+        got, seconds = drawn_cell()
+        pending: dict[str, tuple[Case, float]] = {}
+        for case, took in zip(got.cases, seconds, strict=True):
+            cid = case.case_id()
+            done = prior.cases.get((*cell, cid))
+            if done is not None:  # --resume: recorded cases stand
+                seen[cid] = done
             else:
-                cell_record(len(got.cases), got.duplicates, max(0, got.draws - len(got.cases) - got.duplicates))
+                pending[cid] = (case, took)
+        run_all(pending)
+        # every case is recorded: only now is the cell finished (an interrupt or an exception above leaves no
+        # cell record, and --resume runs what this cell lacks)
+        cell_record(len(got.cases), got.duplicates, max(0, got.draws - len(got.cases) - got.duplicates), **stopped)
         if not got.satisfiable:
             pytest.skip(unsatisfiable)
+        if stopped and not got.cases:
+            pytest.fail(f"{tier}: {stopped['generation_stopped']}, before any case was drawn", pytrace=False)
     recs = list(seen.values())
     if got is not None and _needs_probe(tier, recs):
         _probe(op, got.cases, adapter, name, conformance_options, request, replay_options, record)
@@ -341,6 +367,8 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     if recs and all(r.verdict in NOT_JUDGED for r in recs):
         verdicts = sorted({r.verdict for r in recs})
         pytest.skip(f"{name}: {'/'.join(verdicts)} for every {tier} case ({len(recs)}): {recs[0].message[:200]}")
+    if not recs:  # a cell that ran no case is never a pass
+        pytest.skip(f"{tier}: no case of this cell was drawn")
     xfailed = [r for r in recs if r.verdict == "XFAIL"]
     if xfailed:  # "known", never passed: pytest's own outcome says so too
         pytest.xfail(f"{tier}: XFAIL {len(xfailed)}/{len(recs)}: {xfailed[0].expectation or ''}"[:300])

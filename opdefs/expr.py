@@ -9,6 +9,12 @@ message naming the construct, at lint time, before any case exists.
 
 ``in`` is a Python keyword, so ``in[0]`` is rewritten to ``_in[0]`` (and ``out[0]`` to ``_out[0]``)
 before parsing; user names may not start with ``_``.
+
+Bounded, because a spec is untrusted input: an expression holds at most ``MAX_SOURCE_CHARS``
+characters and nests at most ``MAX_DEPTH`` deep (Python's own parser and this module's compiler
+recurse); no integer result may need more than ``MAX_INT_BITS`` bits, so ``9**9**9`` is an error and
+not an hour of arithmetic; text is never repeated and ``bits`` gives at most 64. Constant parts are
+evaluated when the expression is parsed, so lint reports a constant that breaks a bound.
 """
 
 from __future__ import annotations
@@ -24,6 +30,11 @@ from typing import Any
 import numpy as np
 
 _IO = re.compile(r"(?<![A-Za-z0-9_])(in|out)\s*\[")
+
+
+MAX_SOURCE_CHARS = 4000  # the longest built-in expression has ~250
+MAX_DEPTH = 64  # of the syntax tree: the built-in ones stay under 15
+MAX_INT_BITS = 1024  # no dim, count or index of a QNN op needs more than 64
 
 
 class ExprError(ValueError):
@@ -117,6 +128,20 @@ def _increasing(x: Any) -> bool:
     return bool(np.all(v[1:] > v[:-1]))
 
 
+def _bits(x: Any, n: Any) -> np.ndarray:
+    if not 0 <= int(n) <= 64:
+        raise EvalError(f"bits(x, {int(n)}): at most 64 bits")
+    return (int(x) >> np.arange(int(n))) & 1
+
+
+def _size(t: Any) -> int:
+    """Python integers: a product of dims in int64 wraps to 0 at 2**64 (65536**4 elements)."""
+    n = 1
+    for d in _t(t).shape:
+        n *= int(d)
+    return n
+
+
 def _dim(t: Any, i: Any) -> int:
     s = _t(t).shape
     i = int(i)
@@ -130,7 +155,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
     "rank": (lambda t: len(_t(t).shape), "number of dimensions of a tensor"),
     "shape": (lambda t: _t(t).shape, "tuple of dimensions of a tensor"),
     "dim": (_dim, "dim(t, i): size of dimension i"),
-    "size": (lambda t: int(np.prod(_t(t).shape, dtype=np.int64)), "number of elements of a tensor"),
+    "size": (_size, "number of elements of a tensor"),
     "dtype": (lambda t: _t(t).dtype, "QNN datatype name, e.g. 'UFIXED_POINT_8'"),
     "is_float": (_is_kind("float"), "datatype is a floating-point type"),
     "is_quantized": (_is_kind("ufixed", "sfixed"), "datatype is a fixed-point type"),
@@ -154,7 +179,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
     "floor": (lambda x: np.floor(_values(x)), "floor"),
     "ceil": (lambda x: np.ceil(_values(x)), "ceiling"),
     "int": (lambda x: int(x), "integer"),
-    "bits": (lambda x, n: (int(x) >> np.arange(int(n))) & 1, "bits(x, n): the n lowest bits of x, bit 0 first"),
+    "bits": (lambda x, n: _bits(x, n), "bits(x, n): the n lowest bits of x (n <= 64), bit 0 first"),
     "broadcastable": (_broadcastable, "shapes broadcast together (numpy rules)"),
     "broadcast_shape": (_broadcast_shape, "the broadcast shape"),
     "num_inputs": (None, "number of inputs given (bound per case)"),  # bound by the evaluator
@@ -450,11 +475,18 @@ def parse(source: str) -> Expr:
     asks for the same dim formulas and bounds on every draw, and an ``Expr`` never changes."""
     if not isinstance(source, str) or not source.strip():
         raise ExprError("empty expression")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise ExprError(f"an expression of {len(source)} characters (at most {MAX_SOURCE_CHARS})")
     text = _IO.sub(lambda m: f"_{m.group(1)}[", source)
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise ExprError(f"syntax error: {e.msg} (column {e.offset})") from None
+    except (ValueError, RecursionError, MemoryError) as e:  # a literal past Python's digit limit, deep nesting
+        raise ExprError(f"cannot be parsed: {type(e).__name__}: {str(e)[:200]}") from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ExprError(f"nested {depth} deep (at most {MAX_DEPTH})")
     nodes = list(ast.walk(tree))
     for node in nodes:  # constructs first: "lambda is not allowed" says more than "call of ... "
         for bad, what in _FORBIDDEN_NAMES.items():
@@ -473,7 +505,37 @@ def parse(source: str) -> Expr:
                 raise ExprError("keyword arguments are not allowed")
         if isinstance(node, ast.Constant) and not isinstance(node.value, int | float | str | bool | type(None)):
             raise ExprError(f"constant {node.value!r} is not allowed")
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value.bit_length() > MAX_INT_BITS:
+            raise ExprError(f"integer constant of {node.value.bit_length()} bits (at most {MAX_INT_BITS})")
+    _check_constants(tree.body)
     return Expr(source, tree)
+
+
+def _depth(tree: ast.AST) -> int:
+    """Depth of the syntax tree, without recursion (the tree to measure may be deeper than the stack)."""
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, d = todo.pop()
+        deepest = max(deepest, d)
+        todo += [(child, d + 1) for child in ast.iter_child_nodes(node)]
+    return deepest
+
+
+_CONSTANT_PARTS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Tuple, ast.List, ast.operator, ast.unaryop,
+                   ast.Load)  # fmt: skip
+
+
+def _check_constants(node: ast.AST) -> None:
+    """Evaluate every largest part made of constants and arithmetic alone (``9**9**9``), so a constant that
+    breaks a bound is an ExprError here, at lint time, rather than at every draw."""
+    if isinstance(node, ast.BinOp | ast.UnaryOp) and all(isinstance(n, _CONSTANT_PARTS) for n in ast.walk(node)):
+        try:
+            _compile(node)({})
+        except (EvalError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:
+            raise ExprError(f"{ast.unparse(node)[:80]} cannot be evaluated: {e}") from None
+        return
+    for child in ast.iter_child_nodes(node):
+        _check_constants(child)
 
 
 _Fn = Callable[[Mapping[str, Any]], Any]
@@ -565,8 +627,28 @@ def _c_unary(n: ast.UnaryOp) -> _Fn:
     return f
 
 
+def _bounded_pow(a: Any, b: Any) -> Any:
+    """``a ** b``, refused where Python integers would need more than MAX_INT_BITS bits (it would take
+    minutes, and no spec quantity is that large)."""
+    big = isinstance(a, int) and isinstance(b, int) and b > 1 and abs(a) > 1
+    if big and (abs(a).bit_length() - 1) * b > MAX_INT_BITS:
+        raise EvalError(f"{a}**{b}: integer too large (more than {MAX_INT_BITS} bits)")
+    return operator.pow(a, b)
+
+
+def _bounded_mul(a: Any, b: Any) -> Any:
+    if isinstance(a, str) or isinstance(b, str):
+        raise EvalError("text cannot be multiplied")
+    r = operator.mul(a, b)
+    if type(r) is int and r.bit_length() > MAX_INT_BITS:
+        raise EvalError(f"integer too large (more than {MAX_INT_BITS} bits)")
+    return r
+
+
 def _c_binop(n: ast.BinOp) -> _Fn:
-    left, right, fn = _compile(n.left), _compile(n.right), _BINOPS[type(n.op)]
+    fn = _BINOPS[type(n.op)]
+    fn = _bounded_pow if fn is operator.pow else _bounded_mul if fn is operator.mul else fn
+    left, right = _compile(n.left), _compile(n.right)
     concat = isinstance(n.op, ast.Add)
 
     def f(env: Mapping[str, Any]) -> Any:
@@ -584,6 +666,8 @@ def _c_binop(n: ast.BinOp) -> _Fn:
             return fn(a, b)
         except ZeroDivisionError:
             raise EvalError("division by zero") from None
+        except OverflowError as e:  # float arithmetic past 1e308
+            raise EvalError(f"overflow: {e}") from None
 
     return f
 

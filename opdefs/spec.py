@@ -5,6 +5,13 @@ Validation is three layers, all reported together so one run of lint shows every
 2. the JSON Schema (``schema/opdef.schema.json``), via ``jsonschema``;
 3. the constraint language: every ``check`` and ``derived`` expression parses under the whitelist,
    and every name it uses is an input, output, parameter, dim, rank symbol or enum member of the op.
+
+A spec is untrusted input, and loading one is bounded: a file that is not a regular file (a FIFO would
+block the reader forever) or is larger than ``MAX_SPEC_BYTES`` is refused, YAML aliases are refused
+(each use is a copy of its anchor's whole tree, so ten nested ones make a kilobyte into billions of
+nodes for every walk of the document), a scalar longer than ``MAX_SCALAR_CHARS`` is refused with its
+line, expressions are bounded by ``opdefs.expr``, and ``load_each`` gives each file a time budget
+(``opdefs.budget``). Whatever goes wrong loading one spec becomes that op's SpecError, never the run's.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +31,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from opdefs import expr
+from opdefs import budget, expr
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
 # Extra spec directories (os.pathsep-separated), searched before the built-in one: an op package's
 # specs, or a scratch copy. Set by the conformance plugin's --specs so xdist workers see it too.
 SPECS_ENV = "QNN_CONFORMANCE_SPECS"
+MAX_SPEC_BYTES = 1 << 20  # the largest built-in spec is 24 KB
+MAX_SCALAR_CHARS = 20_000  # the longest built-in text (a summary) is under 2000 characters
 
 
 @dataclass
@@ -118,16 +128,44 @@ def _field_name(data: Any, path: tuple) -> str:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
-    text = path.read_text(encoding="utf-8")
+def _refuse_unbounded(node: yaml.Node, path: Path) -> None:
+    """SpecError at the first alias or over-long scalar, walking each node once (an alias is a node met a
+    second time: the composer hands the anchor's node itself to every use)."""
+    seen: set[int] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            why = "YAML aliases (*name) are not allowed in a spec: write the value out"
+            raise SpecError([Problem(str(path), n.start_mark.line + 1, "(yaml)", why)])
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            if len(n.value) > MAX_SCALAR_CHARS:
+                raise SpecError([Problem(str(path), n.start_mark.line + 1, "(yaml)",
+                                         f"a value of {len(n.value)} characters (at most {MAX_SCALAR_CHARS})")])
+        elif isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                todo += [v, k]
+        elif isinstance(n, yaml.SequenceNode):
+            todo += n.value
+
+
+def read_yaml(path: Path, raw: bytes | None = None) -> tuple[Any, dict[tuple, int]]:
+    text = (raw if raw is not None else _read_spec_bytes(path)).decode("utf-8")
     try:
         node = yaml.compose(text, Loader=_FAST_LOADER)
+        if node is not None:
+            _refuse_unbounded(node, path)
         data = yaml.SafeLoader("").construct_document(node) if node is not None else None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = mark.line + 1 if mark else 1
         msg = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise SpecError([Problem(str(path), line, "(yaml)", f"YAML syntax error: {msg}")]) from None
+    except SpecError:
+        raise
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:  # a value YAML reads but Python cannot hold
+        raise SpecError([Problem(str(path), 1, "(yaml)", f"cannot be read as data: {type(e).__name__}: {e}")]) from None
     if node is not None:
         twice = _duplicate_keys(node)
         if twice:
@@ -548,16 +586,22 @@ class _SpecCache:
             return
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
-            if doc.get("code") == _code_key():
-                self.entries = doc.get("specs", {})
-        except (OSError, ValueError):
+            if isinstance(doc, dict) and doc.get("code") == _code_key() and isinstance(doc.get("specs"), dict):
+                self.entries = doc["specs"]
+        except (OSError, ValueError, RecursionError):  # unreadable or not ours: parsed afresh, written anew
             self.entries = {}
 
     def get(self, digest: str) -> tuple[Any, dict[tuple, int]] | None:
+        """The cached spec, or None when there is none or the entry is not what ``put`` writes (a cache file
+        edited or cut short is a miss, never an error)."""
         e = self.entries.get(digest)
         if e is None:
             return None
-        return e["data"], {tuple(k): v for k, v in e["lines"]}
+        try:
+            data, lines = e["data"], {tuple(k): int(v) for k, v in e["lines"]}
+        except (TypeError, KeyError, ValueError):
+            return None
+        return (data, lines) if isinstance(data, dict) else None
 
     def put(self, digest: str, data: Any, lines: dict[tuple, int]) -> None:
         self.entries[digest] = {"data": data, "lines": [[list(k), v] for k, v in lines.items()]}
@@ -581,10 +625,26 @@ def _spec_cache() -> _SpecCache:
     return _SpecCache()
 
 
+def _read_spec_bytes(path: Path) -> bytes:
+    """The file's bytes, once it is known to be a regular file of a bounded size (a FIFO would block here)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecError([Problem(str(path), 1, "(file)", "not a regular file: a spec is a YAML file")])
+        if info.st_size > MAX_SPEC_BYTES:
+            raise SpecError([Problem(str(path), 1, "(file)",
+                                     f"{info.st_size} bytes: a spec may hold at most {MAX_SPEC_BYTES}")])  # fmt: skip
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(MAX_SPEC_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
 def load_file(path: str | Path) -> OpDef:
     """Load and validate one spec; raises SpecError listing every problem."""
     path = Path(path)
-    raw = path.read_bytes()
+    raw = _read_spec_bytes(path)
     digest = hashlib.sha256(raw).hexdigest()
     cache = _spec_cache()
     hit = cache.get(digest)
@@ -592,7 +652,7 @@ def load_file(path: str | Path) -> OpDef:
         data, lines = hit
         problems: list[Problem] = []
     else:
-        data, lines = read_yaml(path)
+        data, lines = read_yaml(path, raw)
         if not isinstance(data, dict):
             raise SpecError([Problem(str(path), 1, "(top)", "a spec must be a YAML mapping")])
         problems = _validate_schema(data, lines, path)
@@ -655,7 +715,8 @@ def load(name: str, directory: Path | None = None) -> OpDef:
 
 def load_all(directory: Path | None = None) -> dict[str, OpDef]:
     """Every spec, or SpecError at the first malformed one (lint and coverage want all or nothing)."""
-    out = {name: _load_cached(str(p), p.stat().st_mtime) for name, p in _all_files(directory).items()}
+    out = {name: _bounded(lambda p=p: _load_cached(str(p), p.stat().st_mtime), p)
+           for name, p in _all_files(directory).items()}  # fmt: skip
     _spec_cache().save()
     return out
 
@@ -667,22 +728,32 @@ def load_each(directory: Path | None = None) -> tuple[dict[str, OpDef], dict[str
     bad: dict[str, SpecError] = {}
     for name, p in _all_files(directory).items():
         try:
-            good[name] = _load_cached(str(p), p.stat().st_mtime)
+            good[name] = _bounded(lambda p=p: _load_cached(str(p), p.stat().st_mtime), p)
         except SpecError as e:
             bad[name] = e
-        except (OSError, UnicodeDecodeError) as e:
-            bad[name] = SpecError([Problem(str(p), 1, "(file)", f"cannot read: {e}")])
     _spec_cache().save()
     return good, bad
+
+
+def _bounded(load: Callable[[], OpDef], p: Path) -> OpDef:
+    """``load()`` within the load budget, any failure of it as the spec's own SpecError: a spec is untrusted
+    input, and whatever it does to the loader (an exception of any kind, a budget run out) costs its op."""
+    try:
+        with budget.time_budget(budget.seconds("load"), f"loading {p.name}"):
+            return load()
+    except SpecError:
+        raise
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecError([Problem(str(p), 1, "(file)", f"cannot read: {e}")]) from None
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        raise SpecError([Problem(str(p), 1, "(load)", f"{type(e).__name__}: {str(e)[:300]}")]) from None
 
 
 def lint(paths: list[Path]) -> list[Problem]:
     problems: list[Problem] = []
     for p in paths:
         try:
-            load_file(p)
+            _bounded(lambda p=p: load_file(p), Path(p))
         except SpecError as e:
             problems += e.problems
-        except (OSError, UnicodeDecodeError) as e:
-            problems.append(Problem(str(p), 1, "(file)", f"cannot read: {e}"))
     return problems

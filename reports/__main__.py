@@ -2,8 +2,11 @@
 
 Only results files (and, for catalogues, spec YAML and seed text) are read, so every command works
 on a results file copied from another machine with no backend installed. A malformed input ends
-the command with one line naming the file (and line) and exit status 2; a torn last line (a run
-killed mid-write) is reported and skipped, and the report is written from the good lines.
+the command with one line naming the file (and line) and exit status 2; a line of a results file that
+is not a record (torn by a kill or a full disk, or of the wrong shape) is reported with its line and
+skipped, and the report is written from the good lines. A case one run recorded twice with different
+verdicts (two writers on one file) is a conflict: each is named, the report counts the first, and the
+command exits 2.
 
 Merging: several results files (or one file appended to by several runs) become one matrix, except
 when two runs of the same backend were made with different configurations (build, seed, examples,
@@ -25,16 +28,32 @@ EXIT_REGRESSION = 1
 MERGE_HELP = "merge runs of the same backend even when their configurations (build, seed, options...) differ"
 
 
+CONFLICTS_SHOWN = 20
+_conflicts: list[str] = []  # what this command's reads found: one run's case with two verdicts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _conflicts.clear()
     try:
-        return args.run(args)
+        status = args.run(args)
     except expectations.ExpectationsError as e:
         return _fail(str(e))
     except OSError as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename else str(e))
-    except ValueError as e:  # record.read: "file:line: not a results record: ..."
+    except ValueError as e:  # record.read: "file: not a results file: ..."
         return _fail(str(e))
+    if _conflicts:
+        for message in _conflicts[:CONFLICTS_SHOWN]:
+            print(f"python -m reports: error: {message}", file=sys.stderr)
+        if len(_conflicts) > CONFLICTS_SHOWN:
+            print(f"python -m reports: error: {len(_conflicts) - CONFLICTS_SHOWN} more conflicts", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return status
+
+
+def _read(paths: Sequence[Path]) -> list[record.Record]:
+    return list(record.read(paths, conflicts=_conflicts))
 
 
 class MixedRuns(ValueError):
@@ -51,7 +70,7 @@ def _read_checked(paths: Sequence[Path], headers: list[record.RunHeader]) -> lis
     out: list[record.Record] = []
     for p in paths:
         before = len(headers)
-        got = list(record.read_with_headers([p], headers))
+        got = list(record.read_with_headers([p], headers, conflicts=_conflicts))
         if not got and len(headers) == before:
             raise EmptyResults(f"{p}: no results records (empty, or not written by a conformance run)")
         out += got
@@ -229,7 +248,7 @@ def _matrix(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     if args.records:
-        lines = diff.record_differences(record.read([args.old]), record.read([args.new]))
+        lines = diff.record_differences(_read([args.old]), _read([args.new]))
         _write("".join(f"{line}\n" for line in lines) or "no record differs (run-specific fields left out)\n",
                args.output)
         return EXIT_REGRESSION if lines else 0
@@ -303,7 +322,7 @@ def _findings(args: argparse.Namespace) -> int:
 
     known = findings.load(args.file)
     issues = findings.problems(known)
-    run = findings.check_run(known, record.read(args.results)) if args.results else None
+    run = findings.check_run(known, _read(args.results)) if args.results else None
     render = findings.to_markdown if args.format == "md" else findings.to_json
     _write(render(known, run, issues), args.output)
     return EXIT_BAD_INPUT if issues else 0
@@ -312,7 +331,7 @@ def _findings(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     from reports import agree
 
-    run_a, run_b = list(record.read([args.run_a])), list(record.read([args.run_b]))
+    run_a, run_b = _read([args.run_a]), _read([args.run_b])
     path = args.explain or agree.DEFAULT_EXPLANATIONS
     # findings/routes.yaml explains the qnn-htp / ort-qnn routes; two other runs (qnn-cpu vs qnn-htp) get none
     routes = any(r.backend == "ort-qnn" for r in run_a[:50] + run_b[:50])

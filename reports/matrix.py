@@ -372,9 +372,20 @@ class Matrix:
     op_families: dict[str, str] = field(default_factory=dict)  # from the records' ``family`` (the spec's)
     # (op, config) -> why qnn-htp and ort-qnn differ there (reports.routes.RouteNote), when both routes ran
     routes: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # CRASH records a run's controller wrote for a cell whose xdist worker died (``worker_crash``), held until
+    # ``settle``: a later record of that cell's completion (its --resume) supersedes them
+    held: dict[tuple[CellKey, str], list[Record]] = field(default_factory=dict)
 
     def add(self, r: Record) -> None:
         key = (str(r.op), str(r.config), str(r.backend))
+        if r.kind == POSITIVE and r.extra.get("worker_crash"):
+            self.held.setdefault((key, r.tier or "typical"), []).append(r)
+            return
+        if r.kind == CELL:
+            self.held.pop((key, r.tier or "typical"), None)
+        self._add(key, r)
+
+    def _add(self, key: CellKey, r: Record) -> None:
         family = r.extra.get("family")
         if isinstance(family, str) and family:
             self.op_families[key[0]] = family
@@ -403,6 +414,13 @@ class Matrix:
             cell.edge.add(r)
             return
         cell.add(r)
+
+    def settle(self) -> None:
+        """Count the worker-death records no completion of their cell superseded (see ``held``)."""
+        held, self.held = self.held, {}
+        for (key, _), recs in held.items():
+            for r in recs:
+                self._add(key, r)
 
     def all_cells(self) -> list[Cell]:
         """Typical and negative cells (edge cells hang off their typical cell: ``Cell.edge``)."""
@@ -489,13 +507,16 @@ class Matrix:
 def build(records: Iterable[Record]) -> Matrix:
     """Fold records into a matrix. Every record counts once; concatenated reruns are not de-duplicated.
     Where both routes to libQnnHtp.so (qnn-htp, ort-qnn) are present, each op and configuration on which they
-    disagree gets its note (``reports.routes``): the renderers link the cell to the mechanism or finding."""
+    disagree gets its note (``reports.routes``): the renderers link the cell to the mechanism or finding.
+    A worker's death in the middle of a cell counts as one CRASH case of the cell, unless the cell was
+    completed later on (``Matrix.held``)."""
     from reports import routes
 
     records = list(records)
     m = Matrix()
     for r in records:
         m.add(r)
+    m.settle()
     m.routes = routes.notes(records)
     return m
 

@@ -41,13 +41,15 @@ def test_matrix_applies_expectations_and_warns_about_unused_entries(tmp_path: Pa
     assert "Softmax" in capsys.readouterr().err, "the stale Softmax entry should be warned about"
 
 
-def test_a_malformed_results_line_names_file_and_line(tmp_path: Path, capsys) -> None:
+def test_a_malformed_results_line_is_skipped_with_one_line_naming_file_and_line(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad.jsonl"
     good = RESULTS.read_text().splitlines()
-    bad.write_text(good[0] + "\n{not json\n" + good[1] + "\n")  # not the last line: not a torn write
-    assert main(["summary", str(bad)]) == 2
-    err = capsys.readouterr().err.strip()
+    bad.write_text(good[0] + "\n{not json\n" + good[1] + "\n")  # not the last line: a full disk, an edit
+    assert main(["summary", str(bad)]) == 0, "one bad line cost the whole file"
+    out = capsys.readouterr()
+    err = out.err.strip()
     assert f"{bad}:2:" in err and len(err.splitlines()) == 1, f"one line naming {bad}:2 expected, got: {err}"
+    assert "reference" in out.out, "no summary from the good lines"
 
 
 def test_a_record_with_an_unknown_verdict_names_file_and_line(tmp_path: Path, capsys) -> None:

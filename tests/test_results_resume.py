@@ -155,12 +155,14 @@ def test_a_torn_last_line_is_reported_and_skipped(uninterrupted, tmp_path, capsy
     assert json.loads(out.read_text())["cells"], "no matrix from the good lines"
 
 
-def test_a_malformed_line_before_the_last_is_still_an_error(uninterrupted, tmp_path):
+def test_a_malformed_line_before_the_last_is_skipped_and_named_by_its_line(uninterrupted, tmp_path):
     path = tmp_path / "bad.jsonl"
     good = uninterrupted.read_text().splitlines()
     path.write_text("\n".join([good[0], good[1][:40], *good[2:]]) + "\n")
-    with pytest.raises(ValueError, match=f"{path}:2: not a results record"):
-        list(record.read([path]))
+    warnings: list[str] = []
+    kept = list(record.read([path], warn=warnings.append))
+    assert len(kept) == len(good) - 2, f"{len(kept)} records kept of {len(good) - 2} whole ones"
+    assert [w.split(": ")[0] for w in warnings] == [f"{path}:2"], warnings
 
 
 def test_reports_refuse_to_merge_one_backends_runs_of_different_configurations(uninterrupted, tmp_path, capsys):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from reference import member, register
+from reference.models import register_model
 
 # Enum values, from the seed's "Values" lists.
 # Enum parameters are compared by the spec's member names (the numbers live in the YAML only):
@@ -408,7 +409,12 @@ def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
     one row per intermediate axis. Negative begin/end get the dim added, then clip per 12465-12474:
     Python slicing, except that a negative stride clips begin to [0, dim-1] (Python: [-1, dim-1]).
     A shrunk axis takes index begin only (12524)."""
-    x = np.asarray(inputs[0])
+    return [_strided_slice(np.asarray(inputs[0]), params)]
+
+
+def _strided_slice(x: np.ndarray, params: dict[str, Any], clip_negative_begin: bool = True) -> np.ndarray:
+    """``clip_negative_begin`` False: a negative stride starts at the begin given, past the axis's end if it is
+    there (an index outside the axis reads 0), for as many elements as the clipped slice has."""
     ranges = int_vector(params, "ranges").reshape(-1, 3)
     count = ranges.shape[0]
     new = _bits(int_param(params, "new_axes_mask", 0), count)
@@ -436,7 +442,27 @@ def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
             lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim, 0, dim, 0, dim
         else:
             lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim - 1, -1, dim - 1, dim - 1, -1
-        b = full_b if begin_mask[i] else min(max(b + dim if b < 0 else b, lo_b), hi_b)
+        given = b + dim if b < 0 else b
+        b = full_b if begin_mask[i] else min(max(given, lo_b), hi_b)
         e = full_e if end_mask[i] else min(max(e + dim if e < 0 else e, lo_e), hi_e)
-        y = np.take(y, np.arange(b, e, s, dtype=np.int64), axis=i)
-    return [np.squeeze(y, axis=tuple(dropped)) if dropped else y]
+        index = np.arange(b, e, s, dtype=np.int64)
+        if not clip_negative_begin and s < 0 and not begin_mask[i] and given > hi_b:
+            index = given + s * np.arange(index.size, dtype=np.int64)
+        inside = (index >= 0) & (index < dim)
+        y = np.take(y, np.where(inside, index, 0), axis=i)
+        if not inside.all():
+            view = [1] * y.ndim
+            view[i] = -1
+            y = np.where(inside.reshape(view), y, 0)
+    return np.squeeze(y, axis=tuple(dropped)) if dropped else y
+
+
+@register_model("StridedSlice", name="negative-stride-begin-not-clipped")
+def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's StridedSlice (finding stridedslice-negative-stride-begin-not-clipped): with a negative
+    stride, a begin at or past the axis's end is not clipped to dim - 1 (line 12474); the slice starts there and the
+    positions outside the input come out 0."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    return [_strided_slice(np.asarray(inputs[0]), params, clip_negative_begin=False)]

@@ -61,15 +61,19 @@ def _declared_float16(adapter: Adapter, case: Case) -> str:
 
 def _models(case: Case, outputs: list[np.ndarray], known: Any, backend_name: str, adapter: Adapter,
             op: opdefs.OpDef) -> dict[str, Any]:  # fmt: skip
-    """The failing case's outputs against the model of each finding about its cell (``reference.models``)."""
+    """The failing case's outputs against the model of each finding about its cell (``reference.models``), at the
+    arithmetic the backend declares: a model of where FLOAT_32 values land is held to binary16's budget on a backend
+    that computes FLOAT_32 in float16, as the verdict itself is (FP16_ACCURATE)."""
     from reference import models
 
     info = adapter.info() if hasattr(adapter, "info") else {}
     names = (backend_name, str(info["wraps"])) if info.get("wraps") else (backend_name,)
     soc = str(info.get("soc") or "default")
+    precision = "float16" if _declared_float16(adapter, case) else None
     out = {}
     for model in known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
-        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case))
+        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case),
+                                              precision=precision)  # fmt: skip
     return out
 
 

@@ -466,3 +466,24 @@ def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarra
 
     inputs, params = arguments(case)
     return [_strided_slice(np.asarray(inputs[0]), params, clip_negative_begin=False)]
+
+
+
+@register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
+def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the
+    output pixel (h, w) holds the block that belongs at flat pixel h * width_out + w * block_size[1], so a block 2 wide
+    fills row 0 with blocks 0, 2, 4 ... and the pixels whose source lies past the last block read memory past it
+    (0 or other values: left open, NaN)."""
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    right = expected(case)[0]
+    n, h_out, w_out, depth = right.shape
+    blocks = right.reshape(n, h_out * w_out, depth)
+    bw = int(np.asarray(params["block_size"]).reshape(-1)[1])
+    src = (np.arange(h_out)[:, None] * w_out + np.arange(w_out)[None, :] * bw).reshape(-1)
+    inside = src < h_out * w_out
+    out = np.full_like(blocks, np.nan)
+    out[:, inside] = blocks[:, src[inside]]
+    return [out.reshape(right.shape)]

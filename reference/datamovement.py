@@ -399,6 +399,24 @@ def pad(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.pad(x, [tuple(a) for a in amounts], mode=_NP_PAD_MODE[scheme], **kwargs)]
 
 
+@register_model("Pad", name="last-axis-after-pad-least-code")
+def pad_last_axis_after_pad_least_code(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's SFIXED_POINT_8 CONSTANT Pad with an after-pad on the last axis and none before it (finding
+    pad-s8-constant-last-axis-end-qmin): the cells padded after the last axis, on the input's own rows, hold the
+    type's least code (-128) instead of the pad value; the rows added along the other axes are right."""
+    from reference.expected import arguments, expected
+    from reference.quant import dequantize
+
+    inputs, params = arguments(case)
+    y = expected(case)[0]
+    x_shape = np.shape(inputs[0])
+    amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
+    region = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts[:-1], x_shape[:-1], strict=True))
+    region += (slice(int(amounts[-1][0]) + x_shape[-1], None),)
+    y[region] = dequantize(np.array(-128), case.outputs[0].encoding)
+    return [y]
+
+
 def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 

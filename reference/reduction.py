@@ -116,9 +116,9 @@ def cumulative_sum(
 
 @register_model("ReduceSum", name="first-listed-axis-only")
 def reduce_sum_first_listed_axis_only(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's FLOAT_16 ReduceSum with axes out of order and keep_dims false (finding reducesum-f16-unsorted-
-    axes): it sums along the first listed axis only and reads the other listed axes at index 0 ([1, 2, 3] =
-    [[1, 2, 4], [8, 16, 32]] with axes [2, 1] gives 7, the first row's sum, for 63)."""
+    """The HTP simulator's FLOAT_16 ReduceSum with axes out of order and keep_dims false (finding
+    reducesum-f16-unsorted-axes): it sums along the first listed axis only and reads the other listed axes at index 0
+    ([1, 2, 3] = [[1, 2, 4], [8, 16, 32]] with axes [2, 1] gives 7, the first row's sum, for 63)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)

@@ -388,6 +388,21 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
 
+@register_model("NonMaxSuppression", name="padding-rows-class-open")
+def nms_padding_rows_class_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's NonMaxSuppression with fewer selected boxes than out[0] has rows (finding nms-padding-rows-
+    wrong-class): the padding rows repeat the last selected box's batch and box index as line 9193 says, but their
+    class column holds another class (1 for the only selection's 0). The class of a padding row is left open (NaN);
+    every selected row, the other columns and the count are the reference's."""
+    from reference.expected import expected
+
+    outs = expected(case)
+    rows = outs[0].astype(np.float64)
+    count = int(np.asarray(outs[1]).reshape(-1)[0]) if len(outs) > 1 else rows.shape[0]
+    rows[count:, 1] = np.nan
+    return [rows, *outs[1:]]
+
+
 @register_model("DetectionOutput", name="background-kept-labelled-minus-one")
 def detection_output_background_kept_labelled_minus_one(case: Any) -> list[np.ndarray]:
     """The HTP simulator's DetectionOutput with use_bg_in_nms true and output_background false (finding detectionoutput-

@@ -82,6 +82,19 @@ def group_norm(
     return [y * _per_channel(_optional(inputs, 1), 1.0, c) + _per_channel(_optional(inputs, 2), 0.0, c)]
 
 
+@register_model("GroupNorm", name="leading-axes-as-one-batch")
+def group_norm_leading_axes_as_one_batch(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's GroupNorm on a rank-2 or rank-3 input (finding groupnorm-rank-below-4-one-batch): axis 0 is
+    not a batch; every axis before the channel is a spatial axis of one sample, so a group's statistics run over all
+    rows ([4, 2] with two groups: four values per group, where the reference's batch reading has one)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    one = group_norm([x[None, ...], *inputs[1:]], params, None, None, op=case.op)[0]
+    return [one.reshape(x.shape)]
+
+
 def _instance_region_axes(region: str, ndim: int) -> tuple[int, ...]:
     """InstanceNorm ``region`` (7548-7560) -> the axes its statistics are taken over."""
     spatial = tuple(range(1, ndim - 1))

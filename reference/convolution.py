@@ -170,14 +170,17 @@ def depthwise_conv(
 def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1 (or an unequal
     stride) (finding depthwiseconv2d-multiplier-dilation-wrong): only the first channel_in output channels are
-    computed (with their bias); the others come out 0 in FLOAT_16 and fixed point, and other values in FLOAT_32 (left
-    open: NaN, any value)."""
+    computed (with their bias); the others come out 0 in FLOAT_16, code 0 in fixed point (the grid's lowest value, not
+    its zero point), and other values in FLOAT_32 (left open: NaN, any value)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
+    from reference.quant import dequantize
+
     y = depthwise_conv(inputs, params, None, None, op=case.op)[0]
     cin = np.shape(inputs[0])[-1]
-    y[..., cin:] = np.nan if case.outputs[0].dtype == "FLOAT_32" else 0.0
+    out = case.outputs[0]
+    y[..., cin:] = np.nan if out.dtype == "FLOAT_32" else dequantize(np.array(0), out.encoding) if out.encoding else 0.0
     return [y]
 
 

@@ -49,8 +49,10 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
 
 def _declared_float16(adapter: Adapter, case: Case) -> str:
     """Where the adapter declares that its backend computes this case's float32 outputs in float16 arithmetic
-    (``capabilities()["arithmetic"]``, with the documentation that says so): that source, else ""."""
-    if not case.outputs or any(t.dtype != "FLOAT_32" for t in case.outputs):
+    (``capabilities()["arithmetic"]``, with the documentation that says so): that source, else "". A case with a
+    FLOAT_32 output beside others (DetectionOutput's boxes beside fixed-point scores) counts: the budget relaxed is the
+    FLOAT_32 outputs' only (``reference.tolerance.budget_for``), the others are judged as before."""
+    if not any(t.dtype == "FLOAT_32" for t in case.outputs):
         return ""
     try:
         declared = ((adapter.capabilities() or {}).get("arithmetic") or {}).get("FLOAT_32") or {}
@@ -62,16 +64,21 @@ def _declared_float16(adapter: Adapter, case: Case) -> str:
 
 
 def _models(case: Case, outputs: list[np.ndarray], known: Any, backend_name: str, adapter: Adapter,
-            op: opdefs.OpDef) -> dict[str, Any]:  # fmt: skip
-    """The failing case's outputs against the model of each finding about its cell (``reference.models``)."""
+            op: opdefs.OpDef, graph_precision: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The failing case's outputs against the model of each finding about its cell (``reference.models``), at the
+    precision the case was judged at (``graph_precision``: a graph run at float16 precision) or the arithmetic the
+    backend declares: a model of where FLOAT_32 values land is held to binary16's budget on a backend that computes
+    FLOAT_32 in float16, as the verdict itself is (FP16_ACCURATE)."""
     from reference import models
 
     info = adapter.info() if hasattr(adapter, "info") else {}
     names = (backend_name, str(info["wraps"])) if info.get("wraps") else (backend_name,)
     soc = str(info.get("soc") or "default")
+    precision = "float16" if graph_precision == "float16" or _declared_float16(adapter, case) else graph_precision
     out = {}
     for model in known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
-        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case))
+        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case),
+                                              precision=precision)  # fmt: skip
     return out
 
 
@@ -168,7 +175,8 @@ def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | No
                 metrics["float16_budget"] = "inside"
                 message = f"outside binary32's budget, inside binary16's: {relaxed} ({message})"
             if known is not None:
-                metrics["models"] = _models(case, outcome.outputs, known, backend_name, adapter, op)
+                metrics["models"] = _models(case, outcome.outputs, known, backend_name, adapter, op,
+                                            (outcome.details or {}).get("precision"))  # fmt: skip
         try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
             metrics.update(reading(case, outcome.outputs))
         except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict

@@ -1752,7 +1752,10 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
             return Tensor(ref, dtype, shape, parts.astype(d.storage), Encoding((1.0,), (0,)))
         return Tensor(ref, dtype, shape, parts.astype(d.storage))
     if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
-        return _tensor_in_range(rng, ref, dtype, shape, values, env)
+        t = _tensor_in_range(rng, ref, dtype, shape, values, env)
+        if typical and values.get("corners") and shape and shape[-1] == 4:
+            _ordered_corners(t)
+        return t
     domain = values.get("domain")
     if domain is not None and (typical or rng.random() < 0.5):  # the edge tier also goes outside
         t = _tensor_in_range(rng, ref, dtype, shape, {"range": domain}, env)
@@ -1798,6 +1801,14 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
     if typical and values.get("nonzero"):
         _away_from_zero(t)
     return t
+
+
+def _ordered_corners(t: Tensor) -> None:
+    """Boxes whose first corner is the upper-left one and the second the bottom-right one, as a spec that names them
+    so reads (RoiAlign 11394): each pair of coordinates sorted. Codes sort as their real values do (scale > 0)."""
+    boxes = t.data.reshape(-1, 4)
+    first, second = np.minimum(boxes[:, :2], boxes[:, 2:]), np.maximum(boxes[:, :2], boxes[:, 2:])
+    t.data[...] = np.concatenate([first, second], axis=1).reshape(t.data.shape)
 
 
 def _composition(rng: np.random.Generator, total: int, n: int) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 
 import opdefs
 from reference import register
+from reference.models import register_model
 
 Array = np.ndarray
 
@@ -228,3 +229,17 @@ def masked_softmax(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[n
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(total > 0, e / total, 0.0)
     return [out]
+
+
+@register_model("ElementWiseNeuron", name="result-on-a-unit-grid")
+def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_16 HARD_SIGMOID (finding neuron-hard-sigmoid-u16-unit-grid): the result, in
+    [0, 1], is written as codes of a [0, 1] grid whatever out[0]'s encoding says, so it lands stretched over out[0]'s
+    whole range (0.5 comes back as 4.0 on a [0, 8] grid, and a [0, 1] grid is right)."""
+    from reference.expected import expected
+    from reference.quant import dequantize
+
+    out = case.outputs[0]
+    d = opdefs.dtypes.get(out.dtype)
+    codes = np.round(np.clip(expected(case)[0], 0.0, 1.0) * (d.qmax - d.qmin)) + d.qmin
+    return [dequantize(codes, out.encoding)]

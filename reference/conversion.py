@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from reference import register
+from reference.models import register_model
 
 
 def _target(out_dtypes: list[Any] | None) -> np.dtype:
@@ -45,6 +46,17 @@ def cast(
     if target.kind in "iu":
         return [_to_integer(x, target)]
     return [x.astype(np.float64)]
+
+
+@register_model("Cast", name="bool-via-unsigned-integer")
+def cast_bool_via_unsigned_integer(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 -> BOOL_8 Cast (finding cast-f32-bool-negative-false): the value is first cast to
+    an unsigned integer (truncated toward zero, negatives saturating at 0), then tested for nonzero, so everything
+    below 1 is false where ONNX's Cast, which line 967 cites, makes every nonzero value true."""
+    from reference.expected import arguments
+
+    inputs, _ = arguments(case)
+    return [_to_integer(np.asarray(inputs[0], dtype=np.float64), np.dtype(np.uint32)) != 0]
 
 
 @register("Convert", "Quantize", "Dequantize", verified_by="onnxruntime")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from reference import register
+from reference.models import register_model
 
 
 def _per_axis(value: Any, n: int, name: str) -> tuple[int, ...]:
@@ -165,6 +166,24 @@ def depthwise_conv(
     return [conv_nd(*operands, cin)]
 
 
+@register_model("DepthWiseConv2d", name="channels-past-channel-in-zero")
+def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1 (or an unequal
+    stride) (finding depthwiseconv2d-multiplier-dilation-wrong): only the first channel_in output channels are
+    computed (with their bias); the others come out 0 in FLOAT_16, code 0 in fixed point (the grid's lowest value, not
+    its zero point), and other values in FLOAT_32 (left open: NaN, any value)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    from reference.quant import dequantize
+
+    y = depthwise_conv(inputs, params, None, None, op=case.op)[0]
+    cin = np.shape(inputs[0])[-1]
+    out = case.outputs[0]
+    y[..., cin:] = np.nan if out.dtype == "FLOAT_32" else dequantize(np.array(0), out.encoding) if out.encoding else 0.0
+    return [y]
+
+
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
 def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
@@ -174,6 +193,45 @@ def transpose_conv(
     n = operands[0].ndim - 2
     output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
     return [transpose_conv_nd(*operands, output_padding, int(params.get("group", 1)))]
+
+
+@register_model("TransposeConv2d", name="output-padding-cells-unset")
+def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's TransposeConv2d with output_padding (finding transposeconv2d-output-padding-cells): the
+    cells output_padding adds past the full transposed convolution, which only the bias reaches, are not written with
+    it (0, or whatever the buffer held: left open, NaN); every other cell is the reference's."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    y = transpose_conv(inputs, params, None, None, op=case.op)[0]
+    x, w, _, stride, pads, dilation = _conv_operands(inputs, params)
+    for i in range(x.ndim - 2):
+        full = stride[i] * (x.shape[1 + i] - 1) + (w.shape[i] - 1) * dilation[i] + 1
+        past = max(0, full - pads[i][0])  # output index where the cells past the full extent begin
+        index = [slice(None)] * y.ndim
+        index[1 + i] = slice(past, None)
+        y[tuple(index)] = np.nan
+    return [y]
+
+
+@register_model("TransposeConv3d", name="width-stride-read-as-1")
+def transpose_conv3d_width_stride_read_as_1(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point TransposeConv3d with a width stride above 1 and a filter 1 wide (finding
+    transposeconv3d-fixed-stride-gaps): the samples of a row land on consecutive output columns, as with stride 1, and
+    the columns past them hold only the bias ([x0, x1, x2] at stride 2 -> [x0, x1, x2, b, b] for [x0, b, x1, b, x2])."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    packed = transpose_conv_nd(x, w, b, (*stride[:-1], 1), pads, dilation, (*output_padding[:-1], 0),
+                               int(params.get("group", 1)))  # fmt: skip
+    shape = case.outputs[0].shape
+    out = np.broadcast_to(_bias(b, shape[-1]), shape).copy()
+    region = tuple(slice(0, min(a, c)) for a, c in zip(packed.shape, shape, strict=True))
+    out[region] = packed[region]
+    return [out]
 
 
 def _patch_grid(

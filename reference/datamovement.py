@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from reference import member, register
+from reference.models import register_model
 
 # Enum values, from the seed's "Values" lists.
 # Enum parameters are compared by the spec's member names (the numbers live in the YAML only):
@@ -398,6 +399,24 @@ def pad(inputs, params, out_shapes, out_dtypes, *, op):
     return [np.pad(x, [tuple(a) for a in amounts], mode=_NP_PAD_MODE[scheme], **kwargs)]
 
 
+@register_model("Pad", name="last-axis-after-pad-least-code")
+def pad_last_axis_after_pad_least_code(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's SFIXED_POINT_8 CONSTANT Pad with an after-pad on the last axis and none before it (finding
+    pad-s8-constant-last-axis-end-qmin): the cells padded after the last axis, on the input's own rows, hold the
+    type's least code (-128) instead of the pad value; the rows added along the other axes are right."""
+    from reference.expected import arguments, expected
+    from reference.quant import dequantize
+
+    inputs, params = arguments(case)
+    y = expected(case)[0]
+    x_shape = np.shape(inputs[0])
+    amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
+    region = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts[:-1], x_shape[:-1], strict=True))
+    region += (slice(int(amounts[-1][0]) + x_shape[-1], None),)
+    y[region] = dequantize(np.array(-128), case.outputs[0].encoding)
+    return [y]
+
+
 def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 
@@ -408,7 +427,12 @@ def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
     one row per intermediate axis. Negative begin/end get the dim added, then clip per 12465-12474:
     Python slicing, except that a negative stride clips begin to [0, dim-1] (Python: [-1, dim-1]).
     A shrunk axis takes index begin only (12524)."""
-    x = np.asarray(inputs[0])
+    return [_strided_slice(np.asarray(inputs[0]), params)]
+
+
+def _strided_slice(x: np.ndarray, params: dict[str, Any], clip_negative_begin: bool = True) -> np.ndarray:
+    """``clip_negative_begin`` False: a negative stride starts at the begin given, past the axis's end if it is
+    there (an index outside the axis reads 0), for as many elements as the clipped slice has."""
     ranges = int_vector(params, "ranges").reshape(-1, 3)
     count = ranges.shape[0]
     new = _bits(int_param(params, "new_axes_mask", 0), count)
@@ -436,7 +460,48 @@ def strided_slice(inputs, params, out_shapes, out_dtypes, *, op):
             lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim, 0, dim, 0, dim
         else:
             lo_b, hi_b, lo_e, hi_e, full_b, full_e = 0, dim - 1, -1, dim - 1, dim - 1, -1
-        b = full_b if begin_mask[i] else min(max(b + dim if b < 0 else b, lo_b), hi_b)
+        given = b + dim if b < 0 else b
+        b = full_b if begin_mask[i] else min(max(given, lo_b), hi_b)
         e = full_e if end_mask[i] else min(max(e + dim if e < 0 else e, lo_e), hi_e)
-        y = np.take(y, np.arange(b, e, s, dtype=np.int64), axis=i)
-    return [np.squeeze(y, axis=tuple(dropped)) if dropped else y]
+        index = np.arange(b, e, s, dtype=np.int64)
+        if not clip_negative_begin and s < 0 and not begin_mask[i] and given > hi_b:
+            index = given + s * np.arange(index.size, dtype=np.int64)
+        inside = (index >= 0) & (index < dim)
+        y = np.take(y, np.where(inside, index, 0), axis=i)
+        if not inside.all():
+            view = [1] * y.ndim
+            view[i] = -1
+            y = np.where(inside.reshape(view), y, 0)
+    return np.squeeze(y, axis=tuple(dropped)) if dropped else y
+
+
+@register_model("StridedSlice", name="negative-stride-begin-not-clipped")
+def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's StridedSlice (finding stridedslice-negative-stride-begin-not-clipped): with a negative
+    stride, a begin at or past the axis's end is not clipped to dim - 1 (line 12474); the slice starts there and the
+    positions outside the input come out 0."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    return [_strided_slice(np.asarray(inputs[0]), params, clip_negative_begin=False)]
+
+
+
+@register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
+def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the
+    output pixel (h, w) holds the block that belongs at flat pixel h * width_out + w * block_size[1], so a block 2 wide
+    fills row 0 with blocks 0, 2, 4 ... and the pixels whose source lies past the last block read memory past it
+    (0 or other values: left open, NaN)."""
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    right = expected(case)[0]
+    n, h_out, w_out, depth = right.shape
+    blocks = right.reshape(n, h_out * w_out, depth)
+    bw = int(np.asarray(params["block_size"]).reshape(-1)[1])
+    src = (np.arange(h_out)[:, None] * w_out + np.arange(w_out)[None, :] * bw).reshape(-1)
+    inside = src < h_out * w_out
+    out = np.full_like(blocks, np.nan)
+    out[:, inside] = blocks[:, src[inside]]
+    return [out.reshape(right.shape)]

@@ -42,6 +42,7 @@ from reference.boxes import (
     scalar,
     vector,
 )
+from reference.models import register_model
 
 
 def _f64(a: Any) -> np.ndarray:
@@ -308,6 +309,13 @@ def _caffe_nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, eta: float
 
 @register("DetectionOutput", verified_by=HAND)
 def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
+    return _detection_output(inputs, params, out_shapes, out_dtypes, op)
+
+
+def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_label=None):
+    """``anchor_rows(b, num_anchors, num_classes)``: the rows of in[2] that batch b's boxes are decoded against,
+    [num_anchors, num_classes] (a model of a backend that reads other rows; NaN where it reads past in[2]);
+    ``background_label``: the label a kept background detection gets (a model's; the reference drops them)."""
     scores, loc, anchors = _f64(inputs[0]), _f64(inputs[1]), _f64(inputs[2])
     if scores.ndim != 3:
         raise ValueError("scores must be [batch, num_anchors, num_classes]")
@@ -338,7 +346,13 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     counts = np.zeros(batch, dtype=np.int64)
     for b in range(batch):
         anc = anchors[b * num_anchors : (b + 1) * num_anchors]
-        if share:
+        if anchor_rows is not None:
+            rows = anchor_rows(b, num_anchors, num_classes)
+            inside = rows < len(anchors)
+            anc_ac = np.where(inside[..., None], anchors[np.where(inside, rows, 0)], np.nan)
+            boxes = loc[b][:, None, :] if share else loc[b].reshape(num_anchors, num_classes, 4)
+            decoded = decode_ssd(np.broadcast_to(boxes, anc_ac.shape), anc_ac, factors)
+        elif share:
             decoded = np.repeat(decode_ssd(loc[b], anc, factors)[:, None, :], num_classes, axis=1)
         else:  # anchor-major, class-minor: row a * num_classes + c
             decoded = decode_ssd(loc[b].reshape(num_anchors, num_classes, 4), anc[:, None, :], factors)
@@ -360,7 +374,7 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
             for i in sel:
                 a = int(cand[i])
                 dets += [(float(s[a, c]), c, a) for c in ranked[a] if s[a, c] >= conf]
-        if not output_bg:
+        if not output_bg and background_label is None:
             dets = [d for d in dets if d[1] != bg]
         dets = dets[:cap]
         counts[b] = len(dets)
@@ -368,8 +382,76 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
             out_scores[b, j] = sc
             out_boxes[b, j] = decoded[a, c]
             out_labels[b, j] = c if output_bg or c < bg else c - 1
+            if background_label is not None and c == bg:
+                out_labels[b, j] = background_label
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
+
+
+@register_model("NonMaxSuppression", name="padding-rows-class-open")
+def nms_padding_rows_class_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's NonMaxSuppression with fewer selected boxes than out[0] has rows (finding nms-padding-rows-
+    wrong-class): the padding rows repeat the last selected box's batch and box index as line 9193 says, but their
+    class column holds another class (1 for the only selection's 0). The class of a padding row is left open (NaN);
+    every selected row, the other columns and the count are the reference's."""
+    from reference.expected import expected
+
+    outs = expected(case)
+    rows = outs[0].astype(np.float64)
+    count = int(np.asarray(outs[1]).reshape(-1)[0]) if len(outs) > 1 else rows.shape[0]
+    rows[count:, 1] = np.nan
+    return [rows, *outs[1:]]
+
+
+@register_model("DetectionOutput", name="background-kept-labelled-minus-one")
+def detection_output_background_kept_labelled_minus_one(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's DetectionOutput with use_bg_in_nms true and output_background false (finding detectionoutput-
+    background-not-excluded): the background class's detections stay in the output and in out[3]'s count, labelled -1,
+    the other labels numbered as if the background were excluded."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op, background_label=-1)
+
+
+@register_model("DetectionOutput", name="scores-as-input-codes")
+def detection_output_scores_as_input_codes(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point DetectionOutput (finding detectionoutput-fixed-scores-input-codes): out[0] holds
+    the selected scores' codes on in[0]'s grid, read through out[0]'s encoding (code 100 of 1/255 comes back as
+    0.784 x 2 with out[0] at 2/255); boxes, labels and counts are the reference's."""
+    from reference.expected import expected
+    from reference.quant import dequantize, quantize
+
+    outs = expected(case)
+    scores, out0 = case.inputs[0], case.outputs[0]
+    outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
+    return outs
+
+
+@register_model("DetectionOutput", name="batches-decoded-against-first-anchors")
+def detection_output_batches_decoded_against_first_anchors(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's DetectionOutput with batch > 1 (finding detectionoutput-batch-first-anchors): every batch's
+    boxes are decoded against in[2]'s first num_anchors rows, where in[2] ([num_anchors * batch, 4], line 2750)
+    holds each batch's own anchors."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
+                             anchor_rows=lambda b, n, c: np.repeat(np.arange(n)[:, None], c, axis=1))  # fmt: skip
+
+
+@register_model("DetectionOutput", name="unshared-boxes-against-anchor-rows")
+def detection_output_unshared_boxes_against_anchor_rows(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's DetectionOutput with share_location false (finding detectionoutput-unshared-location-anchor-
+    rows): the box of anchor a for class c is decoded against in[2]'s row a * num_classes + c, as if in[2] held a box
+    per class. A row past in[2] reads other memory: such a box is left open (NaN). Where NMS weighs one of those boxes
+    against others, what it keeps depends on that memory, and the model (which keeps such a box beside every other)
+    may then disagree with the backend on what was kept: the case stays a failure beside the finding."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    rows = lambda b, n, c: np.arange(n)[:, None] * c + np.arange(c)[None, :]  # noqa: E731
+    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op, anchor_rows=rows)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import numpy as np
 
 import opdefs
 from reference import register
+from reference.models import register_model
 
 
 class Kind(Enum):
@@ -274,6 +275,70 @@ def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> li
     _broadcast_shape(op, a, b)
     operation = DEDICATED_BINARY[op] if op in DEDICATED_BINARY else _operation(op, params)
     return [apply_binary(operation, a, b, out_dtypes)]
+
+
+# --- models of deviations (reference.models): what a backend with a known bug returns --------------
+
+
+def _floor_div_operands(case: Any) -> tuple[Array, Array, Array]:
+    """A FLOOR_DIV case's real operands and their exact quotient, broadcast to the output's shape."""
+    from reference.expected import arguments
+
+    inputs, _ = arguments(case)
+    a, b = (np.asarray(x, dtype=np.float64) for x in inputs[:2])
+    with np.errstate(all="ignore"):
+        q = np.broadcast_to(a / b, case.outputs[0].shape)
+    return a, b, q
+
+
+def _near_integral(q: Array, rel: float = 2.0**-9) -> Array:
+    """Quotients within a few binary16 ULPs of a whole number, where the floor of an inexact quotient may land on
+    either side of it."""
+    return np.abs(q - np.round(q)) <= rel * np.maximum(1.0, np.abs(q))
+
+
+@register_model("ElementWiseFloorDiv", "ElementWiseBinary", name="integral-quotient-off-by-one")
+def floor_div_integral_quotient_off_by_one(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 FloorDiv (finding floordiv-f16-exact-quotient-off-by-one) truncates a reciprocal
+    product and takes one off every negative quotient without asking whether it is whole: 4 // -4 gives -2. With a
+    power-of-two divisor the reciprocal is exact, so a whole negative quotient n comes out n - 1 and a whole positive
+    one n. With any other divisor the reciprocal's rounding decides (5 // -5 is right, 6 // -3 is not; 5 // 5 gives
+    0): there, and where a quotient is within a few binary16 ULPs of a whole number, the value is left open (NaN: any
+    value). Everywhere else the model is floor(in[0] / in[1])."""
+    _, b, q = _floor_div_operands(case)
+    mantissa, _ = np.frexp(np.broadcast_to(np.abs(b), q.shape))
+    exact = mantissa == 0.5  # |in[1]| a power of two: its reciprocal is exact
+    whole = q == np.round(q)
+    model = np.where(whole & (q < 0), q - 1.0, np.floor(q))
+    return [np.where(_near_integral(q) & ~(whole & exact), np.nan, model)]
+
+
+@register_model("ElementWiseFloorDiv", "ElementWiseBinary", name="small-quotient-not-integral")
+def floor_div_small_quotient_not_integral(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FloorDiv (finding floordiv-fixed-not-integral): a quotient within 2^-4 of 0
+    comes out floor(q) plus a fraction up to 1/4 (0.0136 -> 0.125, -0.0136 -> -1.1247), and a quotient at a whole
+    number may land one off (-67 for -68). Those elements are left open (NaN: any value); everywhere else the model is
+    floor(in[0] / in[1])."""
+    _, _, q = _floor_div_operands(case)
+    return [np.where((np.abs(q) < 2.0**-4) | _near_integral(q), np.nan, np.floor(q))]
+
+
+@register_model("ElementWiseFloorDiv", name="broadcast-divisor-read-past-its-row")
+def floor_div_broadcast_divisor_read_past_its_row(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 FloorDiv with in[1] broadcast along an axis (finding floordiv-f16-broadcast-nan):
+    only the first element of each broadcast row is divided by its divisor; the others read memory past it and come
+    out NaN or another value from run to run. The model: floor(in[0] / in[1]) at index 0 of every axis along which
+    in[1] is broadcast, any value elsewhere (NaN)."""
+    a, b, q = _floor_div_operands(case)
+    shape = case.outputs[0].shape
+    lead = len(shape) - b.ndim
+    keep = np.ones(shape, dtype=bool)
+    for ax, n in enumerate(shape):
+        if n > 1 and (ax < lead or b.shape[ax - lead] == 1):
+            index = [slice(None)] * len(shape)
+            index[ax] = slice(1, None)
+            keep[tuple(index)] = False
+    return [np.where(keep, np.floor(q), np.nan)]
 
 
 @register("ElementWiseSelect", verified_by="onnxruntime")

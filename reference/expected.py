@@ -63,3 +63,11 @@ def reading(case: Case, actual: list[np.ndarray]) -> dict[str, Any]:
     real = [real_value(replace(t, data=np.asarray(a))) for t, a in zip(case.outputs, actual, strict=False)]
     params = {k: p.value for k, p in case.params.items()}
     return reference.diagnose(case.op, _real_inputs(case.inputs), params, real)
+
+
+def arguments(case: Case) -> tuple[list[np.ndarray | None], dict[str, Any]]:
+    """A case's real inputs and its parameters with every default the spec states, as an implementation sees them:
+    for a model of a deviation (``reference.models.register_model``) that computes the op its own way."""
+    inputs = _real_inputs(case.inputs)
+    params = {k: p.value for k, p in case.params.items()}
+    return inputs, reference.resolved(case.op, params, inputs)

@@ -23,6 +23,7 @@ import numpy as np
 
 from reference import member, register
 from reference.datamovement import check_axis, int_param, param
+from reference.models import register_model
 
 _UINT32_MINUS_ONE = 2**32 - 1
 
@@ -235,3 +236,35 @@ def batch_permutation(inputs, params, out_shapes, out_dtypes, *, op):
     out = np.zeros((len(idx),) + x.shape[1:], dtype=x.dtype)
     out[: len(valid)] = x[valid]
     return [out]
+
+
+# --- models of deviations (reference.models): what a backend with a known bug returns --------------
+
+
+@register_model("Gather", name="sign-bit-flipped")
+def gather_sign_bit_flipped(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's SFIXED_POINT_8 Gather (finding gather-s8-sign-flip): every gathered code comes back with
+    its sign bit flipped, 128 codes off (the table's 89 as -39), as if signed codes were copied through an unsigned
+    8-bit path with the wrong offset."""
+    from reference.expected import expected
+    from reference.quant import dequantize, quantize
+
+    out = case.outputs[0]
+    codes = quantize(expected(case)[0], out.encoding, out.dtype).astype(np.int16)
+    return [dequantize(np.where(codes < 0, codes + 128, codes - 128), out.encoding)]
+
+
+@register_model("Gather", name="outer-rows-read-as-first")
+def gather_outer_rows_read_as_first(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every index of the axes
+    before ``axis`` reads the table's first one, so the second row of a [2, 3] table gathered on axis 1 repeats the
+    first's values."""
+    from dataclasses import replace
+
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    axis = int(params.get("axis", 0))
+    t = case.inputs[0]
+    first = np.broadcast_to(t.data[(slice(0, 1),) * axis], t.data.shape).copy()
+    return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from reference import member, register
+from reference.models import register_model
 
 # InstanceNorm RMS mode: the spec's RMS (7464, 7472) is a plain sum of squares plus epsilon, with no
 # division by the element count. Kept literal; flip this if a QNN backend shows a mean is meant.
@@ -81,6 +82,19 @@ def group_norm(
     return [y * _per_channel(_optional(inputs, 1), 1.0, c) + _per_channel(_optional(inputs, 2), 0.0, c)]
 
 
+@register_model("GroupNorm", name="leading-axes-as-one-batch")
+def group_norm_leading_axes_as_one_batch(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's GroupNorm on a rank-2 or rank-3 input (finding groupnorm-rank-below-4-one-batch): axis 0 is
+    not a batch; every axis before the channel is a spatial axis of one sample, so a group's statistics run over all
+    rows ([4, 2] with two groups: four values per group, where the reference's batch reading has one)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    one = group_norm([x[None, ...], *inputs[1:]], params, None, None, op=case.op)[0]
+    return [one.reshape(x.shape)]
+
+
 def _instance_region_axes(region: str, ndim: int) -> tuple[int, ...]:
     """InstanceNorm ``region`` (7548-7560) -> the axes its statistics are taken over."""
     spatial = tuple(range(1, ndim - 1))
@@ -110,17 +124,32 @@ def instance_norm(
     return [(x - mean) * gamma / np.sqrt(var + eps) + beta]
 
 
+def _l2_axes(params: dict[str, Any]) -> list[int]:
+    """axes, or where it is empty or the all-zero default, the scalar axis."""
+    given = params.get("axes")
+    axes = sorted(set(_axes_list(given))) if given is not None else []
+    return axes if any(axes) else [int(params.get("axis", 0))]
+
+
 @register("L2Norm", verified_by="onnxruntime")
 def l2_norm(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
 ) -> list[np.ndarray]:
     x = np.asarray(inputs[0], dtype=np.float64)
-    given = params.get("axes")
-    axes = sorted(set(_axes_list(given))) if given is not None else []
-    if not any(axes):  # empty, or the all-zero default: the scalar axis decides
-        axes = [int(params.get("axis", 0))]
-    norm = np.sqrt(np.sum(x * x, axis=tuple(axes), keepdims=True))
+    norm = np.sqrt(np.sum(x * x, axis=tuple(_l2_axes(params)), keepdims=True))
     return [x / np.maximum(norm, float(params.get("epsilon", 1e-12)))]
+
+
+@register_model("L2Norm", name="epsilon-bounds-squared-norm")
+def l2_norm_epsilon_bounds_squared_norm(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's L2Norm (finding l2norm-epsilon-bounds-squared-norm): epsilon bounds the sum of squares
+    before the square root, x / sqrt(max(sum x^2, eps)), where line 7673 bounds the norm itself."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    sq = np.sum(x * x, axis=tuple(_l2_axes(params)), keepdims=True)
+    return [x / np.sqrt(np.maximum(sq, float(params.get("epsilon", 1e-12))))]
 
 
 @register("LayerNorm", verified_by="onnxruntime")

@@ -18,6 +18,7 @@ import numpy as np
 
 from reference import member, register
 from reference.convolution import _pads, _per_axis
+from reference.models import register_model
 
 
 def pool_nd(
@@ -115,3 +116,75 @@ def l2_pool(
     """sqrt of the SUM of squares (seed 7766), as ONNX LpPool(p=2); NNAPI/TFLite take the mean."""
     x, size, stride, pads = _common(inputs, params)
     return [pool_nd(x, size, stride, pads, False, "l2")]
+
+
+# --- models of deviations (reference.models): what a backend with a known bug returns --------------
+
+
+def _pool_case(case: Any) -> tuple[np.ndarray, Any, Any, Any, dict[str, Any], tuple[int, ...]]:
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, size, stride, pads = _common(inputs, params)
+    return x, size, stride, pads, params, tuple(case.outputs[0].shape)
+
+
+def _cropped(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The first windows of a pool computed over a wider padded input, as many as the declared output holds."""
+    return y[tuple(slice(0, n) for n in shape)]
+
+
+def _before_pads_moved_after(case: Any, axes: Any) -> list[np.ndarray]:
+    x, size, stride, pads, params, shape = _pool_case(case)
+    moved = tuple((0, b + a) if i in axes else (b, a) for i, (b, a) in enumerate(pads))
+    count_pad = bool(params.get("count_pad_for_edges", False))
+    return [_cropped(pool_nd(x, size, stride, moved, _ceil(case.op, params), "avg", count_pad), shape)]
+
+
+@register_model("PoolAvg2d", name="before-pad-moved-after")
+def pool_avg_before_pad_moved_after(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 PoolAvg2d on one channel with stride 2 (finding poolavg2d-f16-padded-window-average-
+    wrong): the before-pad of each spatial axis is added after the input instead, so the first window starts at the
+    first input cell ([[1, 2], [3, 4]], a 2 x 2 window, height pad [1, 1] -> [2.5, 0] where [1.5, 3.5] belongs)."""
+    return _before_pads_moved_after(case, range(2))
+
+
+@register_model("PoolAvg3d", name="width-before-pad-moved-after")
+def pool_avg_width_before_pad_moved_after(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's PoolAvg3d with count_pad_for_edges (finding poolavg3d-width-before-pad-ignored): the width
+    before-pad is added after the row instead ([0.5, -1, -2], window 2, pad [1, 0] -> [-0.25, -1.5, -1]); the depth
+    and height pads are where pad_amount puts them."""
+    return _before_pads_moved_after(case, (2,))
+
+
+@register_model("PoolAvg2d", name="count-pad-width-before-pad-as-4")
+def pool_avg_count_pad_width_before_pad_as_4(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 PoolAvg2d with count_pad_for_edges, stride 1 and a width before-pad (finding
+    poolavg2d-count-pad-stride1-shifted): the width before-pad is read as 4 cells whatever pad_amount says, so the
+    output is the reference shifted right with leading zeros ([0, 0, 0, 0.25, -0.25, -1.5] for [0.25, -0.25, -1.5,
+    -1.75, -0.25, 0.625] with a before-pad of 1 and a window 2 wide)."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    (top, bottom), (_, right) = pads
+    wide = ((top, bottom + 8), (4, right + 8))
+    return [_cropped(pool_nd(x, size, stride, wide, _ceil(case.op, params), "avg", True), shape)]
+
+
+@register_model("PoolAvg2d", name="last-input-column-dropped")
+def pool_avg_last_input_column_dropped(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point PoolAvg2d without count_pad_for_edges, a 3-wide window, a left pad and no right
+    pad (finding poolavg2d-fixed-no-count-pad-column-repeated): the last input column is left out of every window, as
+    if it were padding, so the last output column averages one column fewer (with a 3 x 3 input it repeats the column
+    before it)."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    (top, bottom), (left, right) = pads
+    return [pool_nd(x[:, :, :-1], size, stride, ((top, bottom), (left, right + 1)), _ceil(case.op, params), "avg",
+                    False)]  # fmt: skip
+
+
+@register_model("PoolMax2d", "PoolMax3d", name="pad-cells-as-zero")
+def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 PoolMax2d (finding poolmax2d-f32-pad-as-zero): padded cells take part in the
+    maximum as 0, line 9915's 'Pad value = 0' read literally, so a negative maximum next to the padding becomes 0."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    padded = np.pad(x, [(0, 0), *pads, (0, 0)])
+    return [pool_nd(padded, size, stride, tuple((0, 0) for _ in pads), _ceil(case.op, params), "max")]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from reference import register
+from reference.models import register_model
 
 
 def _axes(value: Any, ndim: int) -> tuple[int, ...]:
@@ -111,6 +112,35 @@ def cumulative_sum(
     if reverse:
         out = np.flip(out, axis)
     return [np.ascontiguousarray(out)]
+
+
+@register_model("ReduceSum", name="first-listed-axis-only")
+def reduce_sum_first_listed_axis_only(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 ReduceSum with axes out of order and keep_dims false (finding
+    reducesum-f16-unsorted-axes): it sums along the first listed axis only and reads the other listed axes at index 0
+    ([1, 2, 3] = [[1, 2, 4], [8, 16, 32]] with axes [2, 1] gives 7, the first row's sum, for 63)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    axes = [int(a) for a in np.asarray(params["axes"]).reshape(-1)]
+    y = np.sum(x, axis=axes[0], keepdims=True)
+    y = y[tuple(slice(0, 1) if i in axes else slice(None) for i in range(x.ndim))]
+    return [y.reshape(case.outputs[0].shape)]
+
+
+@register_model("CumulativeSum", name="axis0-first-slice-unset")
+def cumulative_sum_axis0_first_slice_unset(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 inclusive CumulativeSum along axis 0 (finding cumulativesum-u8-first-slice-
+    lowest-code): slice 0 comes out as the lowest code or other values from run to run, slice 1 is right, and the
+    slices after it carry an offset (128 codes in a [3, 4] probe), as if the running sum started from an unset
+    accumulator that slice 1 happens to overwrite. Only slice 1 is held to the reference; the rest is left open."""
+    from reference.expected import expected
+
+    y = expected(case)[0]
+    open_ = np.full_like(y, np.nan)
+    open_[1:2] = y[1:2]
+    return [open_]
 
 
 @register("TopK", verified_by="onnxruntime")

@@ -1,6 +1,7 @@
 """Adapters the suite's own tests plug in with ``--backend tests.fake_backends:FACTORY`` (a one-off adapter
 reference, the form users have for their own backends).
 
+- ``zero_relu``: the reference, except that Relu returns zeros (a bug a finding's ``{outputs: zeros}`` model states);
 - ``wrong_relu``: the reference, except that Relu's outputs are off by one, so Relu cells fail and the
   others pass (for ``--lf``/``--sw``/``--junitxml``).
 - ``rejecting``: the reference's identity, refusing every case at validation (cells nobody could judge).
@@ -56,6 +57,20 @@ def wrong_relu(options: dict[str, Any]) -> _WrongRelu:
     from adapters.reference import make
 
     return _WrongRelu(make(options))
+
+
+class _ZeroRelu(_Wrapper):
+    def run(self, case: Case) -> Outcome:
+        out = self.inner.run(case)
+        if case.op == "Relu" and out.status == OK:
+            out = replace(out, outputs=[np.zeros_like(np.asarray(o)) for o in out.outputs])
+        return out
+
+
+def zero_relu(options: dict[str, Any]) -> _ZeroRelu:
+    from adapters.reference import make
+
+    return _ZeroRelu(make(options))
 
 
 class _Rejecting(_Wrapper):

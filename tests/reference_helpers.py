@@ -42,3 +42,34 @@ def assert_reading_recorded(op: str, about: str) -> None:
 def member(op: str, param: str, name: str) -> int:
     """The number ``op``'s spec gives enum member ``name`` of ``param``: tests name members, the YAML numbers them."""
     return opdefs.load(op).enum_value(param, name)
+
+
+def case(op: str, inputs: Sequence[Any], params: dict[str, Any], outputs: Sequence[Any], config: str = "") -> Any:
+    """A Case from plain values: inputs as arrays (FLOAT_16 or FLOAT_32 as stored, or (dtype, array[, encoding])),
+    params as values (their QNN datatype read from the spec), outputs as (dtype, shape[, encoding])."""
+    from cases.case import Case, Encoding, Param, Tensor
+
+    def enc(e: Any) -> Encoding | None:
+        return None if e is None else Encoding(tuple(e[0]), tuple(e[1]))
+
+    spec = opdefs.load(op)
+    ins = []
+    for k, x in enumerate(inputs):
+        dtype, data, e = (x + (None,))[:3] if isinstance(x, tuple) else (None, x, None)
+        if dtype is None:
+            dtype = "FLOAT_16" if np.asarray(data).dtype == np.float16 else "FLOAT_32"
+        data = np.asarray(data, dtype=opdefs.dtypes.get(dtype).storage)
+        ins.append(Tensor(f"in[{k}]", dtype, data.shape, data, enc(e)))
+    ps = {name: Param(name, spec.params[name]["dtype"], np.asarray(v) if isinstance(v, list) else v)
+          for name, v in params.items()}  # fmt: skip
+    outs = [Tensor(f"out[{k}]", o[0], tuple(o[1]), None, enc(o[2] if len(o) > 2 else None))
+            for k, o in enumerate(outputs)]  # fmt: skip
+    return Case(op, ins, ps, outs, config=config or ins[0].dtype)
+
+
+def modelled(c: Any, name: str) -> list[np.ndarray]:
+    """What a backend with the deviation a named model states returns for case ``c`` (reference.models)."""
+    from reference import models
+
+    assert not models.problems({"diagnosis": name}, c.op), models.problems({"diagnosis": name}, c.op)
+    return models._modelled(c, "diagnosis", name)

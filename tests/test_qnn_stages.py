@@ -155,10 +155,15 @@ def test_every_recorded_finding_still_reproduces_with_its_case(entry) -> None:
 
     soc = None if entry.soc is None or entry.soc[0].text == "default" else int(entry.soc[0].text)
     os.environ.pop(qnn_adapter.ENV_SOC, None)
+    known = Expectations.load(FINDINGS)
     with qnn_adapter.QnnAdapter(soc=soc, timeout=60) as ad:
-        rec = suite.execute(Case.load(REPO / entry.info["case"]), ad, "qnn-htp")
+        rec = suite.execute(Case.load(REPO / entry.info["case"]), ad, "qnn-htp", known=known)
     stage = (rec.extra.get("details") or {}).get("stage")
     assert rec.verdict in entry.verdicts, f"{entry.id}: now {rec.verdict} ({rec.message[:200]}): fixed in this build?"
     if entry.stage is not None:
         wanted = entry.stage[0].text
         assert any(p.matches(str(stage)) for p in entry.stage), f"{entry.id}: stopped at {stage}, not {wanted}"
+    rec.case_path = str(REPO / entry.info["case"])
+    shown = known.apply_record(rec).expectation or ""
+    assert shown.startswith(f"[{entry.id}]"), (  # its selectors and its model hold for its own evidence
+        f"{entry.id}: its case does not show it ({shown[:80] or 'no finding'}); models: {rec.metrics.get('models')}")

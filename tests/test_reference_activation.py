@@ -413,3 +413,17 @@ def test_masked_softmax_compressed_padding_rows_are_zero():
 def test_masked_softmax_compressed_rejects_lengths_beyond_channel():
     with pytest.raises(ValueError, match="exceed channel"):
         qnn("MaskedSoftmax", [uniform((1, 1, 3, 3)), np.array([[2, 2]])], {"mode": COMPRESSED})
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_hard_sigmoid_model_writes_the_result_on_a_unit_grid() -> None:
+    """alpha 0.2, beta 0.5: hard_sigmoid(0) = 0.5 written as code 0.5 x 65535 of a [0, 8] grid is 4.0; a saturated
+    input gives the grid's top, 8."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([8 / 65535], [0])
+    x = ("UFIXED_POINT_16", np.array([0, 65535], np.uint16), ([40 / 65535], [0]))  # 0 and 40
+    c = case("ElementWiseNeuron", [x], {"operation": 2, "alpha": 0.2, "beta": 0.5}, [("UFIXED_POINT_16", (2,), enc)])
+    np.testing.assert_allclose(modelled(c, "result-on-a-unit-grid")[0], [4.0, 8.0], atol=1e-3)

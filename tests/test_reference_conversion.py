@@ -272,3 +272,14 @@ def test_cast_to_float_leaves_rounding_to_the_comparator() -> None:
     """A FLOAT_16 / FLOAT_32 output is real-valued (float64): narrowing is the comparator's cast."""
     (got,) = reference.run("Cast", [np.array([0.1, 1e-8])], {}, out_dtypes=[np.float64])
     np.testing.assert_array_equal(got, [0.1, 1e-8], err_msg="no float32 rounding inside the reference")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_cast_bool_model_goes_through_an_unsigned_integer() -> None:
+    """0.5, -0.5 and -3 truncate or saturate to 0 (false); 1.5 and 7 stay nonzero (true)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("Cast", [np.array([0.5, -0.5, -3.0, 1.5, 7.0])], {}, [("BOOL_8", (5,))])
+    np.testing.assert_array_equal(modelled(c, "bool-via-unsigned-integer")[0], [False, False, False, True, True])

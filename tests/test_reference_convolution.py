@@ -351,3 +351,46 @@ def test_correlation1d_hand_case() -> None:
     (got,) = reference.run("Correlation1D", [a, b], {"displacement": 1, "shift": 0})
     want = [[0.0, (1 + 20) / 2, (100 + 2000) / 2], [(3 + 40) / 2, (300 + 4000) / 2, 0.0]]
     np.testing.assert_array_equal(got[0, 0], want, err_msg="Correlation1D")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_depthwise_model_zeroes_the_channels_past_channel_in() -> None:
+    """A [1, 4, 1, 2] input, a 1 x 1 filter with multiplier 2 (weights 1, 2, 3, 4), stride [2, 1]: output channels 0 and
+    1 are right, 2 and 3 are 0 (FLOAT_16); FLOAT_32 leaves them open."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.float16).reshape(1, 4, 1, 2)
+    w = np.array([1, 2, 3, 4], np.float16).reshape(1, 1, 1, 4)
+    params = {"stride": [2, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [1, 1]}
+    c = case("DepthWiseConv2d", [x, w, np.zeros(4, np.float16)], params, [("FLOAT_16", (1, 2, 1, 4))])
+    np.testing.assert_array_equal(modelled(c, "channels-past-channel-in-zero")[0].reshape(2, 4),
+                                  [[1, 2, 0, 0], [5, 10, 0, 0]])  # fmt: skip
+    c32 = case("DepthWiseConv2d", [x.astype(np.float32), w.astype(np.float32), np.zeros(4, np.float32)], params,
+               [("FLOAT_32", (1, 2, 1, 4))])  # fmt: skip
+    assert np.isnan(modelled(c32, "channels-past-channel-in-zero")[0][..., 2:]).all()
+
+
+def test_transpose_conv2d_model_leaves_the_output_padding_cells_open() -> None:
+    """A [1, 1, 2, 1] input, a 2 x 2 filter, stride 2, output_padding [1, 1], bias -0.75: the full output is 2 x 4, so
+    row 2 and column 4 are the cells output_padding adds; the rest is the reference's."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, -1.0]).reshape(1, 1, 2, 1), np.ones((2, 2, 1, 1)), np.array([-0.75])
+    params = {"stride": [2, 2], "pad_amount": [[0, 0], [0, 0]], "output_padding": [1, 1]}
+    c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 3, 5, 1))])
+    got = modelled(c, "output-padding-cells-unset")[0][0, ..., 0]
+    assert np.isnan(got[2]).all() and np.isnan(got[:, 4]).all()
+    np.testing.assert_array_equal(got[:2, :4], [[0.25, 0.25, -1.75, -1.75], [0.25, 0.25, -1.75, -1.75]])
+
+
+def test_transpose_conv3d_model_packs_a_strided_width_at_stride_one() -> None:
+    """Three samples 1, 2, 3 along the width, a 1-wide filter of 1, stride 2, bias 0.5: [1.5, 2.5, 3.5, 0.5, 0.5] for
+    [1.5, 0.5, 2.5, 0.5, 3.5]."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, 2.0, 3.0]).reshape(1, 1, 1, 3, 1), np.ones((1, 1, 1, 1, 1)), np.array([0.5])
+    params = {"stride": [1, 1, 2], "pad_amount": [[0, 0], [0, 0], [0, 0]]}
+    c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 5, 1))])
+    np.testing.assert_array_equal(modelled(c, "width-stride-read-as-1")[0].ravel(), [1.5, 2.5, 3.5, 0.5, 0.5])

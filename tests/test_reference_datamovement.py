@@ -589,3 +589,44 @@ def test_strided_slice_negative_stride_clips_a_begin_before_the_axis_to_index_ze
     same(got, [0], "begin -5 -> -2 -> clipped to 0 for stride < 0 (line 12471), unlike Python's x[-5:-9:-1]")
     args = [x.astype(np.float32), np.array([-5]), np.array([-9]), np.array([0]), np.array([-1])]
     same(got, onnx_ort("Slice", args)[0], "onnxruntime Slice clamps the same way")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_strided_slice_model_starts_a_negative_stride_at_an_unclipped_begin() -> None:
+    """[[0, 1, 2], [3, 4, 5]], rows 2 down to -3 by -1: begin 2 is past the axis, so the first row is 0 and the second
+    is row 1, where rows 1 and 0 belong."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(6.0).reshape(2, 3)
+    c = case("StridedSlice", [x], {"ranges": [[2, -3, -1], [0, 3, 1]]}, [("FLOAT_32", (2, 3))])
+    np.testing.assert_array_equal(modelled(c, "negative-stride-begin-not-clipped")[0], [[0, 0, 0], [3, 4, 5]])
+    np.testing.assert_array_equal(ref("StridedSlice", [x], {"ranges": c.params["ranges"].value})[0],
+                                  [[3, 4, 5], [0, 1, 2]])  # fmt: skip
+
+
+def test_space_to_depth_model_reads_blocks_at_the_block_width_stride() -> None:
+    """A [1, 2, 4, 3] ramp, block [1, 2]: output pixels (0, 0), (0, 1), (1, 0), (1, 1) hold blocks 0, 2, 2 and one past
+    the last (open)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(24.0).reshape(1, 2, 4, 3)
+    c = case("SpaceToDepth", [x], {"block_size": [1, 2]}, [("FLOAT_32", (1, 2, 2, 6))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(4, 6)
+    blocks = np.arange(24.0).reshape(4, 6)
+    np.testing.assert_array_equal(got[:3], blocks[[0, 2, 2]])
+    assert np.isnan(got[3]).all()
+
+
+def test_pad_model_writes_the_least_code_after_the_last_axis_on_the_input_rows() -> None:
+    """A [2, 2] SFIXED_POINT_8 input (scale 0.5), pads [[0, 1], [0, 1]], value 0: column 2 of rows 0 and 1 holds code
+    -128 (-64.0); the added row 2 holds the pad value."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([0.5], [0])
+    x = ("SFIXED_POINT_8", np.array([[2, 4], [6, 8]], np.int8), enc)
+    c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 1], [0, 1]], "pad_constant_value": 0},
+             [("SFIXED_POINT_8", (3, 3), enc)])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "last-axis-after-pad-least-code")[0],
+                                  [[1, 2, -64], [3, 4, -64], [0, 0, 0]])  # fmt: skip

@@ -567,3 +567,88 @@ def test_keypoint_on_a_flat_heatmap_is_not_refined():
     scores, points = reference.run("HeatMapMaxKeyPoint", [np.ones((1, 2, 2, 1)), np.array([[0.0, 0, 2, 2]])], {})
     close(scores, [[1.0]], "score")
     close(points, [[[0.5, 0.5]]], "first cell's centre")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def _detection_case(scores, loc, anchors, **params):
+    from tests.reference_helpers import case
+
+    batch, n, classes = np.shape(scores)
+    defaults = {"confidence_threshold": 0.5, "iou_threshold": 0.5, "delta_scaling_factors": [1.0, 1.0, 1.0, 1.0],
+                "background_class_idx": 0, "nms_type": 0, "share_location": True}  # fmt: skip
+    cap = n * classes
+    return case("DetectionOutput", [np.asarray(scores, np.float32), np.asarray(loc, np.float32),
+                                    np.asarray(anchors, np.float32)], {**defaults, **params},
+                [("FLOAT_32", (batch, cap)), ("FLOAT_32", (batch, cap, 4)), ("INT_32", (batch, cap)),
+                 ("UINT_32", (batch,))])  # fmt: skip
+
+
+def test_detection_output_model_decodes_every_batch_against_the_first_anchors() -> None:
+    """Two batches of one anchor each, zero deltas: batch 1's box is batch 0's anchor (rows 0), where its own (row 1)
+    belongs."""
+    from tests.reference_helpers import modelled
+
+    c = _detection_case([[[0.1, 0.9]], [[0.1, 0.8]]], np.zeros((2, 1, 4)), [[1, 1, 2, 2], [10, 10, 4, 4]],
+                        output_background=False)  # fmt: skip
+    boxes = modelled(c, "batches-decoded-against-first-anchors")[1]
+    np.testing.assert_array_equal(boxes[:, 0], [[0, 0, 2, 2], [0, 0, 2, 2]])
+    right = reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                          [t.shape for t in c.outputs])[1]  # fmt: skip
+    np.testing.assert_array_equal(right[1, 0], [8, 8, 12, 12])
+
+
+def test_detection_output_model_keeps_the_background_labelled_minus_one() -> None:
+    """use_bg_in_nms with output_background false: the background detection (0.835, anchor 0) stays first with label
+    -1, the class-1 one (0.647) follows with label 0, and the count is 2 where 1 belongs."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.835, 0.1], [0.1, 0.647]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 2, 4)), anchors, use_bg_in_nms=True, output_background=False)
+    out = modelled(c, "background-kept-labelled-minus-one")
+    np.testing.assert_allclose(out[0][0, :2], [0.835, 0.647], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :2], [-1, 0])
+    np.testing.assert_array_equal(out[3], [2])
+
+
+def test_detection_output_model_decodes_unshared_boxes_against_anchor_row_a_times_classes_plus_c() -> None:
+    """Two anchors, two classes, zero deltas: anchor 0 class 1 reads in[2]'s row 1 (the second anchor), anchor 1 class 1
+    reads row 3, past in[2] (open)."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.1, 0.9], [0.1, 0.1]]]
+    c = _detection_case(scores, np.zeros((1, 4, 4)), [[1, 1, 2, 2], [5, 5, 2, 2]], share_location=False,
+                        output_background=True)  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "unshared-boxes-against-anchor-rows")[1][0, 0], [4, 4, 6, 6])
+    past = _detection_case([[[0.1, 0.1], [0.1, 0.9]]], np.zeros((1, 4, 4)), [[1, 1, 2, 2], [5, 5, 2, 2]],
+                           share_location=False, output_background=True)  # fmt: skip
+    assert np.isnan(modelled(past, "unshared-boxes-against-anchor-rows")[1][0, 0]).all()
+
+
+def test_detection_output_model_writes_the_scores_codes_of_in0() -> None:
+    """A score of code 100 at 1/255 read through out[0]'s 2/255: 200/255."""
+    from tests.reference_helpers import case, modelled
+
+    enc_in, enc_out = ([1 / 255], [0]), ([2 / 255], [0])
+    c = case("DetectionOutput", [("UFIXED_POINT_8", np.array([[[0, 100]]], np.uint8), enc_in),
+                                 ("UFIXED_POINT_8", np.full((1, 1, 4), 128, np.uint8), ([1 / 128], [-128])),
+                                 ("UFIXED_POINT_8", np.array([[10, 10, 20, 20]], np.uint8), ([0.1], [0]))],
+             {"confidence_threshold": 0.3, "iou_threshold": 0.5, "delta_scaling_factors": [1.0, 1.0, 1.0, 1.0],
+              "output_background": False},
+             [("UFIXED_POINT_8", (1, 1), enc_out), ("FLOAT_32", (1, 1, 4)), ("INT_32", (1, 1)), ("UINT_32", (1,))])
+    np.testing.assert_allclose(modelled(c, "scores-as-input-codes")[0], [[200 / 255]])
+
+
+def test_nms_model_leaves_the_class_of_padding_rows_open() -> None:
+    from tests.reference_helpers import case, modelled
+
+    boxes = np.array([[[0, 0, 1, 1], [0, 0, 1, 1], [5, 5, 6, 6]]], np.float32)
+    scores = np.array([[[0.1, 0.1, 0.9], [0.1, 0.1, 0.1], [0.1, 0.1, 0.1]]], np.float32)
+    c = case("NonMaxSuppression", [boxes, scores], {"iou_threshold": 0.5, "score_threshold": 0.5,
+                                                    "max_boxes_selected": 1},
+             [("INT_32", (3, 3)), ("UINT_32", (1,))])  # fmt: skip
+    rows = modelled(c, "padding-rows-class-open")[0]
+    np.testing.assert_array_equal(rows[0], [0, 0, 2])
+    assert np.isnan(rows[1:, 1]).all() and (rows[1:, [0, 2]] == [0, 2]).all()

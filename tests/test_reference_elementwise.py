@@ -453,3 +453,33 @@ def test_quantized_binary_is_within_one_step_of_onnx(op, onnx_type, dtype):
     q_got = quant.quantize(got, eo, dtype).astype(np.int64)
     q_want = quant.quantize(want, eo, dtype).astype(np.int64)
     assert np.max(np.abs(q_got - q_want)) <= 1, f"{op} {dtype}: quantized outputs differ by more than one step"
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_floordiv_model_takes_one_off_a_whole_negative_quotient_of_a_power_of_two_divisor() -> None:
+    """4 // -4 and -4 // 2 are whole and negative with exact reciprocals: -2 and -3 (floor gives -1 and -2); 6 // 3 has
+    an inexact reciprocal (open: NaN); 5 // 2 is not whole: floor, 2."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseFloorDiv", [np.array([4.0, -4.0, 6.0, 5.0], np.float16), np.array([-4.0, 2.0, 3.0, 2.0],
+             np.float16)], {}, [("FLOAT_16", (4,))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "integral-quotient-off-by-one")[0], [-2, -3, np.nan, 2])
+
+
+def test_fixed_floordiv_model_leaves_quotients_near_zero_and_near_whole_numbers_open() -> None:
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseFloorDiv", [np.array([0.03, -0.03, 7.5, 6.0]), np.array([-2.2, 2.2, 2.0, 2.0])], {},
+             [("FLOAT_32", (4,))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "small-quotient-not-integral")[0], [np.nan, np.nan, 3, np.nan])
+
+
+def test_floordiv_broadcast_model_holds_only_the_first_element_of_each_broadcast_row() -> None:
+    """[[5, 5], [7, 7]] // [[-4], [2]]: column 0 is [-2, 3]; column 1, past each divisor's row, is open."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseFloorDiv", [np.array([[5.0, 5.0], [7.0, 7.0]], np.float16), np.array([[-4.0], [2.0]],
+             np.float16)], {}, [("FLOAT_16", (2, 2))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "broadcast-divisor-read-past-its-row")[0], [[-2, np.nan], [3, np.nan]])

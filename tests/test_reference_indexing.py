@@ -282,3 +282,26 @@ def test_batch_permutation_drops_invalid_indices_and_pads_zeros_at_the_end():
     x = np.array([[1.0], [2.0], [3.0], [4.0]])
     (got,) = ref("BatchPermutation", [x, np.array([2, 7, -1, 0], np.int32)])
     same(got, [[3], [1], [0], [0]], "valid indices packed first, then zero rows (line 397)")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_gather_model_flips_the_sign_bit_of_every_code() -> None:
+    """Codes 89 and -59 (offset 0, scale 1) come back as -39 and 69."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([1.0], [0])
+    c = case("Gather", [("SFIXED_POINT_8", np.array([[89, -59], [1, 2]], np.int8), enc),
+                        ("INT_32", np.array([0], np.int32))], {"axis": 0},
+             [("SFIXED_POINT_8", (1, 2), enc)])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "sign-bit-flipped")[0], [[-39, 69]])
+
+
+def test_gather_model_reads_every_outer_row_as_the_first() -> None:
+    """A [2, 3] table gathered on axis 1 by [0, 2]: row 1 repeats row 0's gathered values."""
+    from tests.reference_helpers import case, modelled
+
+    table = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    c = case("Gather", [table, ("INT_32", np.array([0, 2], np.int32))], {"axis": 1}, [("FLOAT_32", (2, 2))])
+    np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[1, 3], [1, 3]])

@@ -164,3 +164,17 @@ def test_hadamard_transform_worked_example() -> None:
 def test_hadamard_transform_refuses_a_non_power_of_two_dim() -> None:
     with pytest.raises(ValueError, match="power of two"):
         reference.run("HadamardTransform", [np.zeros((2, 6))], {})
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_hadamard_model_saturates_at_int16_steps_of_the_input_scale() -> None:
+    """Input scale 2^-12, so the upper bound is 32767 x 2^-12: (6 + 6) / sqrt 2 = 8.49 comes back as 7.99976, (6 - 6)
+    as 0."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([2.0**-12], [-32768])
+    x = ("UFIXED_POINT_16", np.array([[57344, 57344]], np.uint16), enc)  # codes of 6.0
+    c = case("HadamardTransform", [x], {"scale": 1.0}, [("UFIXED_POINT_16", (1, 2), ([2.0**-11], [-32768]))])
+    np.testing.assert_allclose(modelled(c, "result-held-in-int16-at-input-scale")[0], [[32767 * 2.0**-12, 0.0]])

@@ -305,3 +305,26 @@ def test_lrn_window_is_clipped_at_both_ends() -> None:
     params = {"radius": 1, "alpha": 1.0, "beta": 1.0, "bias": 0.0}
     (got,) = reference.run("Lrn", [np.array([1.0, 2.0, 3.0])], params)
     np.testing.assert_allclose(got, [1 / 5, 2 / 14, 3 / 13], rtol=1e-15, err_msg="clipped 3-wide window")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_l2norm_model_bounds_the_squared_norm_by_epsilon() -> None:
+    """[-1, 0.5] with epsilon 2: ||x||^2 = 1.25 < 2, so x / sqrt(2) = [-0.7071, 0.3536] where x / 2 belongs."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("L2Norm", [np.array([[-1.0, 0.5]], np.float16)], {"epsilon": 2.0, "axis": 1}, [("FLOAT_16", (1, 2))])
+    np.testing.assert_allclose(modelled(c, "epsilon-bounds-squared-norm")[0], [[-1 / np.sqrt(2), 0.5 / np.sqrt(2)]])
+    big = case("L2Norm", [np.array([[3.0, 4.0]], np.float16)], {"epsilon": 2.0, "axis": 1}, [("FLOAT_16", (1, 2))])
+    np.testing.assert_allclose(modelled(big, "epsilon-bounds-squared-norm")[0], [[0.6, 0.8]])  # both bounds unused
+
+
+def test_groupnorm_model_takes_the_rows_of_a_rank2_input_as_one_sample() -> None:
+    """[[1, 10], [3, 30]] with two groups: one sample of two rows, so channel 0 is normalised over (1, 3) and channel 1
+    over (10, 30): +-1 / sqrt(1 + eps) (eps 1e-9); the batch reading has one element per group (every output 0)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("GroupNorm", [np.array([[1.0, 10.0], [3.0, 30.0]])], {"group": 2, "epsilon": 1e-9}, [("FLOAT_32", (2, 2))])
+    np.testing.assert_allclose(modelled(c, "leading-axes-as-one-batch")[0], [[-1, -1], [1, 1]], rtol=1e-6)
+    np.testing.assert_allclose(reference.run("GroupNorm", [c.inputs[0].data], {"group": 2, "epsilon": 1e-9})[0], 0)

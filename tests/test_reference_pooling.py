@@ -169,3 +169,60 @@ def test_pool_3d_hand_case() -> None:
     p = {"filter_size": u32([2, 2, 2]), "stride": u32([1, 1, 1]), "pad_amount": u32([[0, 0]] * 3)}
     assert reference.run("PoolMax3d", [x], p)[0].ravel().tolist() == [8.0]
     assert reference.run("PoolAvg3d", [x], p)[0].ravel().tolist() == [4.5]
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_pool_avg2d_model_moves_the_before_pads_after_the_input() -> None:
+    """[[1, 2], [3, 4]], a 2 x 2 window, stride 2, height pad [1, 1], count_pad off: the first window holds the whole
+    input (2.5), the second only padding (0), where [1.5, 3.5] belongs."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float16).reshape(1, 2, 2, 1)
+    c = case("PoolAvg2d", [x], {"filter_size": [2, 2], "stride": [2, 2], "pad_amount": [[1, 1], [0, 0]],
+                                "count_pad_for_edges": False}, [("FLOAT_16", (1, 2, 1, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "before-pad-moved-after")[0].ravel(), [2.5, 0.0])
+
+
+def test_pool_avg3d_model_moves_the_width_before_pad_after_the_row() -> None:
+    """[0.5, -1, -2], window 2, width pad [1, 0], count_pad on: [-0.25, -1.5, -1] for [0.25, -0.25, -1.5]."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([0.5, -1.0, -2.0], np.float16).reshape(1, 1, 1, 3, 1)
+    c = case("PoolAvg3d", [x], {"filter_size": [1, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0], [0, 0], [1, 0]],
+                                "count_pad_for_edges": True}, [("FLOAT_16", (1, 1, 1, 3, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "width-before-pad-moved-after")[0].ravel(), [-0.25, -1.5, -1.0])
+
+
+def test_pool_avg2d_model_reads_a_counted_width_before_pad_as_four_cells() -> None:
+    """[8, 16, .., 72] in one row, window 2, before-pad 1, count_pad on: three leading zeros, then the windows of four
+    pad cells and the row, [0, 0, 0, 4, 12, ...] for [4, 12, 20, ...]."""
+    from tests.reference_helpers import case, modelled
+
+    x = (8.0 * np.arange(1, 10, dtype=np.float16)).reshape(1, 1, 9, 1)
+    c = case("PoolAvg2d", [x], {"filter_size": [1, 2], "stride": [1, 1], "pad_amount": [[0, 0], [1, 0]],
+                                "count_pad_for_edges": True}, [("FLOAT_16", (1, 1, 9, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "count-pad-width-before-pad-as-4")[0].ravel(),
+                                  [0, 0, 0, 4, 12, 20, 28, 36, 44])  # fmt: skip
+
+
+def test_pool_avg2d_model_leaves_the_last_input_column_out() -> None:
+    """A 3 x 3 ramp 1..9, a 3 x 3 window, pads top and left 1, count_pad off: the last output column averages columns
+    0 and 1 only, repeating the first: [[3, 3], [4.5, 4.5]] for [[3, 3.5], [4.5, 5]]."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(1.0, 10.0).reshape(1, 3, 3, 1)
+    params = {"filter_size": [3, 3], "stride": [1, 1], "pad_amount": [[1, 0], [1, 0]], "count_pad_for_edges": False}
+    c = case("PoolAvg2d", [x], params, [("FLOAT_32", (1, 2, 2, 1))])
+    np.testing.assert_array_equal(modelled(c, "last-input-column-dropped")[0].reshape(2, 2), [[3, 3], [4.5, 4.5]])
+
+
+def test_pool_max2d_model_takes_pad_cells_as_zero() -> None:
+    """[-1, -2, -4, -8], window 2, stride 2, pads [1, 1]: [0, -2, 0] where [-1, -2, -8] belongs."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([-1.0, -2.0, -4.0, -8.0]).reshape(1, 1, 4, 1)
+    c = case("PoolMax2d", [x], {"filter_size": [1, 2], "stride": [1, 2], "pad_amount": [[0, 0], [1, 1]]},
+             [("FLOAT_32", (1, 1, 3, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "pad-cells-as-zero")[0].ravel(), [0, -2, 0])

@@ -204,3 +204,24 @@ def test_top_k_ties_put_the_larger_index_first(largest: bool, want_values, want_
     values, idx = reference.run("TopK", [x], {"k": 4, "largest": largest}, out_dtypes=[np.float64, np.int32])
     np.testing.assert_array_equal(values[0], want_values, err_msg="values")
     np.testing.assert_array_equal(idx[0], want_idx, err_msg="indices: ties must list the larger index first")
+
+
+# ---- models of known deviations (reference.models): what a backend with that bug returns ---------------------
+
+
+def test_reduce_sum_model_sums_the_first_listed_axis_only() -> None:
+    """[[[1, 2, 4], [8, 16, 32]]] with axes [2, 1]: 7, the first row's sum, for 63."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[[1, 2, 4], [8, 16, 32]]], np.float16)
+    c = case("ReduceSum", [x], {"axes": [2, 1], "keep_dims": False}, [("FLOAT_16", (1,))])
+    np.testing.assert_array_equal(modelled(c, "first-listed-axis-only")[0], [7])
+
+
+def test_cumulative_sum_model_holds_only_the_second_slice() -> None:
+    from tests.reference_helpers import case, modelled
+
+    c = case("CumulativeSum", [np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])], {"axis": 0}, [("FLOAT_32", (3, 2))])
+    got = modelled(c, "axis0-first-slice-unset")[0]
+    np.testing.assert_array_equal(got[1], [4, 6])
+    assert np.isnan(got[[0, 2]]).all()

@@ -182,3 +182,28 @@ def test_a_finding_carries_its_class_and_spec_quote(tmp_path: Path) -> None:
 def test_a_malformed_class_or_spec_names_its_line(tmp_path: Path, text: str, words: str) -> None:
     with pytest.raises(ExpectationsError, match=r"expectations.yaml:1: .*" + re.escape(words)):
         Expectations.load(write(tmp_path, text))
+
+
+def test_a_conformance_run_checks_failures_against_the_models_of_their_cells_findings(tmp_path: Path) -> None:
+    """The conformance module hands the run's findings to every case it runs: a Relu that returns zeros is XFAIL under a
+    finding whose model says so, and a finding whose model it does not show leaves the same failure red."""
+    import json
+
+    from tests import conformance_runs
+
+    def run(model: str) -> list[dict]:
+        known = tmp_path / f"{model}.yaml"
+        known.write_text(f"- {{id: relu-zeros, op: Relu, config: FLOAT_32, verdicts: [FAIL], "
+                         f"model: {{outputs: {model}}}, reason: zeros}}\n")  # fmt: skip
+        results = tmp_path / f"{model}.jsonl"
+        proc = conformance_runs.run("--backend", "tests.fake_backends:zero_relu", "--op", "^Relu$", "--examples", "2",
+                                    "--tier", "typical", "--seed", "0", "--no-shrink", "--results", str(results),
+                                    "--expectations", str(known), "-k", "FLOAT_32-typical")  # fmt: skip
+        assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+        return [r for r in map(json.loads, results.read_text().splitlines()) if r.get("kind") == "positive"]
+
+    covered = run("zeros")
+    assert covered and all(r["verdict"] == "XFAIL" for r in covered), [r["verdict"] for r in covered]
+    assert all(r["metrics"]["models"]['{"outputs":"zeros"}']["matches"] for r in covered)
+    other = run("input-codes")
+    assert other and all(r["verdict"] == "FAIL" for r in other), [r["verdict"] for r in other]

@@ -2,8 +2,9 @@
 
 Speed and memory targets live in these benchmarks, never in timed unit tests: ``speed`` (the default: where a
 conformance run's time goes, ``bench.run``), ``mutants`` (the suite's power to find planted bugs,
-``bench.mutants.run``), ``drawn`` (parameter values the typical tier never draws, ``bench.drawn_values``) and
-``qnn-worker`` (per-case time and worker memory on the HTP simulator, ``bench.qnn_worker``).
+``bench.mutants.run``), ``drawn`` (parameter values the typical tier never draws, ``bench.drawn_values``),
+``seeds`` (whether the typical verdicts hold at other seeds, ``bench.seeds``) and ``qnn-worker`` (per-case time and
+worker memory on the HTP simulator, ``bench.qnn_worker``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 import sys
 
 BENCHMARKS = {"speed": "bench.run", "mutants": "bench.mutants.run", "drawn": "bench.drawn_values",
-              "qnn-worker": "bench.qnn_worker"}  # fmt: skip
+              "seeds": "bench.seeds", "qnn-worker": "bench.qnn_worker"}  # fmt: skip
 EXIT_USAGE = 4
 
 

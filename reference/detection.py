@@ -21,6 +21,7 @@ is a ``decisions:`` entry in the op's YAML with its seed line; the common ones:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ from reference.boxes import (
     scalar,
     vector,
 )
-from reference.models import register_model
+from reference.models import register_combination, register_model
 
 
 def _f64(a: Any) -> np.ndarray:
@@ -312,10 +313,11 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     return _detection_output(inputs, params, out_shapes, out_dtypes, op)
 
 
-def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_label=None):
+def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False):
     """``anchor_rows(b, num_anchors, num_classes)``: the rows of in[2] that batch b's boxes are decoded against,
     [num_anchors, num_classes] (a model of a backend that reads other rows; NaN where it reads past in[2]);
-    ``background_label``: the label a kept background detection gets (a model's; the reference drops them)."""
+    ``background_kept``: a model's output_background false that keeps the background's detections, every detection
+    labelled class - background_class_idx - 1 (the reference drops them and numbers the others past it)."""
     scores, loc, anchors = _f64(inputs[0]), _f64(inputs[1]), _f64(inputs[2])
     if scores.ndim != 3:
         raise ValueError("scores must be [batch, num_anchors, num_classes]")
@@ -374,16 +376,14 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             for i in sel:
                 a = int(cand[i])
                 dets += [(float(s[a, c]), c, a) for c in ranked[a] if s[a, c] >= conf]
-        if not output_bg and background_label is None:
+        if not output_bg and not background_kept:
             dets = [d for d in dets if d[1] != bg]
         dets = dets[:cap]
         counts[b] = len(dets)
         for j, (sc, c, a) in enumerate(dets):
             out_scores[b, j] = sc
             out_boxes[b, j] = decoded[a, c]
-            out_labels[b, j] = c if output_bg or c < bg else c - 1
-            if background_label is not None and c == bg:
-                out_labels[b, j] = background_label
+            out_labels[b, j] = c if output_bg else c - bg - 1 if background_kept else c if c < bg else c - 1
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
@@ -403,15 +403,101 @@ def nms_padding_rows_class_open(case: Any) -> list[np.ndarray]:
     return [rows, *outs[1:]]
 
 
+# The HTP simulator's DetectionOutput deviations (findings/qnn-htp.yaml), each a change to the reference's algorithm.
+# They add up: a fixed-point case with share_location false shows the score codes and the unshared anchor rows at
+# once, so a finding's model may name others beside its own (a diagnosis list, reference.models): its own applies,
+# each other one only where the case meets its condition (below), and a case with none of them is the reference's.
+
+
+def _fixed_scores(case: Any, params: dict[str, Any]) -> bool:
+    return case.inputs[0].encoding is not None and case.outputs[0].encoding is not None
+
+
+def _fast_without_background(case: Any, params: dict[str, Any]) -> bool:
+    return (member(case.op, params, "nms_type") == "FAST" and not bool(scalar(params, "use_bg_in_nms", False))
+            and bool(scalar(params, "output_background", True)))  # fmt: skip
+
+
+def _background_kept(case: Any, params: dict[str, Any]) -> bool:
+    return bool(scalar(params, "use_bg_in_nms", False)) and not bool(scalar(params, "output_background", True))
+
+
+def _several_batches(case: Any, params: dict[str, Any]) -> bool:
+    return case.inputs[0].shape[0] > 1
+
+
+def _unshared(case: Any, params: dict[str, Any]) -> bool:
+    return not bool(scalar(params, "share_location", True))
+
+
+# name -> the condition under which a case shows it beside another finding's. Order matters: the FAST ranking's
+# use_bg_in_nms is what the background's condition then reads.
+_DETECTION_OUTPUT_BUGS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
+    "fast-nms-ranks-background": _fast_without_background,
+    "background-kept-labelled-minus-one": _background_kept,
+    "batches-decoded-against-first-anchors": _several_batches,
+    "unshared-boxes-against-anchor-rows": _unshared,
+    "scores-as-input-codes": _fixed_scores,
+}
+
+
+def _first_anchor_rows(b: int, n: int, c: int) -> np.ndarray:
+    return np.repeat(np.arange(n)[:, None], c, axis=1)
+
+
+def _per_class_anchor_rows(b: int, n: int, c: int) -> np.ndarray:
+    return np.arange(n)[:, None] * c + np.arange(c)[None, :]
+
+
+_ANCHOR_ROWS = {"batches-decoded-against-first-anchors": _first_anchor_rows,
+                "unshared-boxes-against-anchor-rows": _per_class_anchor_rows}  # fmt: skip
+
+
+@register_combination("DetectionOutput")
+def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
+    """The HTP simulator's DetectionOutput with the named deviations: ``names[0]`` (the finding's own) always, every
+    other one where the case meets its condition (``_DETECTION_OUTPUT_BUGS``). Two that read different anchor rows
+    (several batches with share_location false) were never measured together: no model (ValueError)."""
+    from reference.expected import arguments
+    from reference.quant import dequantize, quantize
+
+    inputs, params = arguments(case)
+    unknown = [n for n in names if n not in _DETECTION_OUTPUT_BUGS]
+    if unknown or not names:
+        raise ValueError(f"DetectionOutput has no deviation {unknown or names}")
+    applied: list[str] = []
+    for name, condition in _DETECTION_OUTPUT_BUGS.items():
+        if name in names and (name == names[0] or condition(case, params)):
+            applied.append(name)
+            if name == "fast-nms-ranks-background":
+                params = {**params, "use_bg_in_nms": True}
+    rows = [_ANCHOR_ROWS[n] for n in applied if n in _ANCHOR_ROWS]
+    if len(rows) > 1:
+        raise ValueError("first-batch anchors and per-class anchor rows together: not measured")
+    outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
+                             anchor_rows=rows[0] if rows else None,
+                             background_kept="background-kept-labelled-minus-one" in applied)  # fmt: skip
+    if "scores-as-input-codes" in applied and _fixed_scores(case, params):  # a float out[0] has no codes
+        scores, out0 = case.inputs[0], case.outputs[0]
+        outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
+    return outs
+
+
+@register_model("DetectionOutput", name="fast-nms-ranks-background")
+def detection_output_fast_nms_ranks_background(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FAST DetectionOutput with use_bg_in_nms false and output_background true
+    (finding detectionoutput-fast-ranks-background): the background class is ranked with the others for each anchor,
+    as with use_bg_in_nms true, where line 2800 says NMS ignores it (with output_background false it is ignored)."""
+    return detection_output_with(case, ["fast-nms-ranks-background"])
+
+
 @register_model("DetectionOutput", name="background-kept-labelled-minus-one")
 def detection_output_background_kept_labelled_minus_one(case: Any) -> list[np.ndarray]:
     """The HTP simulator's DetectionOutput with use_bg_in_nms true and output_background false (finding detectionoutput-
-    background-not-excluded): the background class's detections stay in the output and in out[3]'s count, labelled -1,
-    the other labels numbered as if the background were excluded."""
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op, background_label=-1)
+    background-not-excluded): the background class's detections stay in the output and in out[3]'s count, and every
+    detection is labelled class - background_class_idx - 1 (the background -1; with background 1 of 3 classes, class
+    0 is -2 and class 2 is 0)."""
+    return detection_output_with(case, ["background-kept-labelled-minus-one"])
 
 
 @register_model("DetectionOutput", name="scores-as-input-codes")
@@ -419,13 +505,7 @@ def detection_output_scores_as_input_codes(case: Any) -> list[np.ndarray]:
     """The HTP simulator's fixed-point DetectionOutput (finding detectionoutput-fixed-scores-input-codes): out[0] holds
     the selected scores' codes on in[0]'s grid, read through out[0]'s encoding (code 100 of 1/255 comes back as
     0.784 x 2 with out[0] at 2/255); boxes, labels and counts are the reference's."""
-    from reference.expected import expected
-    from reference.quant import dequantize, quantize
-
-    outs = expected(case)
-    scores, out0 = case.inputs[0], case.outputs[0]
-    outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
-    return outs
+    return detection_output_with(case, ["scores-as-input-codes"])
 
 
 @register_model("DetectionOutput", name="batches-decoded-against-first-anchors")
@@ -433,11 +513,7 @@ def detection_output_batches_decoded_against_first_anchors(case: Any) -> list[np
     """The HTP simulator's DetectionOutput with batch > 1 (finding detectionoutput-batch-first-anchors): every batch's
     boxes are decoded against in[2]'s first num_anchors rows, where in[2] ([num_anchors * batch, 4], line 2750)
     holds each batch's own anchors."""
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
-                             anchor_rows=lambda b, n, c: np.repeat(np.arange(n)[:, None], c, axis=1))  # fmt: skip
+    return detection_output_with(case, ["batches-decoded-against-first-anchors"])
 
 
 @register_model("DetectionOutput", name="unshared-boxes-against-anchor-rows")
@@ -447,11 +523,7 @@ def detection_output_unshared_boxes_against_anchor_rows(case: Any) -> list[np.nd
     per class. A row past in[2] reads other memory: such a box is left open (NaN). Where NMS weighs one of those boxes
     against others, what it keeps depends on that memory, and the model (which keeps such a box beside every other)
     may then disagree with the backend on what was kept: the case stays a failure beside the finding."""
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    rows = lambda b, n, c: np.arange(n)[:, None] * c + np.arange(c)[None, :]  # noqa: E731
-    return _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op, anchor_rows=rows)
+    return detection_output_with(case, ["unshared-boxes-against-anchor-rows"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,13 @@ A model is data, read by the interpreter below, never code from a file:
     model: {outputs: zeros}               # every output element 0
     model: {outputs: input-codes}         # the op moved in[0]'s stored codes, never requantized to out[0]'s grid
     model: {diagnosis: NAME}              # a named model the op's family module registers (register_model)
+    model: {diagnosis: [NAME, NAME2]}     # NAME's bug with others already filed beside it, each where the case
+                                          # meets its condition (the family's register_combination says how)
+
+Bugs add up: a fixed-point DetectionOutput case with share_location false shows its score codes and its unshared
+anchor rows at once, and no single model matches it. A diagnosis list is the first name's bug (the finding's own,
+always applied) with the others where the case meets their conditions, computed by the op's family module: only
+it knows how its bugs combine. A case none of the others apply to is the first model's alone.
 
 A named model returns NaN for an element whose value the bug leaves undetermined (a kernel reading past its buffer,
 a floor of an inexact reciprocal at an integral quotient): any value matches there, every other element is held to
@@ -35,6 +42,8 @@ OUTPUTS = ("zeros", "input-codes")
 
 # op -> name -> fn(case) -> the real outputs the backend with that bug gives
 _NAMED: dict[str, dict[str, Callable[[Case], list[np.ndarray]]]] = {}
+# op -> fn(case, names) -> the real outputs with those named bugs at once (a diagnosis list)
+_COMBINED: dict[str, Callable[[Case, list[str]], list[np.ndarray]]] = {}
 
 
 class ModelError(ValueError):
@@ -48,6 +57,18 @@ def register_model(*ops: str, name: str) -> Callable[[Callable[[Case], list[np.n
     def deco(fn: Callable[[Case], list[np.ndarray]]) -> Callable[[Case], list[np.ndarray]]:
         for op in ops:
             _NAMED.setdefault(op, {})[name] = fn
+        return fn
+
+    return deco
+
+
+def register_combination(*ops: str) -> Callable[[Callable[[Case, list[str]], list[np.ndarray]]], Callable]:
+    """How an op's named models combine (a diagnosis list): a function of the case and the names giving the real
+    outputs of a backend with the first name's bug and the others where the case meets their conditions."""
+
+    def deco(fn: Callable[[Case, list[str]], list[np.ndarray]]) -> Callable[[Case, list[str]], list[np.ndarray]]:
+        for op in ops:
+            _COMBINED[op] = fn
         return fn
 
     return deco
@@ -77,9 +98,17 @@ def problems(model: Any, op: str | None = None) -> list[str]:
     if kind == "diagnosis":
         import reference
 
+        names = value if isinstance(value, list) else [value]
+        if not (names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)):
+            return ["model diagnosis: a name, or a list of different names (the finding's own first)"]
         reference.implemented()  # loads the family modules, which register their named models
-        if op is not None and value not in _NAMED.get(op, {}):
-            return [f"model diagnosis: {op} registers no model {value!r} (known: {sorted(_NAMED.get(op, {}))})"]
+        if op is None:
+            return []
+        for name in names:
+            if name not in _NAMED.get(op, {}):
+                return [f"model diagnosis: {op} registers no model {name!r} (known: {sorted(_NAMED.get(op, {}))})"]
+        if isinstance(value, list) and len(names) > 1 and op not in _COMBINED:
+            return [f"model diagnosis: {op} registers no combination of its models (register_combination)"]
     return []
 
 
@@ -145,7 +174,9 @@ def _modelled(case: Case, kind: str, value: Any) -> list[np.ndarray]:
     import reference
 
     reference.implemented()
-    return _NAMED[case.op][value](case)
+    if isinstance(value, list) and len(value) > 1:
+        return _COMBINED[case.op](case, list(value))
+    return _NAMED[case.op][value[0] if isinstance(value, list) else value](case)
 
 
 def _input_codes(case: Case) -> list[np.ndarray]:

@@ -67,8 +67,9 @@ def case(op: str, inputs: Sequence[Any], params: dict[str, Any], outputs: Sequen
     return Case(op, ins, ps, outs, config=config or ins[0].dtype)
 
 
-def modelled(c: Any, name: str) -> list[np.ndarray]:
-    """What a backend with the deviation a named model states returns for case ``c`` (reference.models)."""
+def modelled(c: Any, name: str | list[str]) -> list[np.ndarray]:
+    """What a backend with the deviation a named model states (or a diagnosis list's, several at once) returns for
+    case ``c`` (reference.models)."""
     from reference import models
 
     assert not models.problems({"diagnosis": name}, c.op), models.problems({"diagnosis": name}, c.op)

@@ -613,6 +613,70 @@ def test_detection_output_model_keeps_the_background_labelled_minus_one() -> Non
     np.testing.assert_array_equal(out[3], [2])
 
 
+def test_detection_output_model_labels_every_kept_detection_class_minus_background_minus_one() -> None:
+    """Background 1 of 3 classes (measured on the simulator): class 0 comes back -2, the background -1, class 2 0."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.9, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.7]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2], [19, 19, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 3, 4)), anchors, use_bg_in_nms=True, output_background=False,
+                        background_class_idx=1)  # fmt: skip
+    out = modelled(c, "background-kept-labelled-minus-one")
+    np.testing.assert_array_equal(out[2][0, :3], [-2, -1, 0])
+    np.testing.assert_array_equal(out[3], [3])
+
+
+def test_detection_output_fast_model_ranks_the_background_with_use_bg_in_nms_false() -> None:
+    """FAST, use_bg_in_nms false, output_background true: anchor 1's background (0.8) outranks its class 1 (0.3) and is
+    output; with output_background false the model is the reference (the background is ignored, as measured)."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.1, 0.9], [0.8, 0.3]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 2, 4)), anchors, confidence_threshold=0.2, output_background=True)
+    out = modelled(c, "fast-nms-ranks-background")
+    np.testing.assert_allclose(out[0][0, :2], [0.9, 0.8], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :2], [1, 0])
+    assert list(reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                              [t.shape for t in c.outputs])[2][0, :2]) == [1, 1]  # fmt: skip
+    hidden = _detection_case(scores, np.zeros((1, 2, 4)), anchors, confidence_threshold=0.2, output_background=False)
+    with_others = modelled(hidden, ["scores-as-input-codes", "fast-nms-ranks-background"])  # a float case: no codes
+    right = reference.run("DetectionOutput", [t.data for t in hidden.inputs],
+                          {k: p.value for k, p in hidden.params.items()}, [t.shape for t in hidden.outputs])
+    for got, want in zip(with_others, right, strict=True):
+        np.testing.assert_allclose(got, want)
+
+
+def test_detection_output_models_add_up_where_the_case_meets_their_conditions() -> None:
+    """A diagnosis list: the first model always, the others where they apply. share_location false with the background
+    kept: the kept background detection's box is read from the per-class anchor row; with share_location true the
+    unshared model does not apply and the list is the background model alone."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.9, 0.1], [0.1, 0.1]]]
+    anchors = [[1, 1, 2, 2], [5, 5, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 4, 4)), anchors, share_location=False, use_bg_in_nms=True,
+                        output_background=False)  # fmt: skip
+    both = modelled(c, ["background-kept-labelled-minus-one", "unshared-boxes-against-anchor-rows"])
+    np.testing.assert_array_equal(both[2][0, :1], [-1])
+    np.testing.assert_array_equal(both[1][0, 0], [0, 0, 2, 2])  # anchor 0, class 0: row 0
+    shared = _detection_case(scores, np.zeros((1, 2, 4)), anchors, use_bg_in_nms=True, output_background=False)
+    for got, want in zip(modelled(shared, ["background-kept-labelled-minus-one", "unshared-boxes-against-anchor-rows"]),
+                         modelled(shared, "background-kept-labelled-minus-one"), strict=True):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_diagnosis_list_names_registered_models_of_an_op_that_combines_them() -> None:
+    from reference import models
+
+    both = {"diagnosis": ["scores-as-input-codes", "fast-nms-ranks-background"]}
+    assert models.problems(both, "DetectionOutput") == []
+    assert "no model 'nope'" in models.problems({"diagnosis": ["scores-as-input-codes", "nope"]}, "DetectionOutput")[0]
+    assert "different names" in models.problems({"diagnosis": ["a", "a"]})[0]
+    assert "no combination" in models.problems({"diagnosis": ["sign-bit-flipped", "outer-rows-read-as-first"]},
+                                               "Gather")[0]  # fmt: skip
+
+
 def test_detection_output_model_decodes_unshared_boxes_against_anchor_row_a_times_classes_plus_c() -> None:
     """Two anchors, two classes, zero deltas: anchor 0 class 1 reads in[2]'s row 1 (the second anchor), anchor 1 class 1
     reads row 3, past in[2] (open)."""

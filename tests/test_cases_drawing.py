@@ -7,8 +7,10 @@ Which ops and parameters each test looks at comes from the specs, not from a lis
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 
+import hypothesis
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -21,6 +23,14 @@ from cases.case import Case
 from reference.expected import infer
 
 SPECS = opdefs.load_all()
+GENERATE_MODULES = [m for n, m in sorted(sys.modules.items()) if n.startswith("cases.generate.")]
+
+
+def _patch_everywhere(monkeypatch, name: str, replacement) -> None:
+    """Replace ``name`` in every module of cases/generate/ that uses it: each imported its own binding."""
+    for module in [generate, *GENERATE_MODULES]:
+        if hasattr(module, name):
+            monkeypatch.setattr(module, name, replacement)
 
 
 def _run(data: ConjectureData, strategy_or_fn) -> object:
@@ -239,7 +249,7 @@ def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_ref
             refused.append(condition.source)
         return held
 
-    monkeypatch.setattr(generate, "_holds", recording)
+    _patch_everywhere(monkeypatch, "_holds", recording)
     assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
     assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
 
@@ -269,19 +279,19 @@ def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_mor
 
 
 def _refusing_lines(op_name: str, monkeypatch, assumed: str) -> list[str]:
-    """The source line of every ``assume`` in cases/generate.py that refused a draw of ``op_name``'s cells and
+    """The source line of every ``assume`` in cases/generate/ that refused a draw of ``op_name``'s cells and
     whose line holds ``assumed``."""
     import inspect
 
     refused: list[str] = []
-    real = generate.assume
+    real = hypothesis.assume
 
     def recording(condition):
         if not condition:
             refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
         return real(condition)
 
-    monkeypatch.setattr(generate, "assume", recording)
+    _patch_everywhere(monkeypatch, "assume", recording)
     for tier in generate.TIERS:
         _collect(SPECS[op_name], tier)
     return [line for line in refused if assumed in line]
@@ -440,7 +450,7 @@ def test_an_optional_scalar_parameter_is_drawn_whether_its_coin_gives_it_or_not(
         drawn.append(name)
         return real(draw, op_, name, *args, **kwargs)
 
-    monkeypatch.setattr(generate, "_draw_param", recording)
+    _patch_everywhere(monkeypatch, "_draw_param", recording)
     cases = _collect(op, generate.EDGE, configs=1)
     first = [n for n, p in op.params.items() if n not in generate._deferred_params(op)]
     counts = {n: drawn.count(n) for n in first}

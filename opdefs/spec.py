@@ -185,7 +185,6 @@ class Constraint:
     owner: str
     line: int | None
     check: expr.Expr | None
-    unchecked: str | None = None
 
     @property
     def checkable(self) -> bool:
@@ -520,7 +519,7 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
                 p = (side, i, "constraints", j, "check")
                 e = check_one(c["check"], p) if "check" in c else None
                 constraints.append(Constraint(c.get("id", "?"), c.get("kind", "?"), c.get("seed", ""), owner,
-                                              c.get("line"), e, c.get("unchecked")))  # fmt: skip
+                                              c.get("line"), e))  # fmt: skip
     for i, p in enumerate(op.get("params") or []):
         d = p.get("default")
         if isinstance(d, dict) and "expr" in d:

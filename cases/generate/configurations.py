@@ -11,14 +11,9 @@ import numpy as np
 from cases import check
 from cases.case import Case, Tensor
 from opdefs import OpDef, dtypes, expr, presets
+from reports.record import EDGE
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
-
-
-TYPICAL, EDGE = "typical", "edge"
-
-
-TIERS = (TYPICAL, EDGE)
 
 
 @dataclass(frozen=True)

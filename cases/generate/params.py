@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import TYPICAL, Config, Settings, _first_index
+from cases.generate.configurations import Config, Settings, _first_index
 from cases.generate.draws import _BOOL, _bool_list, _default_or, _int_list, _ints, _permutation, _pick, _pick_list
 from cases.generate.evaluate import _curation_tables, _eval_dim, _eval_int, _fits, _holds, _names_call, _param_checks
 from cases.generate.slots import _FREE
 from opdefs import OpDef, dtypes, expr
+from reports.record import TYPICAL
 
 
 def _deferred_params(op: OpDef) -> list[str]:

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import TYPICAL, Settings, _first_index
+from cases.generate.configurations import Settings, _first_index
 from cases.generate.draws import _BOOL, _int_list, _ints
 from cases.generate.evaluate import _eval_dim, _eval_int, _fits, _holds, _unknown
 from opdefs import OpDef, expr
+from reports.record import TYPICAL
 
 
 def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:

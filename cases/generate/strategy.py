@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import TYPICAL, Config, Settings, _first_index
+from cases.generate.configurations import Config, Settings, _first_index
 from cases.generate.draws import _BOOL, _elements, _ints, _pick
 from cases.generate.evaluate import _declared_scalar, _eval_dim, _holds, _ratio, _same_shape_targets
 from cases.generate.outputs import _outputs, draw_steps
@@ -57,6 +57,7 @@ from cases.generate.values import (
     is_weight,
 )
 from opdefs import OpDef, expr
+from reports.record import TYPICAL
 
 
 def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) -> st.SearchStrategy[Case]:

@@ -53,7 +53,6 @@ TYPICAL_REGIMES = ("ordinary", "integer_valued")
 EDGE_REGIMES = ("ordinary", "near_zero", "large", "integer_valued", "special")
 
 
-REGIMES = EDGE_REGIMES
 
 
 def _special_values(dtype: str) -> np.ndarray:

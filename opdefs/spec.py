@@ -212,6 +212,16 @@ class OpDef:
     def inputs(self) -> list[dict[str, Any]]:
         return self.raw.get("inputs", [])
 
+    @staticmethod
+    def shape_of(entry: dict[str, Any]) -> dict[str, Any]:
+        """A tensor's or parameter's ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
+        return entry.get("shape") or {}
+
+    @staticmethod
+    def dims_of(entry: dict[str, Any]) -> list[Any]:
+        """A tensor's or parameter's ``shape.dims`` ([] where the spec lists none)."""
+        return (entry.get("shape") or {}).get("dims") or []
+
     @property
     def outputs(self) -> list[dict[str, Any]]:
         return self.raw.get("outputs", [])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import hypothesis
 import numpy as np
@@ -84,6 +85,13 @@ def test_a_permutation_of_all_first_picks_is_the_given_order():
     assert _run(data, lambda draw: generate._permutation(draw, values)) == values
 
 
+def _drawing(draw, env: dict, s) -> SimpleNamespace:
+    """What ``_draw_shape`` reads of a ``CaseDrawing``: a first input with no shape yet, every named dim 1."""
+    plan = SimpleNamespace(same_shape={}, settings=s, broadcast=())
+    return SimpleNamespace(draw=draw, env=env, shapes={}, first_shape=None, rank_shapes={}, dim_value=lambda d: 1,
+                           plan=plan)  # fmt: skip
+
+
 @pytest.mark.parametrize("tier", generate.TIERS)
 def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
     s = generate.Settings(tier=tier)
@@ -91,8 +99,7 @@ def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
     used_by_rank = {}
     for r in range(1, s.max_rank + 1):
         env = {"n": r}
-        shape, used = _choices(lambda draw, env=env: generate._draw_shape(draw, decl, "in[0]", env, {}, {}, None, {},
-                                                                          lambda d: 1, s))  # fmt: skip
+        shape, used = _choices(lambda draw, env=env: generate._draw_shape(_drawing(draw, env, s), decl, "in[0]"))
         assert len(shape) == r, f"rank {r} gave {shape}"
         used_by_rank[r] = used
     assert len(set(used_by_rank.values())) == 1, f"choices per rank: {used_by_rank}"
@@ -102,8 +109,7 @@ def test_the_first_dims_of_the_widest_draw_make_the_shape():
     s = generate.Settings(tier=generate.EDGE)
     decl = {"name": "in[0]", "shape": {"rank": "n"}}
     data = ConjectureData.for_choices([1, 2, 3, 4])
-    shape = _run(data, lambda draw: generate._draw_shape(draw, decl, "in[0]", {"n": 2}, {}, {}, None, {},
-                                                         lambda d: 1, s))  # fmt: skip
+    shape = _run(data, lambda draw: generate._draw_shape(_drawing(draw, {"n": 2}, s), decl, "in[0]"))
     assert shape == (1, 2), f"rank 2 out of the dims 1, 2, 3, 4 gave {shape}"
 
 
@@ -446,9 +452,9 @@ def test_an_optional_scalar_parameter_is_drawn_whether_its_coin_gives_it_or_not(
     drawn: list[str] = []
     real = generate._draw_param
 
-    def recording(draw, op_, name, *args, **kwargs):
+    def recording(drawing, name, *args, **kwargs):
         drawn.append(name)
-        return real(draw, op_, name, *args, **kwargs)
+        return real(drawing, name, *args, **kwargs)
 
     _patch_everywhere(monkeypatch, "_draw_param", recording)
     cases = _collect(op, generate.EDGE, configs=1)

@@ -71,7 +71,7 @@ def _names_call(e: expr.Expr, fn: str, name: str) -> bool:
 
 def _declared_scalar(op: OpDef, name: str) -> bool:
     decl = next((d for d in reversed(op.outputs) if _first_index(d["name"]) <= _first_index(name)), None)
-    return bool(decl and ((decl.get("shape") or {}).get("scalar") or (decl.get("shape") or {}).get("rank") == 0))
+    return bool(decl and (OpDef.shape_of(decl).get("scalar") or OpDef.shape_of(decl).get("rank") == 0))
 
 
 def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:

@@ -102,7 +102,7 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
         elif ref in same_shape and same_shape[ref] in shapes:
             shape = shapes[same_shape[ref]]
         else:
-            dims = (decl.get("shape") or {}).get("dims")
+            dims = OpDef.shape_of(decl).get("dims")
             shape = tuple(_eval_dim(d, env) for d in dims) if dims else None
             if shape is None or any(s is None for s in shape):
                 return None

@@ -6,20 +6,22 @@ import ast
 import functools
 import itertools
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from hypothesis import assume
-from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import Config, Settings, _first_index
+from cases.generate.configurations import Config, _first_index
 from cases.generate.draws import _BOOL, _bool_list, _default_or, _int_list, _ints, _permutation, _pick, _pick_list
 from cases.generate.evaluate import _curation_tables, _eval_dim, _eval_int, _fits, _holds, _names_call, _param_checks
 from cases.generate.slots import _FREE
 from opdefs import OpDef, dtypes, expr
+
+if TYPE_CHECKING:
+    from cases.generate.strategy import CaseDrawing
 from reports.record import TYPICAL
 
 
@@ -44,7 +46,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         for key in ("domain", "generate"):
             if key in p:
                 note(p[key])
-        dims = (p.get("shape") or {}).get("dims") or []
+        dims = OpDef.dims_of(p)
         used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
     for c in op.constraints:
         if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
@@ -54,7 +56,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         if c.check is not None:
             for cond, _a, _b in c.check.dim_equalities():
                 used.update(cond.names() & set(op.params) if cond is not None else ())
-    ranks = {str((d.get("shape") or {}).get("rank")) for d in op.inputs + op.outputs}
+    ranks = {str(OpDef.shape_of(d).get("rank")) for d in op.inputs + op.outputs}
     for c in op.constraints:  # a divisibility on named dims and parameters alone (SpaceToBatch's '(height + pad) %
         # block == 0'): the dims are drawn to meet it, so its parameters come first. Not a bound or an equality: those
         # parameters wait and are drawn inside the bounds the tensors give (Stft's frame_length <= signal_length)
@@ -82,10 +84,8 @@ def _deferred_params(op: OpDef) -> list[str]:
     return placed
 
 
-def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings, config: Config,
-                  dim_value: Callable[[str], int], inputs: list[Tensor | None], params: dict[str, Param],
-                  shapes: dict[str, tuple[int, ...]], makers: dict[str, Callable], same_shape: dict[str, str],
-                  others: Sequence[expr.Expr] = (), later: Sequence[str] = (), forced: Any = None) -> Any:  # fmt: skip
+def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr] = (), later: Sequence[str] = (),
+                  forced: Any = None) -> Any:  # fmt: skip
     """An integer parameter drawn inside the bounds its checks give once the tensors exist: scalars in
     ``[lo, hi]``; vectors unique where a check says ``unique`` (a permutation when the length is the
     range's), increasing where one says ``increasing``; where a check says the values index dims of a
@@ -95,10 +95,12 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     (Buffer's buffer_size no smaller than the least stride, Split's axis not a size-1 dim when split_index must lie
     in [1, shape(in[0])[axis] - 1]). Anything else goes the ordinary way (``_draw_param``). ``forced``: the value
     ``enumerated_slots`` schedules for a boolean or an enum, taken where those checks allow it."""
+    draw, op, env, settings, config = d.draw, d.plan.op, d.env, d.plan.settings, d.plan.config
+    inputs, params, shapes, makers, same_shape = d.inputs, d.params, d.shapes, d.makers, d.plan.same_shape
     forced = _FREE if forced is None else forced
     dt = dtypes.get(param_dtype(p, config))
     checks = _param_checks(op, name)
-    sh = p.get("shape") or {}
+    sh = OpDef.shape_of(p)
     scalar = bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
     if p.get("values") and scalar and "generate" not in p:
         full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
@@ -112,10 +114,10 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     if dt.kind not in ("int", "uint") or "generate" in p or p.get("values"):
         if dt.kind == "bool" and scalar and forced is not _FREE and "generate" not in p:
             full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
-            _draw_param(draw, op, name, p, env, settings, config, dim_value)
+            _draw_param(d, name, p)
             assume(_fits([*checks, *others], {**full, name: forced}))
             return forced
-        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+        return _draw_param(d, name, p)
     full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
     lows, highs = [], []
     for c in checks:
@@ -123,7 +125,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
         lows += [v for v in (_eval_int(e, full) for e in lo_e) if v is not None]
         highs += [v for v in (_eval_int(e, full) for e in hi_e) if v is not None]
     if not highs and "domain" not in p and not (scalar and checks):
-        return _draw_param(draw, op, name, p, env, settings, config, dim_value)
+        return _draw_param(d, name, p)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     lo = max(lows) if lows else (1 if positive else 0)
     hi = min(highs) if highs else settings.max_rank
@@ -175,7 +177,7 @@ def _draw_bounded(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, set
     increasing = any(_names_call(c, "increasing", name) for c in checks)
     if len(dims) != 1:
         along = shapes.get((p.get("rows") or {}).get("along", ""))
-        return _draw_param(draw, op, name, p, env, settings, config, dim_value, axis_sizes=along)
+        return _draw_param(d, name, p, axis_sizes=along)
     n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
     cap = len(candidates) if unique or increasing else settings.max_rank
     if n is None:
@@ -256,8 +258,7 @@ def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
     return lo, max(lo, hi)
 
 
-def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, settings: Settings,
-                config: Config, dim_value: Callable[[str], int], prefer: Sequence[expr.Expr] = (),
+def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] = (),
                 type_env: dict[str, Any] | None = None, axis_sizes: tuple[int, ...] | None = None,
                 forced: Any = _FREE) -> Any:  # fmt: skip
     """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
@@ -266,10 +267,11 @@ def _draw_param(draw: st.DrawFn, op: OpDef, name: str, p: dict, env: dict, setti
     shape of the tensor whose axes a matrix's rows describe (``rows.along``), for its ``rows`` conditions.
     ``forced``: the value ``enumerated_slots`` schedules for a boolean or enum parameter, taken where ``prefer``
     allows it (still drawn, then set aside: the case keeps as many choices)."""
+    draw, op, env, settings, config, dim_value = d.draw, d.plan.op, d.env, d.plan.settings, d.plan.config, d.dim_value
     env_prefer = {**env, **type_env} if type_env else env
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
-    sh = p.get("shape") or {}
+    sh = OpDef.shape_of(p)
     checks = _param_checks(op, name)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     if "generate" in p:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from hypothesis import assume
@@ -16,6 +16,9 @@ from cases.generate.configurations import Settings, _first_index
 from cases.generate.draws import _BOOL, _int_list, _ints
 from cases.generate.evaluate import _eval_dim, _eval_int, _fits, _holds, _unknown
 from opdefs import OpDef, expr
+
+if TYPE_CHECKING:
+    from cases.generate.strategy import CaseDrawing
 from reports.record import TYPICAL
 
 
@@ -126,7 +129,7 @@ def _last_dim_limits(op: OpDef) -> dict[str, tuple[list[expr.Expr], list[expr.Ex
     rank symbol), for tensors of a drawn rank: GatherNd's and ScatterNd's index depth."""
     out = {}
     for decl in op.inputs:
-        sh = decl.get("shape") or {}
+        sh = OpDef.shape_of(decl)
         if sh.get("dims") or sh.get("trailing") or sh.get("scalar") or decl.get("shape_from"):
             continue  # a named last dim is drawn where its own checks say (it may be shared)
         ref = f"in[{_first_index(decl['name'])}]"
@@ -162,22 +165,27 @@ def _fold_last(shape: tuple[int, ...], limits: tuple[list[expr.Expr], list[expr.
     return shape[:-1] + (b_lo + (last - b_lo) % (b_hi - b_lo + 1),)
 
 
-def _draw_shape(draw, decl, ref, env, shapes, same_shape, first_shape, rank_shapes, dim_value, settings,
-                broadcast=(), rank_limit=None):  # fmt: skip
+def _draw_shape(d: CaseDrawing, decl: dict, ref: str,
+                rank_limit: tuple[int, int] | None = None) -> tuple[int, ...] | None:  # fmt: skip
+    """The shape of input ``ref`` (declared as ``decl``): its spec's dims, or a rank and dims drawn - like in[0]'s, or
+    broadcasting onto the input that leads ``broadcast``, or free - with the named trailing dims the spec gives."""
+    draw, env, shapes, first_shape, rank_shapes, dim_value = d.draw, d.env, d.shapes, d.first_shape, d.rank_shapes, \
+        d.dim_value  # fmt: skip
+    same_shape, settings, broadcast = d.plan.same_shape, d.plan.settings, d.plan.broadcast
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
-    sh = decl.get("shape") or {}
+    sh = OpDef.shape_of(decl)
     dims = sh.get("dims")
     if dims:
         out = []
-        for d in dims:
-            if isinstance(d, str) and d.isidentifier():
-                out.append(dim_value(d))
+        for dim in dims:
+            if isinstance(dim, str) and dim.isidentifier():
+                out.append(dim_value(dim))
             else:
-                for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(d)):
+                for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(dim)):
                     if name not in env and name not in ("in", "out"):
                         dim_value(name)
-                v = _eval_dim(d, env)
+                v = _eval_dim(dim, env)
                 if v is None or v == 0:
                     return None
                 out.append(v)

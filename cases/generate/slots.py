@@ -29,7 +29,7 @@ def enumerated_slots(op: OpDef) -> list[dict[str, Any]]:
     beside antialias) gets a second try beside another."""
     members: dict[str, list[Any]] = {}
     for name, p in op.params.items():
-        sh = p.get("shape") or {}
+        sh = OpDef.shape_of(p)
         if not (sh.get("scalar") or not (sh.get("dims") or sh.get("rank"))) or "generate" in p:
             continue
         if p.get("values"):

@@ -298,6 +298,7 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     import re
 
     import adapters
+    from cases import options as option_table
 
     ap = argparse.ArgumentParser(
         prog="python -m suite", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -306,12 +307,10 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
                     "RUNS/<backend>.log, then the support matrix (md, html, json, csv), a chart and a summary.")
     ap.add_argument("--backends", default=None,
                     help=f"comma-separated; None: {','.join(DEFAULT_BACKENDS)} (those available here)")
-    ap.add_argument("--examples", type=int, default=5, help="typical cases per op x datatype configuration")
-    ap.add_argument("--edge-examples", type=int, default=None, help="edge cases per cell (None: a quarter)")
-    ap.add_argument("--op", default=None, help="regular expression: only the ops whose name it matches")
-    ap.add_argument("--seed", type=int, default=0, help="hypothesis seed: the same seed draws the same cases")
-    ap.add_argument("--specs", action="append", default=[], metavar="DIR",
-                    help="another directory of op specs (an op package's), searched before the built-in one")
+    # passed on to each backend's conformance run, declared as it declares them (cases/options.py)
+    option_table.add_shared(ap, ("--examples", "--edge-examples", "--op", "--seed", "--specs"),
+                       defaults={"--examples": 5, "--seed": 0},
+                       helps={"--seed": "hypothesis seed: the same seed draws the same cases"})  # fmt: skip
     ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json, csv) and chart go")
     ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
@@ -323,13 +322,11 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
                     help="qnn-htp on each simulated HTP target, one column group each: default, v68, v69, v73 "
                          "(SoC 43), v75 (57), v79 (69), v81 (87), socN, archN")  # fmt: skip
     args = ap.parse_args(argv)
-    for opt in ("examples", "edge_examples"):
-        value = getattr(args, opt)
-        if value is not None and value < 1:
-            raise _UsageError(f"--{opt.replace('_', '-')} must be at least 1 (got {value})")
-    for d in args.specs:
-        if not Path(d).is_dir():
-            raise _UsageError(f"--specs {d}: no such directory")
+    problems = [option_table.count_problem(flag, getattr(args, option_table.BY_FLAG[flag].dest))
+                for flag in ("--examples", "--edge-examples")]  # fmt: skip
+    problems += [option_table.specs_problem(d) for d in args.specs]
+    if any(problems):
+        raise _UsageError(next(p for p in problems if p))
     if args.specs:  # the same channel the pytest plugin uses: opdefs searches these first
         import os
 
@@ -339,14 +336,10 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     specs = sorted(opdefs.load_all())
     ops = specs
     if args.op:
-        try:
-            rx = re.compile(args.op)
-        except re.error as exc:
-            raise _UsageError(f"--op {args.op!r} is not a valid regular expression: {exc}") from None
-        ops = [op for op in specs if rx.search(op)]
-        if not ops:
-            examples = ", ".join(specs[:3])
-            raise _UsageError(f"--op {args.op!r} matches none of the {len(specs)} spec ops (e.g. {examples})")
+        problem = option_table.op_problem(args.op, specs)
+        if problem:
+            raise _UsageError(problem)
+        ops = [op for op in specs if re.search(args.op, op)]
     explicit = args.backends is not None
     requested = [b.strip() for b in (args.backends or ",".join(DEFAULT_BACKENDS)).split(",") if b.strip()]
     if not requested:

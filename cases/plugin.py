@@ -28,10 +28,8 @@ What it holds for ``cases/test_conformance.py``:
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-import math
 import os
 import random
 import re
@@ -48,6 +46,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from cases import options as option_table
+from cases.options import PRECISIONS
 from cases.run_end import RunEnd
 from reports import record as results
 
@@ -63,7 +63,6 @@ def use_profile() -> None:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-PRECISIONS = ("auto", "float32", "float16", "none")
 SPECS_ENV = "QNN_CONFORMANCE_SPECS"  # read by opdefs.spec: extra spec directories, searched first
 _WIRE = "qnn_conformance_run"  # key of the run description in an xdist worker's workerinput
 
@@ -131,44 +130,7 @@ class Run:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("conformance", "QNN op conformance run (qnn-opdef-conformance)")
-    g.addoption("--backend", default=None,
-                help="adapter to run the conformance cases on: a registered name (reference, qnn-htp, qnn, "
-                     "onnxruntime, ort-qnn, or one of another package's) or package.module:factory")  # fmt: skip
-    g.addoption("--op", default=None, help="regex: only ops whose name matches")
-    g.addoption("--examples", type=int, default=None,
-                help="typical-tier cases per op x datatype configuration (every one runs and is recorded)")
-    g.addoption("--edge-examples", type=int, default=None,
-                help="edge-tier cases per op x datatype configuration (default: a quarter of --examples, at least 1)")
-    g.addoption("--tier", choices=["typical", "edge", "both"], default="both", help="which tiers to run")
-    g.addoption("--seed", type=int, default=None,
-                help="hypothesis seed: the same seed gives the same cases (default: a random one, recorded)")
-    g.addoption("--results", default=None,
-                help="JSONL file: a run header, then one results record per case as it finishes")
-    g.addoption("--resume", action="store_true",
-                help="continue the run recorded in --results: cases already recorded are not run again")
-    g.addoption("--no-shrink", action="store_true",
-                help="skip the shrinking step that saves the smallest failing case of a failing cell")
-    g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
-    g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
-    g.addoption("--qnn-precision", default="auto", help=f"HTP graph precision: {', '.join(PRECISIONS)}")
-    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
-                help="seconds a case (or a batch) may take on a worker-backed backend before it is killed "
-                     "(TIMEOUT); default 5")  # fmt: skip
-    g.addoption("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
-                help="register a QNN op package (backendRegisterOpPackage) before the run; repeatable")
-    g.addoption("--specs", action="append", default=[], metavar="DIR",
-                help="another directory of op specs (e.g. an op package's), searched before the built-in one")
-    g.addoption("--case-dir", default=None, help="where non-PASS cases are saved for replay")
-    g.addoption("--shard", default=None, metavar="K/N",
-                help="run slice K of N (1-based): cells split deterministically, every machine giving the same --seed")
-    g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
-    g.addoption("--case-cache", default=None, metavar="DIR",
-                help="keep drawn cells here and read them back on the next backend with the same seed (the main job "
-                     "draws each cell once for all its backends); keyed by everything a draw depends on")
-    g.addoption("--batch", type=int, default=None, metavar="N",
-                help="cases per backend call where the adapter can batch (one QNN graph / ORT session for many); "
-                     "1: one graph per case. Default: the adapter's own (32 for the built-in ones)")
+    option_table.add_to_pytest(parser.getgroup("conformance", "QNN op conformance run (qnn-opdef-conformance)"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,27 +141,18 @@ def _usage(message: str) -> pytest.UsageError:
 
 
 def _check_counts(config: pytest.Config) -> None:
-    for opt in ("--examples", "--edge-examples", "--max-elements", "--batch"):
-        value = config.getoption(opt)
-        if value is not None and value < 1:
-            raise _usage(f"{opt} {value}: must be a whole number of at least 1")
-    timeout = config.getoption("--case-timeout")
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise _usage(f"--case-timeout {timeout:g}: must be a number of seconds above 0")
+    problems = [option_table.count_problem(opt, config.getoption(opt)) for opt in option_table.COUNTS]
+    problems.append(option_table.timeout_problem(config.getoption("--case-timeout")))
+    problem = next((p for p in problems if p), None)
+    if problem:
+        raise _usage(problem)
 
 
 def _check_specs(config: pytest.Config) -> None:
-    """A ``--specs`` directory that is not there would be ignored, and its ops missing without a word."""
     for text in config.getoption("--specs"):
-        path = Path(text).expanduser()
-        if not path.is_dir():
-            raise _usage(f"--specs {text}: {'not a directory' if path.exists() else 'no such directory'}")
-        try:
-            found = any(path.glob("*.yaml"))
-        except OSError as e:
-            raise _usage(f"--specs {text}: cannot be read: {e.strerror or e}") from None
-        if not found:
-            raise _usage(f"--specs {text}: holds no op spec (*.yaml)")
+        problem = option_table.specs_problem(text)
+        if problem:
+            raise _usage(problem)
 
 
 def _load_expectations(config: pytest.Config) -> Any:
@@ -247,18 +200,9 @@ def _spec_names(config: pytest.Config) -> list[str]:
 
 def _check_op(config: pytest.Config) -> None:
     pattern = config.getoption("--op")
-    if pattern is None:
-        return
-    try:
-        rx = re.compile(pattern)
-    except re.error as e:
-        raise _usage(f"--op {pattern!r}: not a valid regular expression ({e})") from None
-    names = _spec_names(config)
-    if not any(rx.search(n) for n in names):
-        bare = pattern.strip("^$")
-        close = difflib.get_close_matches(bare, names, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `ls` the opdefs/ directory for the names"
-        raise _usage(f"--op {pattern!r} matches none of the {len(names)} ops{hint}")
+    problem = option_table.op_problem(pattern, _spec_names(config)) if pattern is not None else None
+    if problem:
+        raise _usage(problem)
 
 
 def parse_op_package(text: str) -> dict[str, str]:

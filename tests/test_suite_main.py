@@ -21,9 +21,9 @@ REPO = Path(suite.__file__).resolve().parent
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--examples", "0"], "--examples must be at least 1 (got 0)"),
-        (["--edge-examples", "-1"], "--edge-examples must be at least 1 (got -1)"),
-        (["--op", "Soft(max"], "is not a valid regular expression"),
+        (["--examples", "0"], "--examples 0: must be a whole number of at least 1"),
+        (["--edge-examples", "-1"], "--edge-examples -1: must be a whole number of at least 1"),
+        (["--op", "Soft(max"], "not a valid regular expression"),
         (["--op", "^NoSuchOp$"], "matches none of the"),
         (["--backends", "bogus"], "unknown backend 'bogus'; choose from"),
     ],

@@ -1,15 +1,19 @@
-"""The composition root of a conformance run: one case through reference, backend and comparison.
+"""The composition root of a conformance run: one case through reference, backend and comparison; and the main job.
 
-Every other room stays in its lane (DESIGN.md); this module and ``conftest.py`` are where they meet.
-``execute`` turns one Case into one results Record; the pytest module, ``python -m cases replay``
+Every other room stays in its lane (DESIGN.md); this module and the pytest plugin (``cases/plugin.py``) are where
+they meet. ``execute`` turns one Case into one results Record; the pytest module, ``python -m cases replay``
 and the main job all go through it, so a verdict means the same thing wherever it was produced.
+
+The main job (``python -m suite``, below ``main``) runs the conformance module once per backend in a pytest
+process of its own, shows their progress (``suite_progress.py`` reads their events and records) and writes
+the reports of all of them.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +26,9 @@ from opdefs import expr
 from reference.compare import judge
 from reference.expected import expected, reading
 from reports.record import FP16_ACCURATE, Record
+
+if TYPE_CHECKING:  # the main job's progress (suite_progress.py) is imported by the main job only
+    from suite_progress import BackendRun
 
 _NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
 
@@ -236,8 +243,6 @@ def onnx_repro(case: Case, stem: Path) -> Path:
 # ---------------------------------------------------------------------------------------------
 DEFAULT_BACKENDS = ("qnn-htp", "onnxruntime", "ort-qnn", "reference")
 EXIT_OK, EXIT_NOT_ALL_RAN, EXIT_USAGE = 0, 1, 4
-PYTEST_OK = (0, 1)  # all passed / some cases failed: either way the backend ran; failures are results
-PYTEST_CODES = {2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests collected"}
 SUMMARY_WIDTH = 100
 QUIET_SECONDS = 30.0  # without a terminal (CI, a pipe) the live lines become one status line this often
 
@@ -293,6 +298,7 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     import re
 
     import adapters
+    from cases import options as option_table
 
     ap = argparse.ArgumentParser(
         prog="python -m suite", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -301,12 +307,10 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
                     "RUNS/<backend>.log, then the support matrix (md, html, json, csv), a chart and a summary.")
     ap.add_argument("--backends", default=None,
                     help=f"comma-separated; None: {','.join(DEFAULT_BACKENDS)} (those available here)")
-    ap.add_argument("--examples", type=int, default=5, help="typical cases per op x datatype configuration")
-    ap.add_argument("--edge-examples", type=int, default=None, help="edge cases per cell (None: a quarter)")
-    ap.add_argument("--op", default=None, help="regular expression: only the ops whose name it matches")
-    ap.add_argument("--seed", type=int, default=0, help="hypothesis seed: the same seed draws the same cases")
-    ap.add_argument("--specs", action="append", default=[], metavar="DIR",
-                    help="another directory of op specs (an op package's), searched before the built-in one")
+    # passed on to each backend's conformance run, declared as it declares them (cases/options.py)
+    option_table.add_shared(ap, ("--examples", "--edge-examples", "--op", "--seed", "--specs"),
+                       defaults={"--examples": 5, "--seed": 0},
+                       helps={"--seed": "hypothesis seed: the same seed draws the same cases"})  # fmt: skip
     ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json, csv) and chart go")
     ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
@@ -318,13 +322,11 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
                     help="qnn-htp on each simulated HTP target, one column group each: default, v68, v69, v73 "
                          "(SoC 43), v75 (57), v79 (69), v81 (87), socN, archN")  # fmt: skip
     args = ap.parse_args(argv)
-    for opt in ("examples", "edge_examples"):
-        value = getattr(args, opt)
-        if value is not None and value < 1:
-            raise _UsageError(f"--{opt.replace('_', '-')} must be at least 1 (got {value})")
-    for d in args.specs:
-        if not Path(d).is_dir():
-            raise _UsageError(f"--specs {d}: no such directory")
+    problems = [option_table.count_problem(flag, getattr(args, option_table.BY_FLAG[flag].dest))
+                for flag in ("--examples", "--edge-examples")]  # fmt: skip
+    problems += [option_table.specs_problem(d) for d in args.specs]
+    if any(problems):
+        raise _UsageError(next(p for p in problems if p))
     if args.specs:  # the same channel the pytest plugin uses: opdefs searches these first
         import os
 
@@ -334,14 +336,10 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     specs = sorted(opdefs.load_all())
     ops = specs
     if args.op:
-        try:
-            rx = re.compile(args.op)
-        except re.error as exc:
-            raise _UsageError(f"--op {args.op!r} is not a valid regular expression: {exc}") from None
-        ops = [op for op in specs if rx.search(op)]
-        if not ops:
-            examples = ", ".join(specs[:3])
-            raise _UsageError(f"--op {args.op!r} matches none of the {len(specs)} spec ops (e.g. {examples})")
+        problem = option_table.op_problem(args.op, specs)
+        if problem:
+            raise _UsageError(problem)
+        ops = [op for op in specs if re.search(args.op, op)]
     explicit = args.backends is not None
     requested = [b.strip() for b in (args.backends or ",".join(DEFAULT_BACKENDS)).split(",") if b.strip()]
     if not requested:
@@ -394,128 +392,8 @@ def _with_variants(requested: list[str], sdks: str | None, targets_text: str | N
     return requested[:at] + variants + requested[at + 1:]
 
 
-class _BackendRun:
-    """One backend's pytest process as the main job watches it: progress events and results records."""
 
-    def __init__(self, name: str, runs: Path, examples: int, edge_examples: int | None) -> None:
-        self.name = name
-        self.results = runs / f"{name}.jsonl"
-        self.log = runs / f"{name}.log"
-        self.events = runs / f"{name}.events"  # not *.jsonl: `reports matrix runs/*.jsonl` reads results only
-        self.examples = examples
-        self.edge_examples = edge_examples or max(1, -(-examples // 4))
-        self.total_tests: int | None = None
-        self.planned_cases = 0
-        self.tests_done = 0
-        self.current = ""
-        self.cases = 0
-        self.tally: dict[str, int] = {}
-        self.negative_ok = self.negative = 0
-        self.problems: list[str] = []
-        self.rc: int | None = None
-        self.seconds = 0.0
-        self._offsets: dict[Path, int] = {}
-        self._saw_parts = False
-
-    @property
-    def ran(self) -> bool:
-        return self.rc in PYTEST_OK
-
-    def poll(self) -> list[str]:
-        """Read what appeared since the last poll; returns new one-line problems (failing cells)."""
-        new: list[str] = []
-        for event in self._new_lines(self.events):
-            if "collected" in event:
-                ids = event["collected"]
-                self.total_tests = len(ids)
-                self.planned_cases = sum(self._planned(i) for i in ids)
-            elif "start" in event:
-                self.current = _op_of(event["start"])
-            elif "done" in event:
-                self.tests_done += 1
-                if event.get("outcome") == "failed":
-                    line = f"{self.name}: {_short_id(event['done'])}: {event.get('summary', '')}"
-                    self.problems.append(line)
-                    new.append(line)
-        parts = sorted(self.results.parent.glob(self.results.name + ".gw*.part"))
-        self._saw_parts = self._saw_parts or bool(parts)
-        # under xdist the workers write part files that the controller merges into the results file at the
-        # end: read the parts, never the merged file, or every case would count twice
-        for path in parts if self._saw_parts else [self.results]:
-            for rec in self._new_lines(path):
-                kind = rec.get("kind")
-                if kind == "positive":
-                    self.cases += 1
-                    self.tally[rec.get("verdict", "?")] = self.tally.get(rec.get("verdict", "?"), 0) + 1
-                elif kind == "negative":
-                    self.cases += 1
-                    self.negative += 1
-                    self.negative_ok += rec.get("verdict") in ("REJECTED", "XFAIL")
-        return new
-
-    def _planned(self, nodeid: str) -> int:
-        if "::test_rejects[" in nodeid:
-            return 1
-        if nodeid.endswith("-typical]"):
-            return self.examples
-        if nodeid.endswith("-edge]"):
-            return self.edge_examples
-        return 0
-
-    def _new_lines(self, path: Path) -> list[dict[str, Any]]:
-        """Complete JSON lines past the last offset (a line still being written waits for the next poll)."""
-        import json
-
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(self._offsets.get(path, 0))
-                chunk = fh.read()
-        except OSError:
-            return []
-        end = chunk.rfind(b"\n") + 1
-        self._offsets[path] = self._offsets.get(path, 0) + end
-        out = []
-        for line in chunk[:end].splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue  # a torn line is the results reader's business, not the progress line's
-            if isinstance(obj, dict):
-                out.append(obj)
-        return out
-
-    def tally_text(self) -> str:
-        """Short enough for a 100-column line: "✓861 ✗28 E20 R259 U12 neg 88/89" (TALLY_LEGEND says what)."""
-        parts = [f"{mark}{self.tally[v]}" for v, mark in TALLY_MARKS.items() if self.tally.get(v)]
-        if self.negative:
-            parts.append(f"neg {self.negative_ok}/{self.negative}")
-        return " ".join(parts)
-
-    def cases_text(self) -> str:
-        return f"{self.cases}/{self.planned_cases or '?'}"
-
-    def status_line(self, seconds: float, state: str = "") -> str:
-        """The plain form of the live line, for a console that is not a terminal."""
-        tests = f"{self.tests_done}/{self.total_tests or '?'} tests"
-        doing = state or self.current or "starting"
-        return f"{self.name}: {doing}, {tests}, {self.cases_text()} cases, {self.tally_text()}, {seconds:.0f} s"
-
-
-TALLY_MARKS = {"PASS": "✓", "FAIL": "✗", "ERROR": "E", "CRASH": "C", "TIMEOUT": "T", "REJECTED": "R",
-               "UNCHECKED": "U", "XFAIL": "xf", "XPASS": "xp", "SKIP": "s"}  # fmt: skip
-TALLY_LEGEND = ("columns: backend, op running, tests done/total, cases done/planned, tallies, elapsed < left\n"
-                "tallies: ✓ pass ✗ fail E error C crash T timeout R refused U unchecked, neg: negatives refused/run")
-
-
-def _op_of(nodeid: str) -> str:
-    return nodeid.split("[", 1)[1].split("-", 1)[0] if "[" in nodeid else nodeid.rsplit("::", 1)[-1]
-
-
-def _short_id(nodeid: str) -> str:
-    return nodeid.split("::", 1)[-1]
-
-
-def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[str]:
+def _pytest_command(args: Any, name: str, run: BackendRun, runs: Path) -> list[str]:
     """``key=value`` forms only: a path given as a separate word is taken by pytest for a test path
     (and may move its rootdir) before the conformance options are known."""
     import sys
@@ -535,79 +413,12 @@ def _pytest_command(args: Any, name: str, run: _BackendRun, runs: Path) -> list[
         opts.append(f"--specs={Path(d).resolve()}")
     if args.workers not in ("0", "", None):
         opts += ["-n", str(args.workers)]
-    code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    code = "import sys, suite_progress; raise SystemExit(suite_progress.pytest_with_events(sys.argv[1], sys.argv[2:]))"
     return [sys.executable, "-c", code, str(run.events.resolve()), *opts]
 
 
-def pytest_with_events(events: str, pytest_args: list[str]) -> int:
-    """pytest with a small plugin that writes progress events (collected ids, test started, test done
-    with its outcome) as JSON lines to ``events``: what the main job's progress line reads. It ends with the
-    main job (SIGTERM: the run tears down, its workers with it): left running, it would hold its results
-    file's lock against the next main job."""
-    import signal
 
-    import pytest
-
-    from adapters import lifetime
-
-    parent = lifetime.expected_parent()
-    if parent is not None:
-        lifetime.die_with_parent(parent, signal.SIGTERM)
-    return int(pytest.main(pytest_args, plugins=[_ProgressEvents(Path(events))]))
-
-
-class _ProgressEvents:
-    """Lives in the controller process only: under xdist the workers' reports arrive here."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.write_text("")
-        self.collected = False
-        self.worst: dict[str, str] = {}
-        self.summaries: dict[str, str] = {}
-
-    def _emit(self, **event: Any) -> None:
-        import json
-
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(event) + "\n")
-
-    def pytest_collection_finish(self, session: Any) -> None:
-        if session.items and not self.collected:
-            self.collected = True
-            self._emit(collected=[i.nodeid for i in session.items])
-
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.collected:
-            self.collected = True
-            self._emit(collected=list(ids))
-
-    # an xdist hook: optional, so a run without xdist does not reject this plugin
-    pytest_xdist_node_collection_finished.optionalhook = True  # type: ignore[attr-defined]
-
-    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self._emit(start=nodeid)
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        rank = {"passed": 0, "skipped": 1, "failed": 2}
-        before = self.worst.get(report.nodeid, "passed")
-        if rank.get(report.outcome, 0) > rank[before]:
-            self.worst[report.nodeid] = report.outcome
-            if report.outcome == "failed":
-                lines = [ln.strip() for ln in (getattr(report, "longreprtext", "") or "").splitlines()]
-                lines = [ln for ln in lines if ln and not ln.startswith("[gw")]  # xdist's "[gw0] linux -- Python"
-                errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]  # a traceback's own message
-                first = (errors or lines or [f"failed in {report.when}"])[0]
-                self.summaries[report.nodeid] = first[:160]
-        if report.when == "teardown":
-            outcome = self.worst.pop(report.nodeid, before)
-            event: dict[str, Any] = {"done": report.nodeid, "outcome": outcome}
-            if outcome == "failed":
-                event["summary"] = self.summaries.pop(report.nodeid, "")
-            self._emit(**event)
-
-
-def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> list[_BackendRun]:
+def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> list[BackendRun]:
     import subprocess
 
     from rich.progress import (
@@ -619,6 +430,8 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
         TimeRemainingColumn,
     )
 
+    from suite_progress import PYTEST_CODES, TALLY_LEGEND, BackendRun
+
     repo = Path(__file__).resolve().parent
     live = console.is_terminal
     progress = Progress(
@@ -628,12 +441,12 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
         console=console, refresh_per_second=4, disable=not live,
     )  # fmt: skip
     console.print(TALLY_LEGEND, markup=False)
-    done: list[_BackendRun] = []
+    done: list[BackendRun] = []
     tasks = {name: progress.add_task("", total=None, start=False, backend=name, op="waiting", cases="", tally="")
              for name in backends}  # fmt: skip
     with progress:
         for name in backends:
-            run = _BackendRun(name, runs, args.examples, args.edge_examples)
+            run = BackendRun(name, runs, args.examples, args.edge_examples)
             task = tasks[name]
             progress.start_task(task)
             t0 = time.time()
@@ -795,7 +608,7 @@ def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> lis
     return written
 
 
-def _closing_summary(runs_done: list[_BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:
+def _closing_summary(runs_done: list[BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:
     """At most SUMMARY_WIDTH columns: one row per backend, build details below the table."""
     from reports import matrix, record, render_text
 

@@ -45,7 +45,7 @@ DRAW_SPLIT = {"build": 0.0, "draws": 0.0, "draw_calls": 0}
 
 @functools.cache
 def _timed_build():
-    """``generate._drawn_by`` with a stopwatch on the build and on each draw inside it. The same draws in the
+    """``generate.strategy._drawn_by`` with a stopwatch on the build and on each draw inside it. The same draws in the
     same order, so the same cases: only the clock is added (two perf_counter calls a draw)."""
     from hypothesis import strategies as st
 
@@ -83,11 +83,11 @@ def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tu
     config = next((c for c in generate.configs(op) if c.label == label), None)
     if config is None:
         return [], 0, 0.0
-    plain, generate._drawn_by = generate._drawn_by, _timed_build()
+    plain, generate.strategy._drawn_by = generate.strategy._drawn_by, _timed_build()
     try:
         inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
     finally:
-        generate._drawn_by = plain
+        generate.strategy._drawn_by = plain
     tally = {"draws": 0}
     got: list = []
 

@@ -16,25 +16,15 @@ import os
 import sys
 from pathlib import Path
 
+from cases import options as option_table
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cases")
     sub = ap.add_subparsers(dest="cmd", required=True)
     rp = sub.add_parser("replay", help="re-run one saved case (the .json written beside its .npz)")
     rp.add_argument("case_path")
-    rp.add_argument("--backend", default="reference")
-    rp.add_argument("--qnn-backend-lib", default=None)
-    rp.add_argument("--qnn-precision", default=None)
-    rp.add_argument("--qnn-soc", default=None, help="HTP SoC model to simulate (qnn-htp, ort-qnn), e.g. 43")
-    rp.add_argument("--qnn-arch", default=None, help="HTP architecture number (qnn-htp, ort-qnn), e.g. 73")
-    rp.add_argument("--specs", action="append", default=[], metavar="DIR",
-                    help="another directory of op specs (the run's --specs), searched before the built-in one")
-    rp.add_argument("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
-                    help="register a QNN op package before the case runs, as the run did; repeatable")
-    rp.add_argument("--case-timeout", type=float, default=None, metavar="SECONDS",
-                    help="seconds the case may take on a worker-backed backend (the run's --case-timeout)")
-    rp.add_argument("--expectations", action="append", default=[],
-                    help="findings file(s): say which finding the case shows (its model checked), or none")
+    option_table.add_replay_options(rp)
     cp = sub.add_parser("configs", help="list an op's datatype configurations and why each exists")
     cp.add_argument("op")
     op = sub.add_parser("onnx", help="write the ONNX model a saved case lowers to, its inputs and expected outputs")

@@ -28,10 +28,8 @@ What it holds for ``cases/test_conformance.py``:
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-import math
 import os
 import random
 import re
@@ -48,6 +46,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from cases import options as option_table
+from cases.options import PRECISIONS
+from cases.run_end import RunEnd
 from reports import record as results
 
 settings.register_profile("dev", max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
@@ -62,7 +63,6 @@ def use_profile() -> None:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-PRECISIONS = ("auto", "float32", "float16", "none")
 SPECS_ENV = "QNN_CONFORMANCE_SPECS"  # read by opdefs.spec: extra spec directories, searched first
 _WIRE = "qnn_conformance_run"  # key of the run description in an xdist worker's workerinput
 
@@ -130,44 +130,7 @@ class Run:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("conformance", "QNN op conformance run (qnn-opdef-conformance)")
-    g.addoption("--backend", default=None,
-                help="adapter to run the conformance cases on: a registered name (reference, qnn-htp, qnn, "
-                     "onnxruntime, ort-qnn, or one of another package's) or package.module:factory")  # fmt: skip
-    g.addoption("--op", default=None, help="regex: only ops whose name matches")
-    g.addoption("--examples", type=int, default=None,
-                help="typical-tier cases per op x datatype configuration (every one runs and is recorded)")
-    g.addoption("--edge-examples", type=int, default=None,
-                help="edge-tier cases per op x datatype configuration (default: a quarter of --examples, at least 1)")
-    g.addoption("--tier", choices=["typical", "edge", "both"], default="both", help="which tiers to run")
-    g.addoption("--seed", type=int, default=None,
-                help="hypothesis seed: the same seed gives the same cases (default: a random one, recorded)")
-    g.addoption("--results", default=None,
-                help="JSONL file: a run header, then one results record per case as it finishes")
-    g.addoption("--resume", action="store_true",
-                help="continue the run recorded in --results: cases already recorded are not run again")
-    g.addoption("--no-shrink", action="store_true",
-                help="skip the shrinking step that saves the smallest failing case of a failing cell")
-    g.addoption("--expectations", action="append", default=[], help="known-failures YAML (XFAIL/XPASS)")
-    g.addoption("--qnn-backend-lib", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
-    g.addoption("--qnn-precision", default="auto", help=f"HTP graph precision: {', '.join(PRECISIONS)}")
-    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
-                help="seconds a case (or a batch) may take on a worker-backed backend before it is killed "
-                     "(TIMEOUT); default 5")  # fmt: skip
-    g.addoption("--qnn-op-package", action="append", default=[], metavar="PATH:INTERFACE[:TARGET]",
-                help="register a QNN op package (backendRegisterOpPackage) before the run; repeatable")
-    g.addoption("--specs", action="append", default=[], metavar="DIR",
-                help="another directory of op specs (e.g. an op package's), searched before the built-in one")
-    g.addoption("--case-dir", default=None, help="where non-PASS cases are saved for replay")
-    g.addoption("--shard", default=None, metavar="K/N",
-                help="run slice K of N (1-based): cells split deterministically, every machine giving the same --seed")
-    g.addoption("--max-elements", type=int, default=None, help="cap on elements per generated tensor")
-    g.addoption("--case-cache", default=None, metavar="DIR",
-                help="keep drawn cells here and read them back on the next backend with the same seed (the main job "
-                     "draws each cell once for all its backends); keyed by everything a draw depends on")
-    g.addoption("--batch", type=int, default=None, metavar="N",
-                help="cases per backend call where the adapter can batch (one QNN graph / ORT session for many); "
-                     "1: one graph per case. Default: the adapter's own (32 for the built-in ones)")
+    option_table.add_to_pytest(parser.getgroup("conformance", "QNN op conformance run (qnn-opdef-conformance)"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,27 +141,18 @@ def _usage(message: str) -> pytest.UsageError:
 
 
 def _check_counts(config: pytest.Config) -> None:
-    for opt in ("--examples", "--edge-examples", "--max-elements", "--batch"):
-        value = config.getoption(opt)
-        if value is not None and value < 1:
-            raise _usage(f"{opt} {value}: must be a whole number of at least 1")
-    timeout = config.getoption("--case-timeout")
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise _usage(f"--case-timeout {timeout:g}: must be a number of seconds above 0")
+    problems = [option_table.count_problem(opt, config.getoption(opt)) for opt in option_table.COUNTS]
+    problems.append(option_table.timeout_problem(config.getoption("--case-timeout")))
+    problem = next((p for p in problems if p), None)
+    if problem:
+        raise _usage(problem)
 
 
 def _check_specs(config: pytest.Config) -> None:
-    """A ``--specs`` directory that is not there would be ignored, and its ops missing without a word."""
     for text in config.getoption("--specs"):
-        path = Path(text).expanduser()
-        if not path.is_dir():
-            raise _usage(f"--specs {text}: {'not a directory' if path.exists() else 'no such directory'}")
-        try:
-            found = any(path.glob("*.yaml"))
-        except OSError as e:
-            raise _usage(f"--specs {text}: cannot be read: {e.strerror or e}") from None
-        if not found:
-            raise _usage(f"--specs {text}: holds no op spec (*.yaml)")
+        problem = option_table.specs_problem(text)
+        if problem:
+            raise _usage(problem)
 
 
 def _load_expectations(config: pytest.Config) -> Any:
@@ -246,18 +200,9 @@ def _spec_names(config: pytest.Config) -> list[str]:
 
 def _check_op(config: pytest.Config) -> None:
     pattern = config.getoption("--op")
-    if pattern is None:
-        return
-    try:
-        rx = re.compile(pattern)
-    except re.error as e:
-        raise _usage(f"--op {pattern!r}: not a valid regular expression ({e})") from None
-    names = _spec_names(config)
-    if not any(rx.search(n) for n in names):
-        bare = pattern.strip("^$")
-        close = difflib.get_close_matches(bare, names, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `ls` the opdefs/ directory for the names"
-        raise _usage(f"--op {pattern!r} matches none of the {len(names)} ops{hint}")
+    problem = option_table.op_problem(pattern, _spec_names(config)) if pattern is not None else None
+    if problem:
+        raise _usage(problem)
 
 
 def parse_op_package(text: str) -> dict[str, str]:
@@ -483,7 +428,8 @@ def pytest_configure(config: pytest.Config) -> None:
                             str(Path(case_dir).resolve()), resume, configuration,
                             lock.lease if lock is not None else "", os.getpid())  # fmt: skip
     _tear_down_on_sigterm(config)
-    config.pluginmanager.register(RunEnd(config, config.stash[RUN]), "conformance-run-end")
+    run_end = RunEnd(config, config.stash[RUN], examples_per_tier(config), config.stash[EXPECTATIONS])
+    config.pluginmanager.register(run_end, "conformance-run-end")
     if _uses_xdist(config):
         adapter.close()  # the workers open their own
         config.stash[ADAPTER] = None
@@ -654,166 +600,6 @@ def append_records(options: dict, recs: list[results.Record], session: pytest.Se
                f"is kept; {more}rerun with --resume")  # fmt: skip
     session.shouldstop = why
     pytest.fail(why, pytrace=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# The end of a run (controller): cells lost with a worker, what is left to run, which expectations
-# did nothing or too much
-# ---------------------------------------------------------------------------------------------
-def _param(nodeid: str) -> str:
-    return nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
-
-
-def _cell_of(nodeid: str) -> tuple[str, str, str] | None:
-    """(op, configuration, tier) of a ``test_op`` id; None for other tests and the spec-error rows."""
-    if "::test_op[" not in nodeid:
-        return None
-    parts = _param(nodeid).split("-")
-    if len(parts) < 3 or parts[-1] not in ("typical", "edge"):
-        return None
-    return parts[0], "-".join(parts[1:-1]), parts[-1]
-
-
-class RunEnd:
-    """The controller's view of the run's end. Why a plugin object of its own: under xdist only the
-    controller sees every test's outcome and a worker's death, and only it outlives them to say what
-    the results file still lacks."""
-
-    def __init__(self, config: pytest.Config, run: Run) -> None:
-        self.config, self.run = config, run
-        self.planned: list[str] = []
-        self.finished: set[str] = set()
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.planned = [i.nodeid for i in session.items if i.get_closest_marker("conformance")]
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.planned:
-            self.planned = [i for i in ids if "::test_op[" in i or "::test_rejects[" in i]
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            self.finished.add(report.nodeid)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
-        """An xdist worker died running ``crashitem`` (a segfault in an in-process backend, the OOM killer,
-        a kill): the cases it had not recorded are gone. One CRASH record says so, so the cell never reads
-        as complete; ``--resume`` runs it again (it has no cell record), and the cell's records of that
-        resume supersede this one in the matrix."""
-        if not self.run.results:
-            return
-        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
-        message = (f"the pytest-xdist worker {worker} running this test died; the cases it had not recorded are "
-                   "lost (--resume runs them)")  # fmt: skip
-        cell = _cell_of(crashitem)
-        if cell is None:  # a negative case has no record until it ran: --resume runs it again as it is
-            return
-        rec = results.Record(op=cell[0], config=cell[1], backend=self.run.backend, verdict=results.CRASH,
-                             tier=cell[2], test_id=crashitem, run_id=self.run.run_id, message=message,
-                             extra={"worker_crash": worker})  # fmt: skip
-        try:
-            results.append(self.run.results, [rec])
-        except OSError as e:
-            print(f"conformance: the CRASH record of {crashitem} could not be written: {e}", file=sys.stderr)
-
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        if not self.run.results:
-            if exitstatus == pytest.ExitCode.INTERRUPTED:
-                terminalreporter.write_line("conformance: interrupted; without --results nothing is kept to resume")
-            return
-        try:
-            recs = [r for r in results.read([self.run.results], warn=lambda m: None) if r.run_id == self.run.run_id]
-        except (OSError, ValueError):
-            return
-        line = self.remaining(recs, exitstatus)
-        if line:
-            terminalreporter.write_line(line)
-        for line in self.expectation_notes(recs):
-            terminalreporter.write_line(line)
-
-    def remaining(self, recs: list[results.Record], exitstatus: int) -> str:
-        """One line when the run ends with cases still to run: how many, and the command that runs them."""
-        typical, edge = examples_per_tier(self.config)
-        tier_opt = self.config.getoption("--tier")
-        counted: dict[tuple[str, str, str], set[str]] = {}
-        complete: set[tuple[str, str, str]] = set()
-        negatives: set[tuple[str, str]] = set()
-        for r in recs:
-            if r.kind == results.POSITIVE and r.case_id:
-                counted.setdefault((r.op, r.config, r.tier), set()).add(r.case_id)
-            elif r.kind == results.CELL:
-                complete.add((r.op, r.config, r.tier))
-            elif r.kind == results.NEGATIVE and r.broken:
-                negatives.add((r.op, r.broken))
-        planned = left = cells = 0
-        for nodeid in self.planned:
-            cell = _cell_of(nodeid)
-            if cell is not None:
-                if tier_opt not in ("both", cell[2]):
-                    continue
-                n = typical if cell[2] == "typical" else edge
-                planned += n
-                if cell in complete:  # a cell that failed short of its cell record is --resume's to finish
-                    continue
-                left += max(0, n - len(counted.get(cell, ())))
-                cells += 1
-            elif "::test_rejects[" in nodeid:
-                planned += 1
-                op, _, broken = _param(nodeid).partition("-")
-                if (op, broken) not in negatives and nodeid not in self.finished:
-                    left += 1
-                    cells += 1
-        if not cells and exitstatus != pytest.ExitCode.INTERRUPTED:
-            return ""
-        if not cells:
-            return "conformance: interrupted, but every selected test had finished: nothing remains to run"
-        command = f"rerun the same command with --resume (results: {self.run.results})"
-        return (f"conformance: run {self.run.run_id} ended with {left} of {planned} planned cases still to run "
-                f"({cells} tests unfinished); to finish it, {command}")  # fmt: skip
-
-    def expectation_notes(self, recs: list[results.Record]) -> list[str]:
-        """Entries of ``--expectations`` that matched no case although their op ran (stale or mistyped), and
-        entries whose op pattern took in cases of several ops (``re:.*`` hides every failure of a run)."""
-        known = self.config.stash.get(EXPECTATIONS, None)
-        if known is None or not known.entries:
-            return []
-        from reports.expectations import Expectations
-
-        fresh = Expectations.load_all(self.config.getoption("--expectations"))
-        ops: dict[int, set[str]] = {}
-        match = fresh.match
-
-        def spy(op: str, *args: Any, **kwargs: Any) -> Any:
-            entry = match(op, *args, **kwargs)
-            if entry is not None:
-                ops.setdefault(id(entry), set()).add(op)
-            return entry
-
-        fresh.match = spy  # type: ignore[method-assign]
-        good = {results.POSITIVE: results.PASS, results.NEGATIVE: results.REJECTED}
-        for r in recs:
-            # a good outcome no entry touched (it would be XPASS) cannot have matched one: most cases, skipped
-            if r.kind in good and not r.extra.get("worker_crash") and (r.verdict != good[r.kind] or r.expectation):
-                fresh.apply_record(r)
-        ran = {r.op for r in recs}
-        notes = []
-        for entry in fresh.entries:
-            hit = ops.get(id(entry), set())
-            if not hit and any(p.matches(op) for p in entry.op for op in ran):
-                notes.append(f"conformance: expectation {entry.where} matched no case of this run although its op "
-                             "ran: stale or mistyped?")  # fmt: skip
-            elif len(hit) > 1 and not all(_literal(p.text) for p in entry.op):
-                names = ", ".join(sorted(hit)[:5]) + (", ..." if len(hit) > 5 else "")
-                notes.append(f"conformance: expectation {entry.where} (op {', '.join(p.text for p in entry.op)}) "
-                             f"matched cases of {len(hit)} ops ({names}): an entry should name the op it is about")
-        return notes
-
-
-def _literal(pattern: str) -> bool:
-    """Whether an expectations op pattern names one op (no glob or regular expression)."""
-    return not pattern.startswith("re:") and not any(c in pattern for c in "*?[")
 
 
 def examples_for(options: dict, tier: str) -> int:

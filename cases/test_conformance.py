@@ -48,10 +48,21 @@ from opdefs import budget
 from reference.expected import infer
 from reports import refusals
 from reports.expectations import Expectations
-from reports.record import CELL, PROBE, SHRUNK, Record
+from reports.record import (
+    BAD,
+    CELL,
+    NEGATIVE_PASSES,
+    PROBE,
+    REJECTED,
+    SHRUNK,
+    SKIP,
+    UNCHECKED,
+    XPASS,
+    Record,
+)
 
-BAD = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XPASS"}
-NOT_JUDGED = {"REJECTED", "SKIP", "UNCHECKED"}
+FAILS_THE_TEST = BAD | {XPASS}  # a known failure that passed: its expectation is stale
+NOT_JUDGED = {REJECTED, SKIP, UNCHECKED}
 SPECS, SPEC_ERRORS = opdefs.load_each()
 SHRINK_SECONDS = 60.0  # a shrinking step stops improving after this long: a bound on a slow backend's cost
 
@@ -347,7 +358,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
     recs = list(seen.values())
     if got is not None and _needs_probe(tier, recs):
         _probe(op, got.cases, adapter, name, conformance_options, request, replay_options, record)
-    bad = [r for r in recs if r.verdict in BAD]
+    bad = [r for r in recs if r.verdict in FAILS_THE_TEST]
     if bad and not conformance_options["no_shrink"] and cell not in prior.shrunk:
         target = bad[0].verdict
         # the cell's own strategy forces a schedule of parameter values on its first draws: shrinking needs draws
@@ -416,7 +427,7 @@ def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_optio
         pytest.skip(f"{name} does not list {op_name} among its ops: a rejection would not test {constraint_id}")
     done_before = conformance_options["prior"].negatives.get((op_name, constraint_id))
     if done_before is not None:  # --resume
-        assert done_before.verdict in ("REJECTED", "XFAIL", "SKIP"), \
+        assert done_before.verdict in NEGATIVE_PASSES, \
             f"{done_before.verdict}: {done_before.message} (replay: {done_before.case_path})"
         return
     strategy = generate.case_strategy(op, configs[0], generate.Settings(infer=infer))
@@ -435,4 +446,4 @@ def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_optio
     if not done:
         pytest.skip(f"no mutation breaks {constraint_id} alone")
     rec = done[0]
-    assert rec.verdict in ("REJECTED", "XFAIL", "SKIP"), f"{rec.verdict}: {rec.message} (replay: {rec.case_path})"
+    assert rec.verdict in NEGATIVE_PASSES, f"{rec.verdict}: {rec.message} (replay: {rec.case_path})"

@@ -185,7 +185,6 @@ class Constraint:
     owner: str
     line: int | None
     check: expr.Expr | None
-    unchecked: str | None = None
 
     @property
     def checkable(self) -> bool:
@@ -212,6 +211,16 @@ class OpDef:
     @property
     def inputs(self) -> list[dict[str, Any]]:
         return self.raw.get("inputs", [])
+
+    @staticmethod
+    def shape_of(entry: dict[str, Any]) -> dict[str, Any]:
+        """A tensor's or parameter's ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
+        return entry.get("shape") or {}
+
+    @staticmethod
+    def dims_of(entry: dict[str, Any]) -> list[Any]:
+        """A tensor's or parameter's ``shape.dims`` ([] where the spec lists none)."""
+        return (entry.get("shape") or {}).get("dims") or []
 
     @property
     def outputs(self) -> list[dict[str, Any]]:
@@ -520,7 +529,7 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
                 p = (side, i, "constraints", j, "check")
                 e = check_one(c["check"], p) if "check" in c else None
                 constraints.append(Constraint(c.get("id", "?"), c.get("kind", "?"), c.get("seed", ""), owner,
-                                              c.get("line"), e, c.get("unchecked")))  # fmt: skip
+                                              c.get("line"), e))  # fmt: skip
     for i, p in enumerate(op.get("params") or []):
         d = p.get("default")
         if isinstance(d, dict) and "expr" in d:

@@ -137,11 +137,6 @@ def register_sequence(*ops: str) -> Callable[[SequenceImpl], SequenceImpl]:
     return deco
 
 
-def has_sequence(op: str) -> bool:
-    _load_families()
-    return op in _SEQUENCES
-
-
 def run_sequence(
     op: str,
     executions: list[list[np.ndarray | None]],

@@ -46,9 +46,9 @@ from typing import Any
 
 import yaml
 
-from reports.expectations import RAW_VERDICT_KEY, ExpectationsError, Pattern, compile_pattern, record_stage
+from reports.expectations import ExpectationsError, Pattern, compile_pattern, record_stage
 from reports.matrix import config_sort_key, op_sort_key
-from reports.record import CELL, SHRUNK, SKIP, TYPICAL, Record
+from reports.record import CELL, RAW_VERDICT_KEY, SHRUNK, SKIP, TYPICAL, Record
 
 DEFAULT_EXPLANATIONS = Path(__file__).resolve().parents[1] / "findings" / "routes.yaml"
 OUTPUTS = "outputs"  # the "verdict" an explanation names for a same-verdict, different-bits pair

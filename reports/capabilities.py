@@ -24,7 +24,7 @@ from typing import Any
 
 from reports import matrix, refusals
 from reports.matrix import EXECUTE_STAGE, FINALIZE_STAGE, OK_STAGE, VALIDATE_STAGE, record_stage
-from reports.record import CELL, NEGATIVE, PASS, PROBE, REJECTED, SHRUNK, Record
+from reports.record import CELL, NEGATIVE, PASS, PROBE, RAW_VERDICT_KEY, REJECTED, SHRUNK, Record
 
 FORMAT = "qnn-conformance-capabilities"
 LEVELS = ("validated", "finalized", "executed", "passed")
@@ -59,12 +59,12 @@ class _Combination:
                 self.levels["finalized"] += 1
             if stage == OK_STAGE:
                 self.levels["executed"] += 1
-            if r.extra.get(matrix.RAW_VERDICT, r.verdict) == PASS:
+            if r.extra.get(RAW_VERDICT_KEY, r.verdict) == PASS:
                 self.levels["passed"] += 1
             if stage in (FINALIZE_STAGE, EXECUTE_STAGE):
                 self.failed[f"{stage}: {_failure_reason(r)}"] += 1
                 self.example = self.example or r.replay or r.case_path or ""
-        elif r.verdict == REJECTED or r.extra.get(matrix.RAW_VERDICT) == REJECTED:
+        elif r.verdict == REJECTED or r.extra.get(RAW_VERDICT_KEY) == REJECTED:
             self.refused[refusals.reason(r)] += 1
         key = "accepted" if accepted else "refused"
         signature = r.extra.get("signature") or {}

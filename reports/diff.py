@@ -39,11 +39,16 @@ from reports.matrix import (
     op_sort_key,
 )
 from reports.record import (
+    BAD as BAD_VERDICTS,
+)
+from reports.record import (
     CRASH,
     ERROR,
     FAIL,
     FP16_ACCURATE,
     PASS,
+    POSITIVE,
+    RAW_VERDICT_KEY,
     REJECTED,
     SKIP,
     TIMEOUT,
@@ -307,7 +312,7 @@ def _short(v: Any, limit: int = 100) -> str:
 # parameters), judge each on the backend's own verdict (before any findings file), and summarise per
 # op and datatype family, each group with one case and the commands that replay it on both sides.
 _CASE_GOOD = {PASS}
-_CASE_BROKEN = {FAIL, ERROR, CRASH, TIMEOUT, REJECTED}
+_CASE_BROKEN = BAD_VERDICTS | {REJECTED}
 
 
 @dataclass
@@ -347,7 +352,6 @@ class VariantDiff:
 
 
 def _raw(r: Record) -> str:
-    from reports.expectations import RAW_VERDICT_KEY
 
     return str(r.extra.get(RAW_VERDICT_KEY) or r.verdict)
 
@@ -373,7 +377,7 @@ def diff_variants(old_records: Iterable[Record], new_records: Iterable[Record]) 
     from reports.families import SHORT_DTYPE_FAMILY, dtype_family
 
     old, new = list(old_records), list(new_records)
-    keep = ("positive",)
+    keep = (POSITIVE,)
     ia = {r.case_id: r for r in old if r.kind in keep and r.case_id}
     ib = {r.case_id: r for r in new if r.kind in keep and r.case_id}
     result = VariantDiff(_label(old), _label(new), _build_text(old), _build_text(new))
@@ -449,6 +453,6 @@ def variants_to_json(d: VariantDiff) -> str:
 
 def backends_differ(old_records: list[Record], new_records: list[Record]) -> bool:
     """Two runs of different backends (qnn-htp@2.47 vs qnn-htp@2.51): compared case by case, not cell by cell."""
-    a = {r.backend for r in old_records if r.kind == "positive"}
-    b = {r.backend for r in new_records if r.kind == "positive"}
+    a = {r.backend for r in old_records if r.kind == POSITIVE}
+    b = {r.backend for r in new_records if r.kind == POSITIVE}
     return bool(a) and bool(b) and not (a & b)

@@ -56,10 +56,23 @@ from typing import Any
 
 import yaml
 
-from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, UNCHECKED, VERDICTS, XFAIL, XPASS, Record
+from reports.record import (
+    CRASH,
+    ERROR,
+    FAIL,
+    NEGATIVE,
+    PASS,
+    POSITIVE,
+    RAW_VERDICT_KEY,
+    REJECTED,
+    UNCHECKED,
+    VERDICTS,
+    XFAIL,
+    XPASS,
+    Record,
+)
 
 _REPO = Path(__file__).resolve().parents[1]  # a saved case's path in a record is from the repo root
-POSITIVE, NEGATIVE = "positive", "negative"
 DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
     POSITIVE: (FAIL, ERROR, CRASH),
     NEGATIVE: (PASS, FAIL, UNCHECKED, ERROR, CRASH),  # anything but a clean rejection that ran to an end
@@ -79,7 +92,6 @@ FIELDS = MATCH_FIELDS + INFO_FIELDS + EVIDENCE_FIELDS
 CLASSES = ("deviation", "self-contradiction", "accuracy", "crash")
 CELL_SCOPE, CASES_SCOPE = "cell", "cases"
 DEFAULT_SOC = "default"
-RAW_VERDICT_KEY = "verdict_before_expectation"  # kept in Record.extra so a later file can be re-applied
 NEAR_KEY = "near_findings"  # findings about a failing case's cell whose symptom it does not show
 
 

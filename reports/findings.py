@@ -21,12 +21,11 @@ from pathlib import Path
 
 from reports.expectations import Entry, Expectations, case_params
 from reports.matrix import config_sort_key, op_sort_key
-from reports.record import CELL, CRASH, ERROR, FAIL, PROBE, SHRUNK, TIMEOUT, XFAIL, XPASS, Record
+from reports.record import BAD, CELL, CRASH, ERROR, FAIL, POSITIVE, PROBE, SHRUNK, XFAIL, XPASS, Record
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = REPO / "findings"
 REQUIRED = ("id", "contradicts", "build", "case")  # what makes an entry a finding rather than a known failure
-BAD = (FAIL, ERROR, CRASH, TIMEOUT)
 # what singles out a finding's cases beyond op, configuration, tier and target: without one, a finding takes every
 # failure of its cell, whatever bug it is
 DISCRIMINATING = ("params", "when", "model", "band", "log_says", "message")
@@ -148,7 +147,7 @@ def check_run(known: Expectations, records: Iterable[Record]) -> RunCheck:
             out.xfail[label] += 1
         elif applied.verdict == XPASS:
             out.xpass[label] += 1
-        elif applied.verdict in BAD and r.kind == "positive":
+        elif applied.verdict in BAD and r.kind == POSITIVE:
             out.new[(r.backend, r.op, r.config, r.tier or "typical", applied.verdict)] += 1
     return out
 
@@ -282,6 +281,3 @@ def to_json(known: Expectations, run: RunCheck | None = None, issues: list[str] 
                             for k, n in sorted(run.new.items())]}  # fmt: skip
     return json.dumps(d, indent=1, sort_keys=True)
 
-
-def entry_for(known: Expectations, finding_id: str) -> Entry | None:
-    return next((e for e in known.entries if e.id == finding_id), None)

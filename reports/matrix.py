@@ -47,8 +47,11 @@ from reports.record import (
     ERROR,
     FAIL,
     FP16_ACCURATE,
+    NEGATIVE,
     PASS,
+    POSITIVE,
     PROBE,
+    RAW_VERDICT_KEY,
     REJECTED,
     SHRUNK,
     SKIP,
@@ -59,9 +62,6 @@ from reports.record import (
     XPASS,
     Record,
 )
-
-POSITIVE, NEGATIVE = "positive", "negative"
-RAW_VERDICT = "verdict_before_expectation"  # reports.expectations keeps the backend's own verdict here
 
 STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, FP16_ACCURATE, XFAIL, PASS,
                                       UNCHECKED, SKIP)  # fmt: skip
@@ -332,7 +332,7 @@ STAGES = (VALIDATE_STAGE, FINALIZE_STAGE, EXECUTE_STAGE, OK_STAGE)
 def record_stage(r: Record) -> str | None:
     """The phase a case stopped in, from the adapter's details; SKIP (never sent) is "not sent";
     None when the adapter does not say (the reference, older results files)."""
-    if r.verdict == SKIP or (r.extra.get(RAW_VERDICT) == SKIP):
+    if r.verdict == SKIP or (r.extra.get(RAW_VERDICT_KEY) == SKIP):
         return NOT_SENT
     stage = expectations.record_stage(r)
     return stage if stage in STAGES else None
@@ -425,9 +425,6 @@ class Matrix:
     def all_cells(self) -> list[Cell]:
         """Typical and negative cells (edge cells hang off their typical cell: ``Cell.edge``)."""
         return list(self.cells.values()) + list(self.negative.values())
-
-    def edge_cells(self) -> list[Cell]:
-        return [c.edge for c in self.cells.values() if c.edge is not None]
 
     def backends(self) -> list[str]:
         names = {c.backend for c in self.all_cells()} | {b for _, b in self.not_generated}

@@ -49,6 +49,12 @@ POSITIVE, NEGATIVE, SHRUNK, CELL = "positive", "negative", "shrunk", "cell"
 PROBE = "probe"  # a refused cell's case again in a converter-standard form (cases.forms): never in the cell's rates
 RUN = "run"  # the header line of a results file; not a Record
 TYPICAL, EDGE = "typical", "edge"
+TIERS = (TYPICAL, EDGE)
+# The verdict sets every room reads the same way, defined here only:
+BAD = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # a positive case that ran wrong or never finished
+GOOD_NEGATIVE = frozenset({REJECTED, XFAIL})  # a negative case refused as it must be, or a known failure to
+NEGATIVE_PASSES = GOOD_NEGATIVE | {SKIP}  # a negative test that passes: the adapter cannot express the op either
+RAW_VERDICT_KEY = "verdict_before_expectation"  # Record.extra: the backend's own verdict before an expectation
 
 
 @dataclass

@@ -41,7 +41,7 @@ from reports.matrix import (
     grid,
     readable_message,
 )
-from reports.record import CRASH, ERROR, FAIL, PASS, REJECTED, SKIP, TIMEOUT, VERDICTS, XFAIL, XPASS
+from reports.record import CRASH, ERROR, FAIL, NEGATIVE_PASSES, PASS, REJECTED, TIMEOUT, VERDICTS, XFAIL, XPASS
 
 NO_CASES = "-"
 # Positive verdicts listed under "Cases to look at"; REJECTED/XFAIL/UNCHECKED/SKIP are summarised, not listed.
@@ -309,14 +309,10 @@ def _tier_label(cell: Cell, d: CaseDetail) -> str:
     return "" if cell.kind == NEGATIVE else d.tier
 
 
-def _shown_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metrics.items() if k != "budget"}
-
-
 def _worth_listing(cell: Cell, d: CaseDetail) -> bool:
     """Positive: the verdicts in LOOK_AT. Negative: anything but a clean rejection, an XFAIL or a SKIP."""
     if cell.kind == NEGATIVE:
-        return d.verdict not in (REJECTED, XFAIL, SKIP)
+        return d.verdict not in NEGATIVE_PASSES
     return d.verdict in LOOK_AT
 
 
@@ -331,20 +327,6 @@ def _cells_in_display_order(m: Matrix) -> list[Cell]:
         m.all_cells(),
         key=lambda c: (backend_sort_key(c.backend), c.kind == NEGATIVE, m.op_key(c.op), config_sort_key(c.config)),
     )
-
-
-def metrics_text(metrics: dict[str, Any]) -> str:
-    """Metrics as "max_ulp=3 mismatches=2" in a stable order (error metrics first, then the rest)."""
-    keys = [k for k in ERROR_METRICS if k in metrics] + sorted(k for k in metrics if k not in ERROR_METRICS)
-    parts = []
-    for k in keys:
-        v = metrics[k]
-        if isinstance(v, float):
-            v = format_number(v)
-        elif not isinstance(v, str | int):
-            v = json.dumps(v, sort_keys=True, default=str)
-        parts.append(f"{k}={v}")
-    return " ".join(parts)
 
 
 def md(text: Any) -> str:

@@ -1,4 +1,7 @@
-"""Adding an op takes its spec and its reference, nothing else: a throwaway op proves it end to end.
+"""A conformance run of a new op takes its spec and its reference, nothing else: a throwaway op proves it end to end.
+(The suite's own tests ask a third file of an op that stays: tests/test_reference_registry.py wants a
+``tests/test_reference_*.py`` module naming it, the evidence of its ``verified_by`` claim. The copy below runs no
+test of tests/, so two files are enough there.)
 
 In a temporary copy of the suite, ``MyScale`` (out[0] = factor * in[0]) gets ``opdefs/MyScale.yaml``
 and ``reference/myscale.py``, and then goes the way a contributor's op goes: lint, the

@@ -7,8 +7,11 @@ Which ops and parameters each test looks at comes from the specs, not from a lis
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 
+import hypothesis
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -21,6 +24,14 @@ from cases.case import Case
 from reference.expected import infer
 
 SPECS = opdefs.load_all()
+GENERATE_MODULES = [m for n, m in sorted(sys.modules.items()) if n.startswith("cases.generate.")]
+
+
+def _patch_everywhere(monkeypatch, name: str, replacement) -> None:
+    """Replace ``name`` in every module of cases/generate/ that uses it: each imported its own binding."""
+    for module in [generate, *GENERATE_MODULES]:
+        if hasattr(module, name):
+            monkeypatch.setattr(module, name, replacement)
 
 
 def _run(data: ConjectureData, strategy_or_fn) -> object:
@@ -74,6 +85,13 @@ def test_a_permutation_of_all_first_picks_is_the_given_order():
     assert _run(data, lambda draw: generate._permutation(draw, values)) == values
 
 
+def _drawing(draw, env: dict, s) -> SimpleNamespace:
+    """What ``_draw_shape`` reads of a ``CaseDrawing``: a first input with no shape yet, every named dim 1."""
+    plan = SimpleNamespace(same_shape={}, settings=s, broadcast=())
+    return SimpleNamespace(draw=draw, env=env, shapes={}, first_shape=None, rank_shapes={}, dim_value=lambda d: 1,
+                           plan=plan)  # fmt: skip
+
+
 @pytest.mark.parametrize("tier", generate.TIERS)
 def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
     s = generate.Settings(tier=tier)
@@ -81,8 +99,7 @@ def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
     used_by_rank = {}
     for r in range(1, s.max_rank + 1):
         env = {"n": r}
-        shape, used = _choices(lambda draw, env=env: generate._draw_shape(draw, decl, "in[0]", env, {}, {}, None, {},
-                                                                          lambda d: 1, s))  # fmt: skip
+        shape, used = _choices(lambda draw, env=env: generate._draw_shape(_drawing(draw, env, s), decl, "in[0]"))
         assert len(shape) == r, f"rank {r} gave {shape}"
         used_by_rank[r] = used
     assert len(set(used_by_rank.values())) == 1, f"choices per rank: {used_by_rank}"
@@ -92,8 +109,7 @@ def test_the_first_dims_of_the_widest_draw_make_the_shape():
     s = generate.Settings(tier=generate.EDGE)
     decl = {"name": "in[0]", "shape": {"rank": "n"}}
     data = ConjectureData.for_choices([1, 2, 3, 4])
-    shape = _run(data, lambda draw: generate._draw_shape(draw, decl, "in[0]", {"n": 2}, {}, {}, None, {},
-                                                         lambda d: 1, s))  # fmt: skip
+    shape = _run(data, lambda draw: generate._draw_shape(_drawing(draw, {"n": 2}, s), decl, "in[0]"))
     assert shape == (1, 2), f"rank 2 out of the dims 1, 2, 3, 4 gave {shape}"
 
 
@@ -239,7 +255,7 @@ def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_ref
             refused.append(condition.source)
         return held
 
-    monkeypatch.setattr(generate, "_holds", recording)
+    _patch_everywhere(monkeypatch, "_holds", recording)
     assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
     assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
 
@@ -269,19 +285,19 @@ def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_mor
 
 
 def _refusing_lines(op_name: str, monkeypatch, assumed: str) -> list[str]:
-    """The source line of every ``assume`` in cases/generate.py that refused a draw of ``op_name``'s cells and
+    """The source line of every ``assume`` in cases/generate/ that refused a draw of ``op_name``'s cells and
     whose line holds ``assumed``."""
     import inspect
 
     refused: list[str] = []
-    real = generate.assume
+    real = hypothesis.assume
 
     def recording(condition):
         if not condition:
             refused.append(inspect.getframeinfo(inspect.currentframe().f_back).code_context[0].strip())
         return real(condition)
 
-    monkeypatch.setattr(generate, "assume", recording)
+    _patch_everywhere(monkeypatch, "assume", recording)
     for tier in generate.TIERS:
         _collect(SPECS[op_name], tier)
     return [line for line in refused if assumed in line]
@@ -436,11 +452,11 @@ def test_an_optional_scalar_parameter_is_drawn_whether_its_coin_gives_it_or_not(
     drawn: list[str] = []
     real = generate._draw_param
 
-    def recording(draw, op_, name, *args, **kwargs):
+    def recording(drawing, name, *args, **kwargs):
         drawn.append(name)
-        return real(draw, op_, name, *args, **kwargs)
+        return real(drawing, name, *args, **kwargs)
 
-    monkeypatch.setattr(generate, "_draw_param", recording)
+    _patch_everywhere(monkeypatch, "_draw_param", recording)
     cases = _collect(op, generate.EDGE, configs=1)
     first = [n for n, p in op.params.items() if n not in generate._deferred_params(op)]
     counts = {n: drawn.count(n) for n in first}

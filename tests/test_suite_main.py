@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import suite
+import suite_progress
 
 REPO = Path(suite.__file__).resolve().parent
 
@@ -20,9 +21,9 @@ REPO = Path(suite.__file__).resolve().parent
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--examples", "0"], "--examples must be at least 1 (got 0)"),
-        (["--edge-examples", "-1"], "--edge-examples must be at least 1 (got -1)"),
-        (["--op", "Soft(max"], "is not a valid regular expression"),
+        (["--examples", "0"], "--examples 0: must be a whole number of at least 1"),
+        (["--edge-examples", "-1"], "--edge-examples -1: must be a whole number of at least 1"),
+        (["--op", "Soft(max"], "not a valid regular expression"),
         (["--op", "^NoSuchOp$"], "matches none of the"),
         (["--backends", "bogus"], "unknown backend 'bogus'; choose from"),
     ],
@@ -49,22 +50,17 @@ def write_lines(path: Path, records: list[dict]) -> None:
         fh.writelines(json.dumps(r) + "\n" for r in records)
 
 
-def test_progress_counts_each_case_once_when_part_files_are_merged_at_the_end(tmp_path: Path) -> None:
-    run = suite._BackendRun("qnn-htp", tmp_path, examples=2, edge_examples=None)
-    cases = [{"kind": "positive", "verdict": "PASS"}, {"kind": "positive", "verdict": "FAIL"},
-             {"kind": "negative", "verdict": "REJECTED"}, {"kind": "cell", "verdict": ""}]  # fmt: skip
-    write_lines(tmp_path / "qnn-htp.jsonl.gw0.part", cases[:2])
-    write_lines(tmp_path / "qnn-htp.jsonl.gw1.part", cases[2:])
+def test_progress_reads_the_results_file_only_not_a_leftover_worker_part_file(tmp_path: Path) -> None:
+    run = suite_progress.BackendRun("qnn-htp", tmp_path, examples=2, edge_examples=None)
+    write_lines(tmp_path / "qnn-htp.jsonl.gw0.part", [{"kind": "positive", "verdict": "FAIL"}])  # an old suite's
+    write_lines(run.results, [{"kind": "positive", "verdict": "PASS"}, {"kind": "negative", "verdict": "REJECTED"},
+                              {"kind": "cell", "verdict": ""}])  # fmt: skip
     run.poll()
-    for part in sorted(tmp_path.glob("*.part")):  # what the controller does at session end
-        write_lines(tmp_path / "qnn-htp.jsonl", [json.loads(x) for x in part.read_text().splitlines()])
-        part.unlink()
-    run.poll()
-    assert (run.cases, run.tally, run.negative_ok) == (3, {"PASS": 1, "FAIL": 1}, 1)
+    assert (run.cases, run.tally, run.negative_ok) == (2, {"PASS": 1}, 1)
 
 
 def test_progress_waits_for_a_line_still_being_written(tmp_path: Path) -> None:
-    run = suite._BackendRun("reference", tmp_path, examples=2, edge_examples=None)
+    run = suite_progress.BackendRun("reference", tmp_path, examples=2, edge_examples=None)
     path = tmp_path / "reference.jsonl"
     path.write_text('{"kind": "positive", "verdict": "PASS"}\n{"kind": "posi')
     run.poll()
@@ -76,7 +72,7 @@ def test_progress_waits_for_a_line_still_being_written(tmp_path: Path) -> None:
 
 
 def test_planned_cases_come_from_the_collected_tests_and_the_examples(tmp_path: Path) -> None:
-    run = suite._BackendRun("reference", tmp_path, examples=8, edge_examples=None)
+    run = suite_progress.BackendRun("reference", tmp_path, examples=8, edge_examples=None)
     ids = ["m.py::test_op[A-FLOAT_32-typical]", "m.py::test_op[A-FLOAT_32-edge]", "m.py::test_rejects[A-x]",
            "m.py::test_op[B-not-generated]"]  # fmt: skip
     write_lines(run.events, [{"collected": ids}])
@@ -102,7 +98,7 @@ def test_skips():
 def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[str], tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(textwrap.dedent(TEST_MODULE))
     events = tmp_path / "events.jsonl"
-    code = "import sys, suite; raise SystemExit(suite.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    code = "import sys, suite_progress; raise SystemExit(suite_progress.pytest_with_events(sys.argv[1], sys.argv[2:]))"
     subprocess.run([sys.executable, "-c", code, str(events), "-q", "-p", "no:cacheprovider", *workers,
                     str(tmp_path / "test_sample.py")], cwd=REPO, capture_output=True, timeout=120,
                    env=suite._child_env())  # fmt: skip
@@ -118,7 +114,7 @@ def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[
 
 def test_exit_status_is_1_when_a_requested_backend_did_not_run_to_the_end(tmp_path: Path, monkeypatch) -> None:
     def broken_runs(args, backends, runs, console):
-        run = suite._BackendRun(backends[0], runs, 1, None)
+        run = suite_progress.BackendRun(backends[0], runs, 1, None)
         run.rc = 3  # pytest internal error
         return [run]
 

@@ -89,7 +89,6 @@ class QnnAdapter(WorkerAdapter):
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if log_level not in bindings.LOG_LEVELS:
             raise ValueError(f"log_level must be one of {tuple(bindings.LOG_LEVELS)}, not {log_level!r}")
-        self._requested = library
         self._path: Path | None = None
         self._why_not = ""
         try:
@@ -186,17 +185,6 @@ class QnnAdapter(WorkerAdapter):
         together = [c for c in cases if not c.steps]
         got = iter(self._worker.run_batch(together) if len(together) > 1 else [None] * len(together))
         return [self.run(c) if c.steps else next(got) for c in cases]
-
-    # -- extras ------------------------------------------------------------------------------------
-    def compare_ops(self, spec_ops: list[str] | set[str]) -> dict[str, list[str]]:
-        """Spec op names vs the backend's list: what each side has that the other lacks."""
-        backend = set(self.capabilities().get("ops", []))
-        spec = set(spec_ops)
-        return {
-            "spec_not_in_backend": sorted(spec - backend),
-            "backend_not_in_spec": sorted(backend - spec),
-            "both": sorted(spec & backend),
-        }
 
 
 def make(options: dict[str, Any] | None = None) -> QnnAdapter:

@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reports.record import BAD
+
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "bench" / "out" / "mutants"
-RED = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 RAN = ("PASS", "FAIL", "XFAIL", "XPASS", "UNCHECKED")  # a base verdict a bug's change could show against
 KILLED, SWALLOWED, MISSED, RUN_FAILED = "KILLED", "SWALLOWED", "MISSED", "RUN FAILED"
 PYTEST_RAN = (0, 1)  # every test passed / some failed: the run went to its end either way
@@ -101,8 +102,7 @@ def read_side(path: Path) -> tuple[Verdicts, Verdicts]:
     (the verdict before any finding, which the record keeps)."""
     from dataclasses import replace
 
-    from reports.expectations import RAW_VERDICT_KEY
-    from reports.record import POSITIVE, read
+    from reports.record import POSITIVE, RAW_VERDICT_KEY, read
 
     applied, raw = Verdicts(), Verdicts()
     if not path.exists():
@@ -140,14 +140,14 @@ def judge(mutant: Any, base: Verdicts, base_raw: Verdicts, side: Verdicts, side_
             continue  # the base did not record that case (a run cut short): it says nothing
         ran = ran or b_raw.verdict in RAN
         refused += b_raw.verdict in RAN and m_raw.verdict in UNJUDGED
-        if m_raw.verdict in RED and b_raw.verdict not in RED:
+        if m_raw.verdict in BAD and b_raw.verdict not in BAD:
             j.killed_without_findings = True
-        if m.verdict in RED and b.verdict not in RED:
+        if m.verdict in BAD and b.verdict not in BAD:
             j.killed_any = True
             j.killed_typical = j.killed_typical or key[2] == "typical"
             red_cells[key[:3]][m.verdict] += 1
             j.example = j.example or m.replay
-        elif m_raw.verdict in RED and b_raw.verdict not in RED and m.verdict == "XFAIL":
+        elif m_raw.verdict in BAD and b_raw.verdict not in BAD and m.verdict == "XFAIL":
             swallowed[_finding_id(m.expectation)] += 1
     j.red_cells = [f"{op} {cfg} {tier}: " + ", ".join(f"{v} {n}" for v, n in sorted(c.items()))
                    for (op, cfg, tier), c in sorted(red_cells.items())]  # fmt: skip

@@ -1,0 +1,137 @@
+"""The typical tier's schedule of boolean and enum values (``enumerated_slots``)."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from cases.case import Case
+from cases.generate.configurations import Config, _first_index
+from cases.generate.evaluate import _fits
+from opdefs import OpDef, expr
+
+_FREE = object()  # no value forced on a parameter: it is drawn
+
+
+def enumerated_slots(op: OpDef) -> list[dict[str, Any]]:
+    """One slot per value of every scalar boolean and enum parameter, in spec order: ``{parameter: value}``, with
+    the values of other such parameters its own checks need beside it (Resize's nearest_mode FLOOR needs
+    interpolation_mode NEAREST). The first attempts of a typical cell force one slot each, in turn, twice over, and
+    draw the rest of the case as usual.
+
+    Why: hypothesis draws a member with no promise of ever drawing all of them, and every cell of an op follows
+    the same choices under one seed, so at 20 cases a cell ElementWiseBinary drew 7 of its 11 typical
+    operations in every cell and Resize never drew LINEAR or CUBIC: a bug in one of them was invisible
+    (``python -m bench drawn`` lists what is never drawn). Forcing one slot at a time leaves the other
+    parameters random, so a value the backend refuses beside one companion (ResizeBilinear's align_corners
+    beside antialias) gets a second try beside another."""
+    members: dict[str, list[Any]] = {}
+    for name, p in op.params.items():
+        sh = OpDef.shape_of(p)
+        if not (sh.get("scalar") or not (sh.get("dims") or sh.get("rank"))) or "generate" in p:
+            continue
+        if p.get("values"):
+            members[name] = sorted(p["values"].values())
+        elif p.get("dtype") == "BOOL_8":
+            members[name] = [False, True]
+    return [{name: v, **_companions(op, name, v, members)} for name, values in members.items() for v in values]
+
+
+def typical_slots(op: OpDef, config: Config) -> list[dict[str, Any]]:
+    """``enumerated_slots`` a typical cell of ``config`` forces: not those the typical conditions rule out for the
+    configuration's datatypes (ElementWiseBinary's comparisons on a FLOAT_32 output)."""
+    slots = enumerated_slots(op)
+    by_type = [c for c in (expr.parse(x) for x in op.generation.get("typical_when") or [])
+               if c.tensor_refs() and _reads_only_datatypes(c)]  # fmt: skip
+    if not by_type:
+        return slots
+    env = {**op.enum_names(), **_datatype_stand_ins(op, config)}
+    return [slot for slot in slots if _fits([c for c in by_type if c.names() & set(slot)], {**env, **slot})]
+
+
+class _Schedule:
+    """Which slot of ``enumerated_slots`` a strategy's next draw forces: each slot until a case kept it (at most
+    ``TRIES`` draws: a value refused beside every companion drawn is given up), the whole list twice over, then
+    none. One per strategy, so one per cell, in the order hypothesis draws."""
+
+    TRIES = 8
+
+    def __init__(self, slots: list[dict[str, Any]], shows: Callable[[str, Case], bool] = lambda name, case: True,
+                 ) -> None:  # fmt: skip
+        self.slots, self.at, self.tries, self.shows = slots, 0, 0, shows
+
+    def slot(self) -> dict[str, Any]:
+        if self.at >= 2 * len(self.slots):
+            return {}
+        self.tries += 1
+        return self.slots[self.at % len(self.slots)]
+
+    def kept(self, case: Case) -> None:
+        """A drawn case came out of the build: its slot is done if the case kept the forced value where the value
+        shows (an optional parameter its other parameters rule out is left out; the spec's ``shows_when`` says
+        when a value changes the result), else the slot is tried again."""
+        if self.at >= 2 * len(self.slots):
+            return
+        name, value = next(iter(self.slots[self.at % len(self.slots)].items()))
+        p = case.params.get(name)
+        if (p is not None and p.value == value and self.shows(name, case)) or self.tries >= self.TRIES:
+            self.at, self.tries = self.at + 1, 0
+
+    def refused(self) -> None:
+        if self.at < 2 * len(self.slots) and self.tries >= self.TRIES:
+            self.at, self.tries = self.at + 1, 0
+
+
+def _companions(op: OpDef, name: str, value: Any, members: dict[str, list[Any]]) -> dict[str, Any]:
+    """Values of the other enumerated parameters under which ``name``'s own checks hold with ``name`` at ``value``
+    (the first such combination, in member order); {} where its checks name none of them or hold anyway."""
+    checks = [c.check for c in op.constraints if c.owner == name and c.check is not None]
+    named = sorted({n for c in checks for n in c.names() if n in members and n != name})
+    if not named:
+        return {}
+    base = {**op.enum_names(), name: value}
+    defaults = op.param_defaults()
+    # the defaults first: a companion that converters leave at its default is the likeliest to run
+    orders = [sorted(members[n], key=lambda m, n=n: m != defaults.get(n)) for n in named]
+    for combo in itertools.product(*orders):
+        try:
+            if all(expr.holds(c, {**base, **dict(zip(named, combo, strict=True))}) for c in checks):
+                return dict(zip(named, combo, strict=True))
+        except (expr.EvalError, TypeError, KeyError):
+            return {}
+    return {}
+
+
+# inputs a repeated declaration without a last index is drawn as, at most (Concat's in[0..m])
+_REPEATED_AT_MOST = 3
+
+
+_DATATYPE_FUNCTIONS = frozenset({"dtype", "is_float", "is_quantized", "is_integer", "is_bool"})
+
+
+def _reads_only_datatypes(condition: expr.Expr) -> bool:
+    """Whether every tensor the condition names is the argument of a datatype function (``is_quantized(in[0])``)."""
+    inside = {id(call.args[0]) for call in ast.walk(condition.tree)
+              if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+              and call.func.id in _DATATYPE_FUNCTIONS and len(call.args) == 1}  # fmt: skip
+    refs = [n for n in ast.walk(condition.tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+            and n.value.id in ("_in", "_out")]  # fmt: skip
+    return bool(refs) and all(id(n) in inside for n in refs)
+
+
+def _datatype_stand_ins(op: OpDef, config: Config) -> dict[str, Any]:
+    """``_in``/``_out`` for conditions that read only datatypes: each declared tensor with the configuration's type
+    (a repeated one's at each of its indices) and no shape yet."""
+
+    def stand_ins(decls: list[dict]) -> list[expr.TensorInfo]:
+        typed: dict[int, str] = {}
+        for d in decls:
+            first, rep = _first_index(d["name"]), d.get("repeated") or {}
+            last = rep["last"] if isinstance(rep.get("last"), int) else first + (_REPEATED_AT_MOST - 1 if rep else 0)
+            typed.update(dict.fromkeys(range(first, last + 1), config.dtype_of(d["name"])))
+        return [expr.TensorInfo((), typed[k]) if k in typed else expr.TensorInfo((), "", present=False)
+                for k in range(max(typed, default=-1) + 1)]  # fmt: skip
+
+    return {"_in": stand_ins(op.inputs), "_out": stand_ins(op.outputs)}

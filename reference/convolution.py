@@ -195,11 +195,12 @@ def transpose_conv(
     return [transpose_conv_nd(*operands, output_padding, int(params.get("group", 1)))]
 
 
-@register_model("TransposeConv2d", name="output-padding-cells-unset")
+@register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-cells-unset")
 def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
     """The HTP simulator's TransposeConv2d with output_padding (finding transposeconv2d-output-padding-cells): the
     cells output_padding adds past the full transposed convolution, which only the bias reaches, are not written with
-    it (0, or whatever the buffer held: left open, NaN); every other cell is the reference's."""
+    it (0, or whatever the buffer held: left open, NaN); every other cell is the reference's. TransposeConv1d is the
+    same bug where the ONNX route reshapes it to TransposeConv2d (ort-qnn's ep-transposeconv1d-output-padding-cells)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)

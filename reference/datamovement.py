@@ -487,6 +487,19 @@ def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarra
 
 
 
+@register_model("ExtractPatches", name="batch-repeats-first")
+def extract_patches_batch_repeats_first(case: Any) -> list[np.ndarray]:
+    """The QNN CPU backend's ExtractPatches with batch > 1 (finding extractpatches-batch-repeats-first): every batch of
+    out[0] holds the first image's patches, as if in[0] held its first image in every batch."""
+    from dataclasses import replace
+
+    from reference.expected import expected
+
+    t = case.inputs[0]
+    first = np.broadcast_to(t.data[:1], t.data.shape).copy()
+    return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))
+
+
 @register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
 def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the

@@ -181,6 +181,15 @@ def pool_avg_last_input_column_dropped(case: Any) -> list[np.ndarray]:
                     False)]  # fmt: skip
 
 
+@register_model("L2Pool2d", name="root-mean-square")
+def l2_pool_root_mean_square(case: Any) -> list[np.ndarray]:
+    """The QNN CPU backend's L2Pool2d (finding l2pool2d-root-mean-square): the root of the MEAN of the squares over the
+    window's cells inside the input (NNAPI's and TFLite's L2_POOL_2D, padded cells counted out), not the root of their
+    sum (line 7766): a 2 x 2 window of ones gives 1, not 2."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    return [np.sqrt(pool_nd(np.square(x), size, stride, pads, False, "avg", False))]
+
+
 @register_model("PoolMax2d", "PoolMax3d", name="pad-cells-as-zero")
 def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 PoolMax2d (finding poolmax2d-f32-pad-as-zero): padded cells take part in the

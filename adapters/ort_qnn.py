@@ -97,10 +97,10 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 # FP16_ACCURATE here, as on qnn-htp (adapters.qnn.adapter.HTP_ARITHMETIC, the same libQnnHtp.so).
 HTP_ARITHMETIC = {"FLOAT_32": {
     "computes_in": "float16",
-    "source": "ONNX Runtime QNN Execution Provider documentation, option 'enable_htp_fp16_precision' ('1': default, "
-              "a float32 model run with fp16 precision on the HTP backend), and the Qualcomm AI Engine Direct (QNN) SDK "
-              "documentation, 'QNN HTP Precision': a graph of float32 tensors is executed on the HTP with float16 math; "
-              "measured with onnxruntime-qnn 2.7.0 on the simulator, with the option left at its default or set to 0",
+    "source": "ONNX Runtime QNN Execution Provider documentation, option 'enable_htp_fp16_precision' ('1': default, a "
+              "float32 model run with fp16 precision on the HTP backend), and the Qualcomm AI Engine Direct (QNN) SDK "
+              "documentation, 'QNN HTP Precision': a graph of float32 tensors is executed on the HTP with float16 "
+              "math; measured with onnxruntime-qnn 2.7.0 on the simulator, the option at its default or set to 0",
 }}  # fmt: skip
 
 

@@ -394,3 +394,16 @@ def test_transpose_conv3d_model_packs_a_strided_width_at_stride_one() -> None:
     params = {"stride": [1, 1, 2], "pad_amount": [[0, 0], [0, 0], [0, 0]]}
     c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 5, 1))])
     np.testing.assert_array_equal(modelled(c, "width-stride-read-as-1")[0].ravel(), [1.5, 2.5, 3.5, 0.5, 0.5])
+
+
+def test_transpose_conv1d_model_leaves_the_output_padding_cell_open() -> None:
+    """[1, -1], a 2-wide filter of ones, stride 2, output_padding 1, bias -0.75: the full output is 4 wide, so cell 4 is
+    the one output_padding adds (open); cells 0-3 are 0.25, 0.25, -1.75, -1.75."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, -1.0]).reshape(1, 2, 1), np.ones((2, 1, 1)), np.array([-0.75])
+    c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0], "output_padding": 1},
+             [("FLOAT_32", (1, 5, 1))])  # fmt: skip
+    got = modelled(c, "output-padding-cells-unset")[0].ravel()
+    np.testing.assert_allclose(got[:4], [0.25, 0.25, -1.75, -1.75])
+    assert np.isnan(got[4])

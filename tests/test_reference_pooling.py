@@ -226,3 +226,18 @@ def test_pool_max2d_model_takes_pad_cells_as_zero() -> None:
     c = case("PoolMax2d", [x], {"filter_size": [1, 2], "stride": [1, 2], "pad_amount": [[0, 0], [1, 1]]},
              [("FLOAT_32", (1, 1, 3, 1))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "pad-cells-as-zero")[0].ravel(), [0, -2, 0])
+
+
+def test_l2pool_model_is_the_root_mean_square_over_the_cells_inside_the_input() -> None:
+    """A 2 x 2 window of ones gives 1 (the spec's root of the sum: 2); with a 1 x 2 window and a width before-pad of 1,
+    [3, 4] gives sqrt(9 / 1) = 3 for the window [pad, 3] (the padded cell counted out) and sqrt(25 / 2) for [3, 4]."""
+    from tests.reference_helpers import case, modelled
+
+    ones = case("L2Pool2d", [np.ones((1, 2, 2, 1))],
+                {"filter_size": [2, 2], "stride": [1, 1], "pad_amount": [[0, 0], [0, 0]]},
+                [("FLOAT_32", (1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(modelled(ones, "root-mean-square")[0].ravel(), [1.0])
+    padded = case("L2Pool2d", [np.array([3.0, 4.0]).reshape(1, 1, 2, 1)],
+                  {"filter_size": [1, 2], "stride": [1, 1], "pad_amount": [[0, 0], [1, 0]]},
+                  [("FLOAT_32", (1, 1, 2, 1))])  # fmt: skip
+    np.testing.assert_allclose(modelled(padded, "root-mean-square")[0].ravel(), [3.0, np.sqrt(12.5)])

@@ -640,3 +640,15 @@ def test_extract_patches_model_repeats_the_first_image_in_every_batch() -> None:
              {"size": [1, 1], "stride": [1, 1], "rate": [1, 1], "padding": 0},
              [("FLOAT_32", (2, 1, 1, 1))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "batch-repeats-first")[0].ravel(), [1.0, 1.0])
+
+
+def test_pad_model_leaves_the_last_axis_edge_cells_open() -> None:
+    """[[1, 2], [3, 4]] EDGE-padded by one row before and one column either side: the padded row is the edge row
+    (1 1 2 2), the two padded columns are open (NaN)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("Pad", [np.array([[1.0, 2.0], [3.0, 4.0]], np.float16)],
+             {"pad_amount": [[1, 0], [1, 1]], "scheme": 3}, [("FLOAT_16", (3, 4))])  # fmt: skip
+    got = modelled(c, "last-axis-edge-pad-cells-unset")[0]
+    np.testing.assert_array_equal(got[:, 1:3], [[1, 2], [1, 2], [3, 4]])
+    assert np.isnan(got[:, [0, 3]]).all()

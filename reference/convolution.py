@@ -184,6 +184,24 @@ def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
     return [y]
 
 
+@register_model("Conv1d", "Conv2d", "DepthWiseConv1d", "DepthWiseConv2d", name="pad-cells-as-input-lowest-code")
+def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 8-bit convolution with an 8-bit DequantizeLinear bias (finding
+    ep-conv-8bit-qdq-bias-wrong), which it hands to the HTP as Dequantize -> FLOAT_32 Conv2d -> Quantize: the padded
+    cells hold the lowest value of in[0]'s grid (its code 0 unsigned, -128 signed: scale * (lowest code + offset))
+    instead of 0; the input's own cells, the filters and the bias are the reference's."""
+    from reference.expected import arguments
+    from reference.quant import real_range
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    fill = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
+    xp = np.full((x.shape[0], *(s + a + z for s, (a, z) in zip(x.shape[1:-1], pads, strict=True)), x.shape[-1]), fill)
+    xp[(slice(None), *(slice(a, a + s) for s, (a, _) in zip(x.shape[1:-1], pads, strict=True)))] = x
+    group = x.shape[-1] if case.op.startswith("DepthWise") else int(params.get("group", 1))
+    return [conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)]
+
+
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
 def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
@@ -213,6 +231,7 @@ def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
         index[1 + i] = slice(past, None)
         y[tuple(index)] = np.nan
     return [y]
+
 
 
 @register_model("TransposeConv3d", name="width-stride-read-as-1")

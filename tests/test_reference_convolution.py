@@ -407,3 +407,18 @@ def test_transpose_conv1d_model_leaves_the_output_padding_cell_open() -> None:
     got = modelled(c, "output-padding-cells-unset")[0].ravel()
     np.testing.assert_allclose(got[:4], [0.25, 0.25, -1.75, -1.75])
     assert np.isnan(got[4])
+
+
+@pytest.mark.parametrize("dtype, shift", [("UFIXED_POINT_8", 0), ("SFIXED_POINT_8", -128)])
+def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: int) -> None:
+    """x = [1, 2] on a grid of step 0.5 whose lowest code (0 unsigned, -128 signed) is -1, a 3-wide filter of ones,
+    pad [1, 1]: the padded input is [-1, 1, 2, -1], so [2, 2] where the reference's zero padding gives [3, 3]."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = (dtype, np.array([4, 6]).reshape(1, 2, 1) + shift, ([0.5], [-2 - shift]))
+    w = (dtype, np.array([3, 3, 3]).reshape(3, 1, 1) + shift, ([1.0], [-2 - shift]))
+    b = (dtype, np.array([0]) + shift, ([1.0], [-shift]))
+    c = case("Conv1d", [x, w, b], {"stride": 1, "pad_amount": [1, 1]}, [(dtype, (1, 2, 1), ([0.1], [-shift]))])
+    np.testing.assert_allclose(expected(c)[0].ravel(), [3.0, 3.0])
+    np.testing.assert_array_equal(modelled(c, "pad-cells-as-input-lowest-code")[0].ravel(), [2.0, 2.0])

@@ -197,3 +197,25 @@ def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     x, size, stride, pads, params, shape = _pool_case(case)
     padded = np.pad(x, [(0, 0), *pads, (0, 0)])
     return [pool_nd(padded, size, stride, tuple((0, 0) for _ in pads), _ceil(case.op, params), "max")]
+
+
+@register_model("PoolAvg3d", name="depth-average-of-clipped-planes")
+def pool_avg3d_depth_average_of_clipped_planes(case: Any) -> list[np.ndarray]:
+    """The HTP's fixed-point PoolAvg3d, through the ONNX Runtime QNN EP and natively alike (ort-qnn's finding
+    ep-poolavg3d-width-before-pad-ignored, measured on an unpadded case): each depth slice is pooled over height and
+    width first, that plane held on out[0]'s grid (clipped to its range), and the depth windows then average those
+    planes; the reference averages the whole 3D window at once, so a window whose planes pass out[0]'s range comes out
+    wrong. Only without depth padding (the model raises otherwise: it does not state padded depth windows)."""
+
+    from reference.quant import real_range
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if pads[0] != (0, 0):
+        raise ValueError("a depth pad: not modelled")
+    count_pad = bool(params.get("count_pad_for_edges", False))
+    ceil = _ceil(case.op, params)
+    planes = pool_nd(x, (1, *size[1:]), (1, *stride[1:]), ((0, 0), *pads[1:]), ceil, "avg", count_pad)
+    out = case.outputs[0]
+    lo, hi = real_range(out.encoding, out.dtype)
+    planes = np.clip(planes, float(np.min(lo)), float(np.max(hi)))
+    return [_cropped(pool_nd(planes, (size[0], 1, 1), (stride[0], 1, 1), ((0, 0),) * 3, ceil, "avg"), shape)]

@@ -241,3 +241,16 @@ def test_l2pool_model_is_the_root_mean_square_over_the_cells_inside_the_input() 
                   {"filter_size": [1, 2], "stride": [1, 1], "pad_amount": [[0, 0], [1, 0]]},
                   [("FLOAT_32", (1, 1, 2, 1))])  # fmt: skip
     np.testing.assert_allclose(modelled(padded, "root-mean-square")[0].ravel(), [3.0, np.sqrt(12.5)])
+
+
+def test_pool_avg3d_model_clips_each_plane_to_the_output_range() -> None:
+    """Two depth planes [3, 3] and [-1, -1], one 2 x 1 x 2 window, out[0] covering [-1, 1.55]: the planes average to 3
+    and -1, 3 is held at 1.55, so (1.55 - 1) / 2 = 0.275 where the whole window's mean is 1."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 4, 0, 0]).reshape(1, 2, 1, 2, 1), ([1.0], [-1]))
+    c = case("PoolAvg3d", [x], {"filter_size": [2, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3},
+             [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.0])
+    np.testing.assert_allclose(modelled(c, "depth-average-of-clipped-planes")[0].ravel(), [0.275])

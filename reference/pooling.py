@@ -219,3 +219,53 @@ def pool_avg3d_depth_average_of_clipped_planes(case: Any) -> list[np.ndarray]:
     lo, hi = real_range(out.encoding, out.dtype)
     planes = np.clip(planes, float(np.min(lo)), float(np.max(hi)))
     return [_cropped(pool_nd(planes, (size[0], 1, 1), (stride[0], 1, 1), ((0, 0),) * 3, ceil, "avg"), shape)]
+
+
+
+def _mean_over_full_filter(
+    x: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...], pads: tuple[tuple[int, int], ...], ceil: bool
+) -> np.ndarray:
+    """Every window's sum over its input cells divided by the full filter size: pad and CEIL-overhang cells count as
+    zeros in the divisor ([batch, spatial..., channel])."""
+    n = x.ndim - 2
+    round_ = math.ceil if ceil else math.floor
+    out_sz = [round_((pads[i][0] + x.shape[1 + i] + pads[i][1] - size[i]) / stride[i] + 1) for i in range(n)]
+    extent = [max(pads[i][0] + x.shape[1 + i] + pads[i][1], (out_sz[i] - 1) * stride[i] + size[i]) for i in range(n)]
+    vals = np.zeros((x.shape[0], *extent, x.shape[-1]))
+    vals[(slice(None), *(slice(pads[i][0], pads[i][0] + x.shape[1 + i]) for i in range(n)))] = x
+    acc = np.zeros((x.shape[0], *out_sz, x.shape[-1]))
+    for tap in itertools.product(*(range(f) for f in size)):
+        taps = (slice(tap[i], tap[i] + (out_sz[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
+        acc += vals[(slice(None), *taps)]
+    return acc / math.prod(size)
+
+
+@register_model("PoolAvg3d", name="htp-count-pad-average")
+def pool_avg3d_htp_count_pad_average(case: Any) -> list[np.ndarray]:
+    """The HTP's PoolAvg3d with count_pad_for_edges, as measured on qnn-htp (one-hot probes along each axis in
+    FLOAT_16, FLOAT_32 and UFIXED_POINT_8, and the seed-0 typical cases): the width before-pad is added after the row
+    instead (finding poolavg3d-width-before-pad-ignored); every window divides by its full filter size, the CEIL
+    overhang counted like padding ([x0, x1, x2], window 2, stride 2, CEIL: [(x0 + x1) / 2, x2 / 2] where x2 belongs
+    last); each depth slice is pooled over height and width first and, in fixed point, held on out[0]'s grid (clipped
+    to its range) before the depth windows average those planes (depth-average-of-clipped-planes); and where the output
+    has one depth slice, it averages every plane of the padded depth whatever filter_size and stride say (depth 3,
+    window 2, stride 2: (x0 + x1 + x2) / 3 where (x0 + x1) / 2 belongs). Without count_pad_for_edges the model refuses
+    the case (not measured)."""
+    from reference.quant import real_range
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if not params.get("count_pad_for_edges", False):
+        raise ValueError("count_pad_for_edges false: not measured")
+    (d0, d1), (h0, h1), (w0, w1) = pads
+    if case.inputs[0].dtype != "SFIXED_POINT_8":  # the signed 8-bit kernel puts the width before-pad right
+        w0, w1 = 0, w0 + w1
+    ceil = _ceil(case.op, params)
+    planes = _mean_over_full_filter(x, (1, *size[1:]), (1, *stride[1:]), ((0, 0), (h0, h1), (w0, w1)), ceil)
+    out = case.outputs[0]
+    if out.encoding is not None:
+        lo, hi = real_range(out.encoding, out.dtype)
+        planes = np.clip(planes, float(np.min(lo)), float(np.max(hi)))
+    if shape[1] == 1:
+        return [_cropped(planes.sum(axis=1, keepdims=True) / (d0 + x.shape[1] + d1), shape)]
+    return [_cropped(_mean_over_full_filter(planes, (size[0], 1, 1), (stride[0], 1, 1), ((d0, d1), (0, 0), (0, 0)),
+                                            ceil), shape)]  # fmt: skip

@@ -254,3 +254,59 @@ def test_pool_avg3d_model_clips_each_plane_to_the_output_range() -> None:
              [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
     np.testing.assert_allclose(expected(c)[0].ravel(), [1.0])
     np.testing.assert_allclose(modelled(c, "depth-average-of-clipped-planes")[0].ravel(), [0.275])
+
+
+def test_htp_pool_avg3d_model_averages_the_whole_depth_into_one_output_slice() -> None:
+    """Depth planes 1, 2, 6, window depth 2, stride 2: one output slice, which the model averages over all three
+    planes ((1 + 2 + 6) / 3 = 3) where the window's two belong ((1 + 2) / 2 = 1.5)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    c = case("PoolAvg3d", [np.array([1.0, 2.0, 6.0], np.float32).reshape(1, 3, 1, 1, 1)],
+             {"filter_size": [2, 1, 1], "stride": [2, 1, 1], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True},
+             [("FLOAT_32", (1, 1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.5])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [3.0])
+
+
+def test_htp_pool_avg3d_model_divides_a_ceil_overhang_window_by_the_whole_filter() -> None:
+    """[1, 2, 4], window 2, stride 2, CEIL: the last window holds 4 and one cell past the input; the model divides by
+    2 (2.0) where the reference leaves the overhang out (4.0)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, member, modelled
+
+    c = case("PoolAvg3d", [np.array([1.0, 2.0, 4.0], np.float32).reshape(1, 1, 1, 3, 1)],
+             {"filter_size": [1, 1, 2], "stride": [1, 1, 2], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True,
+              "rounding_mode": member("PoolAvg3d", "rounding_mode", "CEIL")},
+             [("FLOAT_32", (1, 1, 1, 2, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.5, 4.0])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [1.5, 2.0])
+
+
+@pytest.mark.parametrize("dtype, moved", [("UFIXED_POINT_8", True), ("SFIXED_POINT_8", False)])
+def test_htp_pool_avg3d_model_moves_the_width_before_pad_except_in_signed_8_bit(dtype: str, moved: bool) -> None:
+    """[1, 2, 4], window 2, width pad [1, 0]: [1.5, 3, 2] with the before-pad moved after the row (the unsigned
+    kernel), the reference's [0.5, 1.5, 3] in SFIXED_POINT_8."""
+    from tests.reference_helpers import case, modelled
+
+    x = (dtype, np.array([2, 4, 8]).reshape(1, 1, 1, 3, 1), ([0.5], [0]))
+    c = case("PoolAvg3d", [x], {"filter_size": [1, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0], [0, 0], [1, 0]],
+                                "count_pad_for_edges": True}, [(dtype, (1, 1, 1, 3, 1), ([0.05], [0]))])  # fmt: skip
+    want = [1.5, 3.0, 2.0] if moved else [0.5, 1.5, 3.0]
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), want)
+
+
+def test_htp_pool_avg3d_model_clips_the_planes_and_refuses_without_count_pad() -> None:
+    """The depth-average-of-clipped-planes example (planes 3 and -1, out[0] covering [-1, 1.55]: 0.275); the same
+    case without count_pad_for_edges is not modelled."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 4, 0, 0]).reshape(1, 2, 1, 2, 1), ([1.0], [-1]))
+    params = {"filter_size": [2, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True}
+    c = case("PoolAvg3d", [x], params, [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [0.275])
+    c = case("PoolAvg3d", [x], {**params, "count_pad_for_edges": False},
+             [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
+    with pytest.raises(ValueError, match="not measured"):
+        models._modelled(c, "diagnosis", "htp-count-pad-average")

@@ -337,3 +337,37 @@ def correlation_1d(
         if lo < hi:
             out[:, :, lo:hi, d] = np.sum(a[:, :, lo:hi, :] * b[:, :, lo + off : hi + off, :], axis=-1) / depth
     return [out]
+
+
+
+@register_model("TransposeConv3d", name="htp-fixed-transpose-conv3d")
+def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
+    """The HTP's fixed-point TransposeConv3d as measured on qnn-htp (findings transposeconv3d-fixed-stride-gaps,
+    -depth-crop-from-height-pad, -group-ignored, -dilation-ignored): the full transposed convolution is built with
+    the width axis taking the HEIGHT's stride and with no height or width dilation; along the width it is then cut
+    to the declared size from the middle (offset: the width before-pad plus half, rounded down, of what that full
+    result has more than the right one; a narrower one starts at 0 and the columns past it hold only the bias); the
+    depth axis is cropped at the front by the HEIGHT before-pad instead of its own, and depth slices past the full
+    result hold 0; with group > 1 the filter is applied as one ungrouped filter over every input channel into the
+    first channel_out / group output channels, the other channels holding only their bias. ([x0, x1, x2] in one
+    row, a filter [1, 1] wide, stride [1, 2, 1]: the row is scattered at stride 2 into 6 columns and columns 1 to 4
+    come out, [x0, x1, x1, x2] where [x0, x0 + x1, x1 + x2, x2] belongs.)"""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    if n != 3:
+        raise ValueError("TransposeConv3d only")
+    cout_g, group = w.shape[-1], int(params.get("group", 1))
+    bias = _bias(b, cout_g * group)
+    full = transpose_conv_nd(x, w, bias[:cout_g], (stride[0], stride[1], stride[1]), ((0, 0),) * n,
+                             (dilation[0], 1, 1), (0, 0, 0), 1)  # fmt: skip
+    right_width = stride[2] * (x.shape[3] - 1) + (w.shape[2] - 1) * dilation[2] + 1
+    front = (pads[1][0], pads[1][0], pads[2][0] + max(0, full.shape[3] - right_width) // 2)
+    shape = case.outputs[0].shape
+    out = np.broadcast_to(bias, shape).copy()
+    src = tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, shape[1:-1], full.shape[1:-1], strict=True))
+    out[(slice(None), *(slice(0, sl.stop - sl.start) for sl in src), slice(0, cout_g))] = full[(slice(None), *src)]
+    out[:, src[0].stop - src[0].start:] = 0.0
+    return [out]

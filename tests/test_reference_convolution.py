@@ -422,3 +422,51 @@ def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: 
     c = case("Conv1d", [x, w, b], {"stride": 1, "pad_amount": [1, 1]}, [(dtype, (1, 2, 1), ([0.1], [-shift]))])
     np.testing.assert_allclose(expected(c)[0].ravel(), [3.0, 3.0])
     np.testing.assert_array_equal(modelled(c, "pad-cells-as-input-lowest-code")[0].ravel(), [2.0, 2.0])
+
+
+def test_htp_transpose_conv3d_model_gives_the_width_the_heights_stride_and_cuts_the_middle() -> None:
+    """Samples 1, 2, 4 along the width, a filter [1, 1] wide, stride [1, 2, 1]: at the height's stride 2 the row
+    scatters to [1, 1, 2, 2, 4, 4], 6 wide where 4 are declared, and columns 1 to 4 come out: [1, 2, 2, 4] where
+    [1, 3, 6, 4] belongs; with stride [1, 1, 2] the row packs at stride 1 ([1, 3, 6, 4]) and the 6-wide output's
+    last two columns hold only the bias (0)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, 2.0, 4.0]).reshape(1, 1, 1, 3, 1), np.ones((1, 1, 2, 1, 1)), np.array([0.0])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 2, 1], "pad_amount": [[0, 0]] * 3},
+             [("FLOAT_32", (1, 1, 1, 4, 1))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [1, 3, 6, 4])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [1, 2, 2, 4])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 2], "pad_amount": [[0, 0]] * 3},
+             [("FLOAT_32", (1, 1, 1, 6, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [1, 3, 6, 4, 0, 0])
+
+
+def test_htp_transpose_conv3d_model_crops_the_depth_by_the_height_before_pad() -> None:
+    """Depth slices 1, 2, 4 of one cell, a filter 2 high of ones, bias 0.5, pad_amount [[0, 0], [1, 0], [0, 0]]: the
+    height's before-pad crops the depth too, so the slices come out 2.5, 4.5 and then 0 past the full result, where
+    1.5, 2.5, 4.5 belong."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([1.0, 2.0, 4.0]).reshape(1, 3, 1, 1, 1)
+    w, b = np.ones((1, 2, 1, 1, 1)), np.array([0.5])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 1], "pad_amount": [[0, 0], [1, 0], [0, 0]]},
+             [("FLOAT_32", (1, 3, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [1.5, 2.5, 4.5])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [2.5, 4.5, 0.0])
+
+
+def test_htp_transpose_conv3d_model_applies_a_grouped_filter_ungrouped() -> None:
+    """Two input channels 1 and 2, group 2, a 1 x 1 x 1 filter [[3], [5]] (channel_out / group = 1), bias [0.5,
+    0.25]: the first output channel is 1 * 3 + 2 * 5 + 0.5 = 13.5 and the second only its bias, where [3.5, 10.25]
+    belongs."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x, w = np.array([1.0, 2.0]).reshape(1, 1, 1, 1, 2), np.array([3.0, 5.0]).reshape(1, 1, 1, 2, 1)
+    b = np.array([0.5, 0.25])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3, "group": 2},
+             [("FLOAT_32", (1, 1, 1, 1, 2))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [3.5, 10.25])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [13.5, 0.25])

@@ -190,6 +190,21 @@ def l2_pool_root_mean_square(case: Any) -> list[np.ndarray]:
     return [np.sqrt(pool_nd(np.square(x), size, stride, pads, False, "avg", False))]
 
 
+@register_model("L2Pool2d", name="ep-average-with-before-pads-moved-after")
+def l2_pool_ep_average_with_before_pads_moved_after(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's FLOAT_16 L2Pool2d (ONNX LpPool p=2; finding ep-l2pool2d-f16-padded-average): the EP
+    lowers it to x * x -> PoolAvg2d (count_pad_for_edges 0) -> square root -> times the square root of each window's
+    number of input cells, and the HTP's FLOAT_16 PoolAvg2d adds the before-pads after the input instead (qnn-htp's
+    poolavg2d-f16-padded-window-average-wrong, model before-pad-moved-after), so each output is the root mean square
+    of the window shifted by the before-pads, rescaled by the count of the window where it belongs (a window past the
+    input gives 0)."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    moved = tuple((0, b + a) for b, a in pads)
+    mean = _cropped(pool_nd(np.square(x), size, stride, moved, False, "avg", False), shape)
+    count = np.square(pool_nd(np.ones_like(x[:1, ..., :1]), size, stride, pads, False, "l2"))
+    return [np.sqrt(mean) * np.sqrt(count)]
+
+
 @register_model("PoolMax2d", "PoolMax3d", name="pad-cells-as-zero")
 def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 PoolMax2d (finding poolmax2d-f32-pad-as-zero): padded cells take part in the

@@ -310,3 +310,17 @@ def test_htp_pool_avg3d_model_clips_the_planes_and_refuses_without_count_pad() -
              [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
     with pytest.raises(ValueError, match="not measured"):
         models._modelled(c, "diagnosis", "htp-count-pad-average")
+
+
+def test_l2pool_ep_model_rescales_the_shifted_windows_root_mean_square() -> None:
+    """[[1, 2], [3, 4]], a 2 x 2 window, stride 2, height pad [1, 0]: the window where the output belongs holds 1 and
+    2 (sqrt(5)); the model's window, shifted by the before-pad, holds all four (mean of squares 7.5), rescaled by the
+    2 input cells of the right window: sqrt(7.5 * 2) = sqrt(15)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    c = case("L2Pool2d", [np.array([[1.0, 2.0], [3.0, 4.0]], np.float16).reshape(1, 2, 2, 1)],
+             {"filter_size": [2, 2], "stride": [2, 2], "pad_amount": [[1, 0], [0, 0]]},
+             [("FLOAT_16", (1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [np.sqrt(5.0)], rtol=1e-6)
+    np.testing.assert_allclose(modelled(c, "ep-average-with-before-pads-moved-after")[0].ravel(), [np.sqrt(15.0)])

@@ -236,9 +236,11 @@ def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
 
 @register_model("TransposeConv3d", name="width-stride-read-as-1")
 def transpose_conv3d_width_stride_read_as_1(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's fixed-point TransposeConv3d with a width stride above 1 and a filter 1 wide (finding
-    transposeconv3d-fixed-stride-gaps): the samples of a row land on consecutive output columns, as with stride 1, and
-    the columns past them hold only the bias ([x0, x1, x2] at stride 2 -> [x0, x1, x2, b, b] for [x0, b, x1, b, x2])."""
+    """The HTP simulator's fixed-point TransposeConv3d with a width stride above 1 and a filter 1 wide (the first
+    reading of finding transposeconv3d-fixed-stride-gaps, which now uses htp-fixed-transpose-conv3d, its general
+    form: the width takes the height's stride, here 1): the samples of a row land on consecutive output columns, as
+    with stride 1, and the columns past them hold only the bias ([x0, x1, x2] at stride 2 -> [x0, x1, x2, b, b] for
+    [x0, b, x1, b, x2])."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)

@@ -243,3 +243,38 @@ def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
     d = opdefs.dtypes.get(out.dtype)
     codes = np.round(np.clip(expected(case)[0], 0.0, 1.0) * (d.qmax - d.qmin)) + d.qmin
     return [dequantize(codes, out.encoding)]
+
+
+# The output grids the ONNX Runtime QNN EP puts on 16-bit Sigmoid and Tanh whatever the model's QuantizeLinear says
+# (finding ep-sigmoid-tanh-16bit-output-encoding), measured with onnxruntime-qnn 2.7.0: (scale, QNN offset).
+_EP_FIXED_GRIDS = {
+    ("Sigmoid", "UFIXED_POINT_16"): (2.0**-16, 0),
+    ("Sigmoid", "SFIXED_POINT_16"): (2.0**-15, 0),
+    ("Tanh", "UFIXED_POINT_16"): (2.0**-15, -32768),
+    ("Tanh", "SFIXED_POINT_16"): (2.0**-15, 0),
+}
+
+
+@register_model("Sigmoid", "Tanh", "ElementWiseNeuron", name="result-on-the-eps-fixed-grid")
+def result_on_the_eps_fixed_grid(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 16-bit Sigmoid and Tanh, and ElementWiseNeuron's SIGMOID and TANH, which reach it as
+    the same ONNX ops (findings ep-sigmoid-tanh-16bit-output-encoding, ep-neuron-sigmoid-tanh-16bit-output-encoding):
+    the output codes are the result on a fixed grid of the EP's (sigmoid: 2^-16 from 0 unsigned, 2^-15 from 0
+    signed; tanh: 2^-15 around code 32768 unsigned, around 0 signed), read back through out[0]'s own encoding. Other
+    configurations and operations were not measured: the model refuses them (it then covers nothing)."""
+    from cases.case import Encoding
+    from reference.expected import expected
+    from reference.quant import dequantize, quantize
+
+    out = case.outputs[0]
+    op = case.op
+    if op == "ElementWiseNeuron":  # its SIGMOID and TANH reach the EP as ONNX Sigmoid and Tanh
+        from reference import member
+
+        op = {"SIGMOID": "Sigmoid", "TANH": "Tanh"}.get(member(op, {k: p.value for k, p in case.params.items()},
+                                                                "operation"), "")  # fmt: skip
+    grid = _EP_FIXED_GRIDS.get((op, out.dtype))
+    if grid is None or out.encoding is None:
+        raise ValueError(f"{case.op} {out.dtype}: no measured EP grid")
+    codes = quantize(expected(case)[0], Encoding((grid[0],), (grid[1],)), out.dtype)
+    return [dequantize(codes, out.encoding)]

@@ -184,6 +184,24 @@ def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
     return [y]
 
 
+@register_model("Conv1d", "Conv2d", "DepthWiseConv1d", "DepthWiseConv2d", name="pad-cells-as-input-lowest-code")
+def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 8-bit convolution with an 8-bit DequantizeLinear bias (finding
+    ep-conv-8bit-qdq-bias-wrong), which it hands to the HTP as Dequantize -> FLOAT_32 Conv2d -> Quantize: the padded
+    cells hold the lowest value of in[0]'s grid (its code 0 unsigned, -128 signed: scale * (lowest code + offset))
+    instead of 0; the input's own cells, the filters and the bias are the reference's."""
+    from reference.expected import arguments
+    from reference.quant import real_range
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    fill = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
+    xp = np.full((x.shape[0], *(s + a + z for s, (a, z) in zip(x.shape[1:-1], pads, strict=True)), x.shape[-1]), fill)
+    xp[(slice(None), *(slice(a, a + s) for s, (a, _) in zip(x.shape[1:-1], pads, strict=True)))] = x
+    group = x.shape[-1] if case.op.startswith("DepthWise") else int(params.get("group", 1))
+    return [conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)]
+
+
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
 def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str
@@ -195,11 +213,12 @@ def transpose_conv(
     return [transpose_conv_nd(*operands, output_padding, int(params.get("group", 1)))]
 
 
-@register_model("TransposeConv2d", name="output-padding-cells-unset")
+@register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-cells-unset")
 def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
     """The HTP simulator's TransposeConv2d with output_padding (finding transposeconv2d-output-padding-cells): the
     cells output_padding adds past the full transposed convolution, which only the bias reaches, are not written with
-    it (0, or whatever the buffer held: left open, NaN); every other cell is the reference's."""
+    it (0, or whatever the buffer held: left open, NaN); every other cell is the reference's. TransposeConv1d is the
+    same bug where the ONNX route reshapes it to TransposeConv2d (ort-qnn's ep-transposeconv1d-output-padding-cells)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -214,11 +233,14 @@ def transpose_conv2d_output_padding_cells_unset(case: Any) -> list[np.ndarray]:
     return [y]
 
 
+
 @register_model("TransposeConv3d", name="width-stride-read-as-1")
 def transpose_conv3d_width_stride_read_as_1(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's fixed-point TransposeConv3d with a width stride above 1 and a filter 1 wide (finding
-    transposeconv3d-fixed-stride-gaps): the samples of a row land on consecutive output columns, as with stride 1, and
-    the columns past them hold only the bias ([x0, x1, x2] at stride 2 -> [x0, x1, x2, b, b] for [x0, b, x1, b, x2])."""
+    """The HTP simulator's fixed-point TransposeConv3d with a width stride above 1 and a filter 1 wide (the first
+    reading of finding transposeconv3d-fixed-stride-gaps, which now uses htp-fixed-transpose-conv3d, its general
+    form: the width takes the height's stride, here 1): the samples of a row land on consecutive output columns, as
+    with stride 1, and the columns past them hold only the bias ([x0, x1, x2] at stride 2 -> [x0, x1, x2, b, b] for
+    [x0, b, x1, b, x2])."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -316,4 +338,38 @@ def correlation_1d(
         lo, hi = max(0, -off), min(w, w - off)
         if lo < hi:
             out[:, :, lo:hi, d] = np.sum(a[:, :, lo:hi, :] * b[:, :, lo + off : hi + off, :], axis=-1) / depth
+    return [out]
+
+
+
+@register_model("TransposeConv3d", name="htp-fixed-transpose-conv3d")
+def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
+    """The HTP's fixed-point TransposeConv3d as measured on qnn-htp (findings transposeconv3d-fixed-stride-gaps,
+    -depth-crop-from-height-pad, -group-ignored, -dilation-ignored): the full transposed convolution is built with
+    the width axis taking the HEIGHT's stride and with no height or width dilation; along the width it is then cut
+    to the declared size from the middle (offset: the width before-pad plus half, rounded down, of what that full
+    result has more than the right one; a narrower one starts at 0 and the columns past it hold only the bias); the
+    depth axis is cropped at the front by the HEIGHT before-pad instead of its own, and depth slices past the full
+    result hold 0; with group > 1 the filter is applied as one ungrouped filter over every input channel into the
+    first channel_out / group output channels, the other channels holding only their bias. ([x0, x1, x2] in one
+    row, a filter [1, 1] wide, stride [1, 2, 1]: the row is scattered at stride 2 into 6 columns and columns 1 to 4
+    come out, [x0, x1, x1, x2] where [x0, x0 + x1, x1 + x2, x2] belongs.)"""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    if n != 3:
+        raise ValueError("TransposeConv3d only")
+    cout_g, group = w.shape[-1], int(params.get("group", 1))
+    bias = _bias(b, cout_g * group)
+    full = transpose_conv_nd(x, w, bias[:cout_g], (stride[0], stride[1], stride[1]), ((0, 0),) * n,
+                             (dilation[0], 1, 1), (0, 0, 0), 1)  # fmt: skip
+    right_width = stride[2] * (x.shape[3] - 1) + (w.shape[2] - 1) * dilation[2] + 1
+    front = (pads[1][0], pads[1][0], pads[2][0] + max(0, full.shape[3] - right_width) // 2)
+    shape = case.outputs[0].shape
+    out = np.broadcast_to(bias, shape).copy()
+    src = tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, shape[1:-1], full.shape[1:-1], strict=True))
+    out[(slice(None), *(slice(0, sl.stop - sl.start) for sl in src), slice(0, cout_g))] = full[(slice(None), *src)]
+    out[:, src[0].stop - src[0].start:] = 0.0
     return [out]

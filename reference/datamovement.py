@@ -487,6 +487,35 @@ def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarra
 
 
 
+@register_model("Pad", name="last-axis-edge-pad-cells-unset")
+def pad_last_axis_edge_pad_cells_unset(case: Any) -> list[np.ndarray]:
+    """FLOAT_16 Pad in EDGE mode through the ONNX Runtime QNN EP (finding ep-pad-f16-edge-wrong): the cells padded
+    along the last axis are not written with the edge values (NaN, near 0 or stale values: left open, NaN); the cells
+    padded along the other axes and the input's own cells are the reference's."""
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    y = np.array(expected(case)[0], dtype=np.float64)
+    before, after = (int(v) for v in np.asarray(params["pad_amount"]).reshape(-1, 2)[-1])
+    n = y.shape[-1]
+    y[..., :before] = np.nan
+    y[..., n - after:] = np.nan
+    return [y]
+
+
+@register_model("ExtractPatches", name="batch-repeats-first")
+def extract_patches_batch_repeats_first(case: Any) -> list[np.ndarray]:
+    """The QNN CPU backend's ExtractPatches with batch > 1 (finding extractpatches-batch-repeats-first): every batch of
+    out[0] holds the first image's patches, as if in[0] held its first image in every batch."""
+    from dataclasses import replace
+
+    from reference.expected import expected
+
+    t = case.inputs[0]
+    first = np.broadcast_to(t.data[:1], t.data.shape).copy()
+    return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))
+
+
 @register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
 def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the

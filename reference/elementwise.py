@@ -341,6 +341,19 @@ def floor_div_broadcast_divisor_read_past_its_row(case: Any) -> list[np.ndarray]
     return [np.where(keep, np.floor(q), np.nan)]
 
 
+@register_model("ElementWiseFmod", name="sign-of-divisor")
+def fmod_sign_of_divisor(case: Any) -> list[np.ndarray]:
+    """The QNN CPU backend's FLOAT_32 ElementWiseFmod (finding elementwisefmod-f32-sign-of-divisor): the remainder takes
+    the sign of in[1] (the floor modulus, Python's %), not of in[0] as line 3916 says: fmod(0.5, -2) comes back -1.5
+    and fmod(-0.5, 2) 1.5; operands of the same sign give the same value either way."""
+    from reference.expected import arguments
+
+    inputs, _ = arguments(case)
+    a, b = (np.asarray(t, dtype=np.float64) for t in inputs[:2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [np.mod(a, b)]
+
+
 @register("ElementWiseSelect", verified_by="onnxruntime")
 def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """in[0] ? in[1] : in[2], the three broadcast to a common shape (4959-4963)."""

@@ -241,11 +241,12 @@ def batch_permutation(inputs, params, out_shapes, out_dtypes, *, op):
 # --- models of deviations (reference.models): what a backend with a known bug returns --------------
 
 
-@register_model("Gather", name="sign-bit-flipped")
+@register_model("Gather", "BatchPermutation", name="sign-bit-flipped")
 def gather_sign_bit_flipped(case: Any) -> list[np.ndarray]:
     """The HTP simulator's SFIXED_POINT_8 Gather (finding gather-s8-sign-flip): every gathered code comes back with
     its sign bit flipped, 128 codes off (the table's 89 as -39), as if signed codes were copied through an unsigned
-    8-bit path with the wrong offset."""
+    8-bit path with the wrong offset. BatchPermutation is the same bug where the ONNX route hands it as Gather on
+    axis 0 (ort-qnn's ep-gather-s8-sign-flip)."""
     from reference.expected import expected
     from reference.quant import dequantize, quantize
 

@@ -181,12 +181,15 @@ def _modelled(case: Case, kind: str, value: Any) -> list[np.ndarray]:
 
 def _input_codes(case: Case) -> list[np.ndarray]:
     """The op run on in[0]'s stored codes as if they were the values, its result read through out[0]'s encoding:
-    what a data movement kernel returns when it copies codes between two grids without requantizing."""
+    what a data movement kernel returns when it copies codes between two grids without requantizing. Only quantized
+    tensors are read as their codes: a BOOL_8 condition or an INT_32 index is the same value either way."""
     from reference.quant import dequantize
 
-    coded = [None if t is None else replace(t, dtype=_float_of(t.dtype), data=t.data.astype(np.float32), encoding=None)
+    coded = [t if t is None or not dtypes.get(t.dtype).quantized else
+             replace(t, dtype=_float_of(t.dtype), data=t.data.astype(np.float32), encoding=None)
              for t in case.inputs]  # fmt: skip
-    outs = [replace(t, dtype=_float_of(t.dtype), encoding=None) for t in case.outputs]
+    outs = [replace(t, dtype=_float_of(t.dtype), encoding=None) if dtypes.get(t.dtype).quantized else t
+            for t in case.outputs]  # fmt: skip
     moved = _reference(replace(case, inputs=coded, outputs=outs))
     return [dequantize(m, t.encoding) if t.encoding is not None else m for m, t in zip(moved, case.outputs,
                                                                                         strict=False)]  # fmt: skip

@@ -181,6 +181,30 @@ def pool_avg_last_input_column_dropped(case: Any) -> list[np.ndarray]:
                     False)]  # fmt: skip
 
 
+@register_model("L2Pool2d", name="root-mean-square")
+def l2_pool_root_mean_square(case: Any) -> list[np.ndarray]:
+    """The QNN CPU backend's L2Pool2d (finding l2pool2d-root-mean-square): the root of the MEAN of the squares over the
+    window's cells inside the input (NNAPI's and TFLite's L2_POOL_2D, padded cells counted out), not the root of their
+    sum (line 7766): a 2 x 2 window of ones gives 1, not 2."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    return [np.sqrt(pool_nd(np.square(x), size, stride, pads, False, "avg", False))]
+
+
+@register_model("L2Pool2d", name="ep-average-with-before-pads-moved-after")
+def l2_pool_ep_average_with_before_pads_moved_after(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's FLOAT_16 L2Pool2d (ONNX LpPool p=2; finding ep-l2pool2d-f16-padded-average): the EP
+    lowers it to x * x -> PoolAvg2d (count_pad_for_edges 0) -> square root -> times the square root of each window's
+    number of input cells, and the HTP's FLOAT_16 PoolAvg2d adds the before-pads after the input instead (qnn-htp's
+    poolavg2d-f16-padded-window-average-wrong, model before-pad-moved-after), so each output is the root mean square
+    of the window shifted by the before-pads, rescaled by the count of the window where it belongs (a window past the
+    input gives 0)."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    moved = tuple((0, b + a) for b, a in pads)
+    mean = _cropped(pool_nd(np.square(x), size, stride, moved, False, "avg", False), shape)
+    count = np.square(pool_nd(np.ones_like(x[:1, ..., :1]), size, stride, pads, False, "l2"))
+    return [np.sqrt(mean) * np.sqrt(count)]
+
+
 @register_model("PoolMax2d", "PoolMax3d", name="pad-cells-as-zero")
 def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 PoolMax2d (finding poolmax2d-f32-pad-as-zero): padded cells take part in the
@@ -188,3 +212,75 @@ def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     x, size, stride, pads, params, shape = _pool_case(case)
     padded = np.pad(x, [(0, 0), *pads, (0, 0)])
     return [pool_nd(padded, size, stride, tuple((0, 0) for _ in pads), _ceil(case.op, params), "max")]
+
+
+@register_model("PoolAvg3d", name="depth-average-of-clipped-planes")
+def pool_avg3d_depth_average_of_clipped_planes(case: Any) -> list[np.ndarray]:
+    """The HTP's fixed-point PoolAvg3d, through the ONNX Runtime QNN EP and natively alike (ort-qnn's finding
+    ep-poolavg3d-width-before-pad-ignored, measured on an unpadded case): each depth slice is pooled over height and
+    width first, that plane held on out[0]'s grid (clipped to its range), and the depth windows then average those
+    planes; the reference averages the whole 3D window at once, so a window whose planes pass out[0]'s range comes out
+    wrong. Only without depth padding (the model raises otherwise: it does not state padded depth windows)."""
+
+    from reference.quant import real_range
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if pads[0] != (0, 0):
+        raise ValueError("a depth pad: not modelled")
+    count_pad = bool(params.get("count_pad_for_edges", False))
+    ceil = _ceil(case.op, params)
+    planes = pool_nd(x, (1, *size[1:]), (1, *stride[1:]), ((0, 0), *pads[1:]), ceil, "avg", count_pad)
+    out = case.outputs[0]
+    lo, hi = real_range(out.encoding, out.dtype)
+    planes = np.clip(planes, float(np.min(lo)), float(np.max(hi)))
+    return [_cropped(pool_nd(planes, (size[0], 1, 1), (stride[0], 1, 1), ((0, 0),) * 3, ceil, "avg"), shape)]
+
+
+
+def _mean_over_full_filter(
+    x: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...], pads: tuple[tuple[int, int], ...], ceil: bool
+) -> np.ndarray:
+    """Every window's sum over its input cells divided by the full filter size: pad and CEIL-overhang cells count as
+    zeros in the divisor ([batch, spatial..., channel])."""
+    n = x.ndim - 2
+    round_ = math.ceil if ceil else math.floor
+    out_sz = [round_((pads[i][0] + x.shape[1 + i] + pads[i][1] - size[i]) / stride[i] + 1) for i in range(n)]
+    extent = [max(pads[i][0] + x.shape[1 + i] + pads[i][1], (out_sz[i] - 1) * stride[i] + size[i]) for i in range(n)]
+    vals = np.zeros((x.shape[0], *extent, x.shape[-1]))
+    vals[(slice(None), *(slice(pads[i][0], pads[i][0] + x.shape[1 + i]) for i in range(n)))] = x
+    acc = np.zeros((x.shape[0], *out_sz, x.shape[-1]))
+    for tap in itertools.product(*(range(f) for f in size)):
+        taps = (slice(tap[i], tap[i] + (out_sz[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
+        acc += vals[(slice(None), *taps)]
+    return acc / math.prod(size)
+
+
+@register_model("PoolAvg3d", name="htp-count-pad-average")
+def pool_avg3d_htp_count_pad_average(case: Any) -> list[np.ndarray]:
+    """The HTP's PoolAvg3d with count_pad_for_edges, as measured on qnn-htp (one-hot probes along each axis in
+    FLOAT_16, FLOAT_32 and UFIXED_POINT_8, and the seed-0 typical cases): the width before-pad is added after the row
+    instead (finding poolavg3d-width-before-pad-ignored); every window divides by its full filter size, the CEIL
+    overhang counted like padding ([x0, x1, x2], window 2, stride 2, CEIL: [(x0 + x1) / 2, x2 / 2] where x2 belongs
+    last); each depth slice is pooled over height and width first and, in fixed point, held on out[0]'s grid (clipped
+    to its range) before the depth windows average those planes (depth-average-of-clipped-planes); and where the output
+    has one depth slice, it averages every plane of the padded depth whatever filter_size and stride say (depth 3,
+    window 2, stride 2: (x0 + x1 + x2) / 3 where (x0 + x1) / 2 belongs). Without count_pad_for_edges the model refuses
+    the case (not measured)."""
+    from reference.quant import real_range
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if not params.get("count_pad_for_edges", False):
+        raise ValueError("count_pad_for_edges false: not measured")
+    (d0, d1), (h0, h1), (w0, w1) = pads
+    if case.inputs[0].dtype != "SFIXED_POINT_8":  # the signed 8-bit kernel puts the width before-pad right
+        w0, w1 = 0, w0 + w1
+    ceil = _ceil(case.op, params)
+    planes = _mean_over_full_filter(x, (1, *size[1:]), (1, *stride[1:]), ((0, 0), (h0, h1), (w0, w1)), ceil)
+    out = case.outputs[0]
+    if out.encoding is not None:
+        lo, hi = real_range(out.encoding, out.dtype)
+        planes = np.clip(planes, float(np.min(lo)), float(np.max(hi)))
+    if shape[1] == 1:
+        return [_cropped(planes.sum(axis=1, keepdims=True) / (d0 + x.shape[1] + d1), shape)]
+    return [_cropped(_mean_over_full_filter(planes, (size[0], 1, 1), (stride[0], 1, 1), ((d0, d1), (0, 0), (0, 0)),
+                                            ceil), shape)]  # fmt: skip

@@ -427,3 +427,15 @@ def test_hard_sigmoid_model_writes_the_result_on_a_unit_grid() -> None:
     x = ("UFIXED_POINT_16", np.array([0, 65535], np.uint16), ([40 / 65535], [0]))  # 0 and 40
     c = case("ElementWiseNeuron", [x], {"operation": 2, "alpha": 0.2, "beta": 0.5}, [("UFIXED_POINT_16", (2,), enc)])
     np.testing.assert_allclose(modelled(c, "result-on-a-unit-grid")[0], [4.0, 8.0], atol=1e-3)
+
+
+def test_sigmoid_model_puts_the_result_on_the_eps_fixed_grid() -> None:
+    """sigmoid(0) = 0.5 on the EP's UFIXED_POINT_16 grid (2^-16 from 0) is code 32768, which out[0]'s own grid (scale
+    2^-17, offset 0) reads as 0.25; tanh(0) on the UFIXED_POINT_16 grid around 32768 is code 32768, read as 0.25 too."""
+    from tests.reference_helpers import case, modelled
+
+    enc_in, enc_out = ([2.0**-10], [-32768]), ([2.0**-17], [0])
+    x = ("UFIXED_POINT_16", np.array([32768], np.uint16), enc_in)  # real 0
+    for op in ("Sigmoid", "Tanh"):
+        c = case(op, [x], {}, [("UFIXED_POINT_16", (1,), enc_out)])
+        np.testing.assert_allclose(modelled(c, "result-on-the-eps-fixed-grid")[0], [0.25])

@@ -394,3 +394,79 @@ def test_transpose_conv3d_model_packs_a_strided_width_at_stride_one() -> None:
     params = {"stride": [1, 1, 2], "pad_amount": [[0, 0], [0, 0], [0, 0]]}
     c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 5, 1))])
     np.testing.assert_array_equal(modelled(c, "width-stride-read-as-1")[0].ravel(), [1.5, 2.5, 3.5, 0.5, 0.5])
+
+
+def test_transpose_conv1d_model_leaves_the_output_padding_cell_open() -> None:
+    """[1, -1], a 2-wide filter of ones, stride 2, output_padding 1, bias -0.75: the full output is 4 wide, so cell 4 is
+    the one output_padding adds (open); cells 0-3 are 0.25, 0.25, -1.75, -1.75."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, -1.0]).reshape(1, 2, 1), np.ones((2, 1, 1)), np.array([-0.75])
+    c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0], "output_padding": 1},
+             [("FLOAT_32", (1, 5, 1))])  # fmt: skip
+    got = modelled(c, "output-padding-cells-unset")[0].ravel()
+    np.testing.assert_allclose(got[:4], [0.25, 0.25, -1.75, -1.75])
+    assert np.isnan(got[4])
+
+
+@pytest.mark.parametrize("dtype, shift", [("UFIXED_POINT_8", 0), ("SFIXED_POINT_8", -128)])
+def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: int) -> None:
+    """x = [1, 2] on a grid of step 0.5 whose lowest code (0 unsigned, -128 signed) is -1, a 3-wide filter of ones,
+    pad [1, 1]: the padded input is [-1, 1, 2, -1], so [2, 2] where the reference's zero padding gives [3, 3]."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = (dtype, np.array([4, 6]).reshape(1, 2, 1) + shift, ([0.5], [-2 - shift]))
+    w = (dtype, np.array([3, 3, 3]).reshape(3, 1, 1) + shift, ([1.0], [-2 - shift]))
+    b = (dtype, np.array([0]) + shift, ([1.0], [-shift]))
+    c = case("Conv1d", [x, w, b], {"stride": 1, "pad_amount": [1, 1]}, [(dtype, (1, 2, 1), ([0.1], [-shift]))])
+    np.testing.assert_allclose(expected(c)[0].ravel(), [3.0, 3.0])
+    np.testing.assert_array_equal(modelled(c, "pad-cells-as-input-lowest-code")[0].ravel(), [2.0, 2.0])
+
+
+def test_htp_transpose_conv3d_model_gives_the_width_the_heights_stride_and_cuts_the_middle() -> None:
+    """Samples 1, 2, 4 along the width, a filter [1, 1] wide, stride [1, 2, 1]: at the height's stride 2 the row
+    scatters to [1, 1, 2, 2, 4, 4], 6 wide where 4 are declared, and columns 1 to 4 come out: [1, 2, 2, 4] where
+    [1, 3, 6, 4] belongs; with stride [1, 1, 2] the row packs at stride 1 ([1, 3, 6, 4]) and the 6-wide output's
+    last two columns hold only the bias (0)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, 2.0, 4.0]).reshape(1, 1, 1, 3, 1), np.ones((1, 1, 2, 1, 1)), np.array([0.0])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 2, 1], "pad_amount": [[0, 0]] * 3},
+             [("FLOAT_32", (1, 1, 1, 4, 1))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [1, 3, 6, 4])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [1, 2, 2, 4])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 2], "pad_amount": [[0, 0]] * 3},
+             [("FLOAT_32", (1, 1, 1, 6, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [1, 3, 6, 4, 0, 0])
+
+
+def test_htp_transpose_conv3d_model_crops_the_depth_by_the_height_before_pad() -> None:
+    """Depth slices 1, 2, 4 of one cell, a filter 2 high of ones, bias 0.5, pad_amount [[0, 0], [1, 0], [0, 0]]: the
+    height's before-pad crops the depth too, so the slices come out 2.5, 4.5 and then 0 past the full result, where
+    1.5, 2.5, 4.5 belong."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([1.0, 2.0, 4.0]).reshape(1, 3, 1, 1, 1)
+    w, b = np.ones((1, 2, 1, 1, 1)), np.array([0.5])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 1], "pad_amount": [[0, 0], [1, 0], [0, 0]]},
+             [("FLOAT_32", (1, 3, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [1.5, 2.5, 4.5])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [2.5, 4.5, 0.0])
+
+
+def test_htp_transpose_conv3d_model_applies_a_grouped_filter_ungrouped() -> None:
+    """Two input channels 1 and 2, group 2, a 1 x 1 x 1 filter [[3], [5]] (channel_out / group = 1), bias [0.5,
+    0.25]: the first output channel is 1 * 3 + 2 * 5 + 0.5 = 13.5 and the second only its bias, where [3.5, 10.25]
+    belongs."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x, w = np.array([1.0, 2.0]).reshape(1, 1, 1, 1, 2), np.array([3.0, 5.0]).reshape(1, 1, 1, 2, 1)
+    b = np.array([0.5, 0.25])
+    c = case("TransposeConv3d", [x, w, b], {"stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3, "group": 2},
+             [("FLOAT_32", (1, 1, 1, 1, 2))])  # fmt: skip
+    np.testing.assert_array_equal(expected(c)[0].ravel(), [3.5, 10.25])
+    np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [13.5, 0.25])

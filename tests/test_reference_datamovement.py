@@ -630,3 +630,25 @@ def test_pad_model_writes_the_least_code_after_the_last_axis_on_the_input_rows()
              [("SFIXED_POINT_8", (3, 3), enc)])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "last-axis-after-pad-least-code")[0],
                                   [[1, 2, -64], [3, 4, -64], [0, 0, 0]])  # fmt: skip
+
+
+def test_extract_patches_model_repeats_the_first_image_in_every_batch() -> None:
+    """in[0] [2, 1, 1, 1] = [1, 2], 1 x 1 patches: [1, 1] where the spec says [1, 2]."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ExtractPatches", [np.array([1.0, 2.0]).reshape(2, 1, 1, 1)],
+             {"size": [1, 1], "stride": [1, 1], "rate": [1, 1], "padding": 0},
+             [("FLOAT_32", (2, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "batch-repeats-first")[0].ravel(), [1.0, 1.0])
+
+
+def test_pad_model_leaves_the_last_axis_edge_cells_open() -> None:
+    """[[1, 2], [3, 4]] EDGE-padded by one row before and one column either side: the padded row is the edge row
+    (1 1 2 2), the two padded columns are open (NaN)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("Pad", [np.array([[1.0, 2.0], [3.0, 4.0]], np.float16)],
+             {"pad_amount": [[1, 0], [1, 1]], "scheme": 3}, [("FLOAT_16", (3, 4))])  # fmt: skip
+    got = modelled(c, "last-axis-edge-pad-cells-unset")[0]
+    np.testing.assert_array_equal(got[:, 1:3], [[1, 2], [1, 2], [3, 4]])
+    assert np.isnan(got[:, [0, 3]]).all()

@@ -483,3 +483,12 @@ def test_floordiv_broadcast_model_holds_only_the_first_element_of_each_broadcast
     c = case("ElementWiseFloorDiv", [np.array([[5.0, 5.0], [7.0, 7.0]], np.float16), np.array([[-4.0], [2.0]],
              np.float16)], {}, [("FLOAT_16", (2, 2))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "broadcast-divisor-read-past-its-row")[0], [[-2, np.nan], [3, np.nan]])
+
+
+def test_fmod_model_gives_the_remainder_the_sign_of_the_divisor() -> None:
+    """fmod(0.5, -2) as -1.5 and fmod(-0.5, 2) as 1.5 (the floor modulus); operands of one sign as the spec's."""
+    from tests.reference_helpers import case, modelled
+
+    a, b = np.array([0.5, -0.5, 3.0, -3.0]), np.array([-2.0, 2.0, 2.0, -2.0])
+    c = case("ElementWiseFmod", [a, b], {}, [("FLOAT_32", (4,))])
+    np.testing.assert_array_equal(modelled(c, "sign-of-divisor")[0], [-1.5, 1.5, 1.0, -1.0])

@@ -305,3 +305,15 @@ def test_gather_model_reads_every_outer_row_as_the_first() -> None:
     table = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     c = case("Gather", [table, ("INT_32", np.array([0, 2], np.int32))], {"axis": 1}, [("FLOAT_32", (2, 2))])
     np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[1, 3], [1, 3]])
+
+
+def test_batch_permutation_takes_gathers_sign_bit_model() -> None:
+    """BatchPermutation is Gather on axis 0 on the ONNX route: rows [1, 0] of codes [[89, -59], [1, 2]] come back
+    [[-127, -126], [-39, 69]] (each code 128 off)."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([1.0], [0])
+    c = case("BatchPermutation", [("SFIXED_POINT_8", np.array([[89, -59], [1, 2]], np.int8), enc),
+                                  ("INT_32", np.array([1, 0], np.int32))], {},
+             [("SFIXED_POINT_8", (2, 2), enc)])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "sign-bit-flipped")[0], [[-127, -126], [-39, 69]])

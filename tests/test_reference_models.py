@@ -55,3 +55,15 @@ def test_an_unknown_model_is_a_problem_and_matches_nothing():
 
 def test_a_model_key_is_the_same_whatever_the_order_of_its_fields():
     assert models.key({"params": {"a": 1, "b": 2}}) == models.key({"params": {"b": 2, "a": 1}})
+
+
+def test_the_input_codes_model_reads_only_quantized_inputs_as_codes():
+    """Select with a BOOL_8 condition: in[1] codes 10 and in[2] codes 20 at scale 0.1 copied onto out[0] at scale 0.2
+    (read as 2 and 4, where 1 and 2 belong); the condition stays a condition."""
+    cond = Tensor("in[0]", "BOOL_8", (2,), np.array([True, False]))
+    a = Tensor("in[1]", "UFIXED_POINT_8", (2,), np.array([10, 10], np.uint8), Encoding((0.1,), (0,)))
+    b = Tensor("in[2]", "UFIXED_POINT_8", (2,), np.array([20, 20], np.uint8), Encoding((0.1,), (0,)))
+    out = Tensor("out[0]", "UFIXED_POINT_8", (2,), None, Encoding((0.2,), (0,)))
+    case = Case("ElementWiseSelect", [cond, a, b], {}, [out])
+    assert models.check(case, [np.array([10, 20], np.uint8)], {"outputs": "input-codes"})["matches"] is True
+    assert models.check(case, encode_outputs(case, expected(case)), {"outputs": "input-codes"})["matches"] is False

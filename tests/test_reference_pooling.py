@@ -226,3 +226,101 @@ def test_pool_max2d_model_takes_pad_cells_as_zero() -> None:
     c = case("PoolMax2d", [x], {"filter_size": [1, 2], "stride": [1, 2], "pad_amount": [[0, 0], [1, 1]]},
              [("FLOAT_32", (1, 1, 3, 1))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "pad-cells-as-zero")[0].ravel(), [0, -2, 0])
+
+
+def test_l2pool_model_is_the_root_mean_square_over_the_cells_inside_the_input() -> None:
+    """A 2 x 2 window of ones gives 1 (the spec's root of the sum: 2); with a 1 x 2 window and a width before-pad of 1,
+    [3, 4] gives sqrt(9 / 1) = 3 for the window [pad, 3] (the padded cell counted out) and sqrt(25 / 2) for [3, 4]."""
+    from tests.reference_helpers import case, modelled
+
+    ones = case("L2Pool2d", [np.ones((1, 2, 2, 1))],
+                {"filter_size": [2, 2], "stride": [1, 1], "pad_amount": [[0, 0], [0, 0]]},
+                [("FLOAT_32", (1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(modelled(ones, "root-mean-square")[0].ravel(), [1.0])
+    padded = case("L2Pool2d", [np.array([3.0, 4.0]).reshape(1, 1, 2, 1)],
+                  {"filter_size": [1, 2], "stride": [1, 1], "pad_amount": [[0, 0], [1, 0]]},
+                  [("FLOAT_32", (1, 1, 2, 1))])  # fmt: skip
+    np.testing.assert_allclose(modelled(padded, "root-mean-square")[0].ravel(), [3.0, np.sqrt(12.5)])
+
+
+def test_pool_avg3d_model_clips_each_plane_to_the_output_range() -> None:
+    """Two depth planes [3, 3] and [-1, -1], one 2 x 1 x 2 window, out[0] covering [-1, 1.55]: the planes average to 3
+    and -1, 3 is held at 1.55, so (1.55 - 1) / 2 = 0.275 where the whole window's mean is 1."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 4, 0, 0]).reshape(1, 2, 1, 2, 1), ([1.0], [-1]))
+    c = case("PoolAvg3d", [x], {"filter_size": [2, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3},
+             [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.0])
+    np.testing.assert_allclose(modelled(c, "depth-average-of-clipped-planes")[0].ravel(), [0.275])
+
+
+def test_htp_pool_avg3d_model_averages_the_whole_depth_into_one_output_slice() -> None:
+    """Depth planes 1, 2, 6, window depth 2, stride 2: one output slice, which the model averages over all three
+    planes ((1 + 2 + 6) / 3 = 3) where the window's two belong ((1 + 2) / 2 = 1.5)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    c = case("PoolAvg3d", [np.array([1.0, 2.0, 6.0], np.float32).reshape(1, 3, 1, 1, 1)],
+             {"filter_size": [2, 1, 1], "stride": [2, 1, 1], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True},
+             [("FLOAT_32", (1, 1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.5])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [3.0])
+
+
+def test_htp_pool_avg3d_model_divides_a_ceil_overhang_window_by_the_whole_filter() -> None:
+    """[1, 2, 4], window 2, stride 2, CEIL: the last window holds 4 and one cell past the input; the model divides by
+    2 (2.0) where the reference leaves the overhang out (4.0)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, member, modelled
+
+    c = case("PoolAvg3d", [np.array([1.0, 2.0, 4.0], np.float32).reshape(1, 1, 1, 3, 1)],
+             {"filter_size": [1, 1, 2], "stride": [1, 1, 2], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True,
+              "rounding_mode": member("PoolAvg3d", "rounding_mode", "CEIL")},
+             [("FLOAT_32", (1, 1, 1, 2, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.5, 4.0])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [1.5, 2.0])
+
+
+@pytest.mark.parametrize("dtype, moved", [("UFIXED_POINT_8", True), ("SFIXED_POINT_8", False)])
+def test_htp_pool_avg3d_model_moves_the_width_before_pad_except_in_signed_8_bit(dtype: str, moved: bool) -> None:
+    """[1, 2, 4], window 2, width pad [1, 0]: [1.5, 3, 2] with the before-pad moved after the row (the unsigned
+    kernel), the reference's [0.5, 1.5, 3] in SFIXED_POINT_8."""
+    from tests.reference_helpers import case, modelled
+
+    x = (dtype, np.array([2, 4, 8]).reshape(1, 1, 1, 3, 1), ([0.5], [0]))
+    c = case("PoolAvg3d", [x], {"filter_size": [1, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0], [0, 0], [1, 0]],
+                                "count_pad_for_edges": True}, [(dtype, (1, 1, 1, 3, 1), ([0.05], [0]))])  # fmt: skip
+    want = [1.5, 3.0, 2.0] if moved else [0.5, 1.5, 3.0]
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), want)
+
+
+def test_htp_pool_avg3d_model_clips_the_planes_and_refuses_without_count_pad() -> None:
+    """The depth-average-of-clipped-planes example (planes 3 and -1, out[0] covering [-1, 1.55]: 0.275); the same
+    case without count_pad_for_edges is not modelled."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 4, 0, 0]).reshape(1, 2, 1, 2, 1), ([1.0], [-1]))
+    params = {"filter_size": [2, 1, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0]] * 3, "count_pad_for_edges": True}
+    c = case("PoolAvg3d", [x], params, [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])
+    np.testing.assert_allclose(modelled(c, "htp-count-pad-average")[0].ravel(), [0.275])
+    c = case("PoolAvg3d", [x], {**params, "count_pad_for_edges": False},
+             [("UFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.01], [-100]))])  # fmt: skip
+    with pytest.raises(ValueError, match="not measured"):
+        models._modelled(c, "diagnosis", "htp-count-pad-average")
+
+
+def test_l2pool_ep_model_rescales_the_shifted_windows_root_mean_square() -> None:
+    """[[1, 2], [3, 4]], a 2 x 2 window, stride 2, height pad [1, 0]: the window where the output belongs holds 1 and
+    2 (sqrt(5)); the model's window, shifted by the before-pad, holds all four (mean of squares 7.5), rescaled by the
+    2 input cells of the right window: sqrt(7.5 * 2) = sqrt(15)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    c = case("L2Pool2d", [np.array([[1.0, 2.0], [3.0, 4.0]], np.float16).reshape(1, 2, 2, 1)],
+             {"filter_size": [2, 2], "stride": [2, 2], "pad_amount": [[1, 0], [0, 0]]},
+             [("FLOAT_16", (1, 1, 1, 1))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [np.sqrt(5.0)], rtol=1e-6)
+    np.testing.assert_allclose(modelled(c, "ep-average-with-before-pads-moved-after")[0].ravel(), [np.sqrt(15.0)])

@@ -61,3 +61,20 @@ def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
     case = _softmax()
     off = [(expected(case)[0] * 1.05).astype(np.float32)]
     assert suite.execute(case, _Backend(off, declares=True), "fake").verdict == "FAIL"
+
+
+def test_the_ort_qnn_route_on_htp_declares_float16_arithmetic_and_on_another_library_does_not(tmp_path):
+    """ort-qnn runs on the same libQnnHtp.so as qnn-htp, with the EP's enable_htp_fp16_precision at its default:
+    FLOAT_32 is computed at float16 there (findings/routes.yaml's LayerNorm FLOAT_32 route case, replayed by
+    tests/test_routes.py, is FP16_ACCURATE); a non-HTP backend library declares nothing."""
+    from adapters.ort_qnn import OrtQnnAdapter
+
+    htp, cpu = tmp_path / "libQnnHtp.so", tmp_path / "libQnnCpu.so"
+    htp.write_bytes(b""), cpu.write_bytes(b"")
+    for lib, declared in ((htp, "float16"), (cpu, None)):
+        ad = OrtQnnAdapter(library=lib)
+        try:
+            got = ((ad.capabilities().get("arithmetic") or {}).get("FLOAT_32") or {}).get("computes_in")
+        finally:
+            ad.close()
+        assert got == declared, (lib.name, got)

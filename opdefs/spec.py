@@ -191,6 +191,17 @@ class Constraint:
         return self.check is not None
 
 
+@dataclass(frozen=True)
+class ComputedAs:
+    """A dedicated op as its general op: ``op`` with ``params`` fixed (enum members by name), the MasterOpDef
+    ``line`` that says what the dedicated op computes, and ``why`` the two are the same."""
+
+    op: str
+    params: dict[str, Any]
+    line: int
+    why: str
+
+
 @dataclass
 class OpDef:
     name: str
@@ -233,6 +244,20 @@ class OpDef:
     @property
     def deprecated(self) -> str | None:
         return self.raw.get("deprecated")
+
+    @property
+    def computed_as(self) -> ComputedAs | None:
+        """The general op this op is with some parameters fixed (``computed_as:``), or None: Relu6 is
+        ElementWiseNeuron RELU_MIN_MAX between 0 and 6, ElementWiseAdd is ElementWiseBinary ADD."""
+        block = self.raw.get("computed_as")
+        if not block:
+            return None
+        return ComputedAs(str(block["op"]), dict(block["params"]), int(block["line"]), str(block["why"]))
+
+    def computed_as_params(self, general: OpDef) -> dict[str, Any]:
+        """The fixed parameters of ``computed_as`` as ``general`` takes them: enum members by number."""
+        fixed = self.computed_as.params if self.computed_as else {}
+        return {k: general.enum_value(k, v) if isinstance(v, str) else v for k, v in fixed.items()}
 
     # ---- curation, read through the OpDef so no consumer reaches into the YAML's layout ----------
     @property
@@ -762,7 +787,33 @@ def lint(paths: list[Path]) -> list[Problem]:
     problems: list[Problem] = []
     for p in paths:
         try:
-            _bounded(lambda p=p: load_file(p), Path(p))
+            spec = _bounded(lambda p=p: load_file(p), Path(p))
         except SpecError as e:
             problems += e.problems
+            continue
+        problems += _computed_as_problems(spec, Path(p))
     return problems
+
+
+def _computed_as_problems(spec: OpDef, path: Path) -> list[Problem]:
+    """A ``computed_as`` must name a general op that has a spec, parameters that op declares, and members of
+    its enums: the reference and the ONNX lowering compute the dedicated op through it."""
+    ca = spec.computed_as
+    if ca is None:
+        return []
+    text = path.read_text(encoding="utf-8").splitlines()
+    line = next((i for i, t in enumerate(text, 1) if t.startswith("computed_as:")), 1)
+    try:
+        general = load(ca.op, path.parent) if (path.parent / f"{ca.op}.yaml").exists() else load(ca.op)
+    except KeyError:
+        return [Problem(str(path), line, "computed_as.op", f"no spec for op {ca.op!r}")]
+    out = []
+    for name, value in ca.params.items():
+        if name not in general.params:
+            out.append(Problem(str(path), line, f"computed_as.params.{name}", f"{ca.op} has no parameter {name!r}"))
+        elif isinstance(value, str):
+            try:
+                general.enum_value(name, value)
+            except KeyError as e:
+                out.append(Problem(str(path), line, f"computed_as.params.{name}", str(e.args[0])))
+    return out

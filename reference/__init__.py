@@ -69,20 +69,42 @@ def _load_families() -> None:
     _LOADED = True
 
 
+def _general(op: str) -> tuple[str, dict[str, Any]] | None:
+    """The registered general op a dedicated op is computed as (its spec's ``computed_as``) and the
+    parameters it fixes, enum members by number; None when the spec names none (or there is no spec)."""
+    import opdefs
+
+    try:
+        spec = opdefs.load(op)
+    except KeyError:
+        return None
+    ca = spec.computed_as
+    if ca is None or ca.op not in _REGISTRY:
+        return None
+    return ca.op, spec.computed_as_params(opdefs.load(ca.op))
+
+
 def implemented() -> list[str]:
+    """Every op with a reference: the registered ones and the dedicated ops computed as one of them."""
+    import opdefs
+
     _load_families()
-    return sorted(_REGISTRY)
+    names, _ = opdefs.load_each()
+    return sorted(set(_REGISTRY) | {n for n in names if n not in _REGISTRY and _general(n)})
 
 
 def verified_by(op: str) -> str | None:
-    """The declared verification of ``op``'s reference (an oracle's name, ``HAND``) or None."""
+    """The declared verification of ``op``'s reference (an oracle's name, ``HAND``) or None; a dedicated op
+    computed as a general one shares its verification."""
     _load_families()
+    if op not in _REGISTRY and (general := _general(op)):
+        return _VERIFIED_BY.get(general[0])
     return _VERIFIED_BY.get(op)
 
 
 def has(op: str) -> bool:
     _load_families()
-    return op in _REGISTRY
+    return op in _REGISTRY or _general(op) is not None
 
 
 def resolved(op: str, params: dict[str, Any], inputs: list[np.ndarray | None]) -> dict[str, Any]:
@@ -113,6 +135,11 @@ def run(
 ) -> list[np.ndarray]:
     """Compute ``op`` on real-valued inputs; omitted params take the spec default (DESIGN.md)."""
     _load_families()
+    if op not in _REGISTRY and (general := _general(op)):
+        # a dedicated op (Relu6, ElementWiseAdd) is its general op with the parameters its spec fixes
+        name, fixed = general
+        own = resolved(op, dict(params or {}), list(inputs))
+        return run(name, inputs, {**own, **fixed}, out_shapes, out_dtypes)
     try:
         impl = _REGISTRY[op]
     except KeyError:

@@ -1,7 +1,7 @@
 """Activations: ElementWiseNeuron and the dedicated activation ops, Prelu, and the softmax family.
 
-The ElementWiseNeuron ``operation`` enum and the dedicated ops (Elu, Gelu, Relu6 ...) share one
-table of formulas, so a dedicated op and its Neuron variant cannot drift apart. Each formula is the
+The dedicated ops (Elu, Gelu, Relu6 ...) are ElementWiseNeuron with the operation and parameters their
+spec's ``computed_as`` fixes (reference.run), so a dedicated op and its Neuron variant cannot drift apart. Each formula is the
 seed's, computed in float64 in a numerically stable arrangement of the same mathematics.
 
 The tables are keyed by the member names of ElementWiseNeuron's ``operation`` enum; the numbers live
@@ -101,39 +101,20 @@ NEURON: dict[str, Callable[[Array, dict[str, Any]], Array]] = {
     "TANH": lambda x, p: np.tanh(x),
 }
 
-# Dedicated ops: the Neuron operation each one is, and the fixed parameters it implies. Params the
-# dedicated op itself declares (Elu's alpha, ElementWiseSoftplus's beta/threshold, ReluMinMax's
-# bounds) are passed through from the case.
-DEDICATED: dict[str, tuple[str, dict[str, float]]] = {
-    "Elu": ("ELU", {}),
-    "Gelu": ("GELU", {}),
-    "HardSwish": ("HARD_SWISH", {}),
-    "Relu": ("RELU", {}),
-    "Relu1": ("RELU_MIN_MAX", {"min_value": -1.0, "max_value": 1.0}),
-    "Relu6": ("RELU_MIN_MAX", {"min_value": 0.0, "max_value": 6.0}),
-    "ReluMinMax": ("RELU_MIN_MAX", {}),
-    "Sigmoid": ("SIGMOID", {}),
-    "ElementWiseSoftplus": ("SOFTPLUS", {}),
-    "Tanh": ("TANH", {}),
-}
-
-
 def _input(op: str, inputs: Sequence[Array | None], i: int = 0) -> Array:
     if len(inputs) <= i or inputs[i] is None:
         raise ValueError(f"{op}: input {i} is missing")
     return np.asarray(inputs[i], dtype=np.float64)
 
 
-@register("ElementWiseNeuron", *DEDICATED, verified_by="onnxruntime")
+@register("ElementWiseNeuron", verified_by="onnxruntime")
 def neuron(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
+    """The dedicated ops (Elu, Relu6, Sigmoid ...) come here too, with the operation and fixed parameters
+    their spec's ``computed_as`` names (reference.run)."""
     x = _input(op, inputs)
-    if op in DEDICATED:
-        operation, fixed = DEDICATED[op]
-        params = {**params, **fixed}
-    else:
-        if params.get("operation") is None:
-            raise ValueError(f"{op}: the mandatory parameter 'operation' is missing")
-        operation = opdefs.load(op).enum_name("operation", params["operation"])
+    if params.get("operation") is None:
+        raise ValueError(f"{op}: the mandatory parameter 'operation' is missing")
+    operation = opdefs.load(op).enum_name("operation", params["operation"])
     with np.errstate(over="ignore"):
         return [NEURON[operation](x, params)]
 

@@ -63,25 +63,6 @@ UNARY: dict[str, Callable[[Array], Array]] = {
 # NOT is the one logical unary operation: "non-zero values are treated as true" (4680).
 LOGICAL_UNARY: dict[str, Callable[[Array], Array]] = {"NOT": lambda x: x == 0}
 
-DEDICATED_UNARY: dict[str, str] = {
-    "ElementWiseAbs": "ABS",
-    "ElementWiseAsin": "ASIN",
-    "ElementWiseAtan": "ATAN",
-    "ElementWiseCeil": "CEIL",
-    "ElementWiseCos": "COS",
-    "ElementWiseExp": "EXP",
-    "ElementWiseFloor": "FLOOR",
-    "ElementWiseLog": "LOG",
-    "ElementWiseNeg": "NEG",
-    "ElementWiseNot": "NOT",
-    "ElementWiseRound": "ROUND",
-    "ElementWiseRsqrt": "RSQRT",
-    "ElementWiseSign": "SIGN",
-    "ElementWiseSin": "SIN",
-    "ElementWiseSquareRoot": "SQRT",
-}
-
-
 def _squared_difference(a: Array, b: Array) -> Array:
     d = a - b
     return d * d
@@ -121,30 +102,6 @@ BINARY: dict[str, tuple[Kind, Callable[[Array, Array], Array]]] = {
 # How a quotient becomes an integer when the declared output type is an integer type. The spec is
 # silent (3678-3690); NNAPI DIV, which the spec cites, floors (opdefs/ElementWiseDivide.yaml decisions).
 INTEGER_QUOTIENT_ROUNDING: dict[str, Callable[[Array], Array]] = {"DIVIDE": np.floor}
-
-DEDICATED_BINARY: dict[str, str] = {
-    "ElementWiseAdd": "ADD",
-    "ElementWiseAnd": "AND",
-    "ElementWiseDivide": "DIVIDE",
-    "ElementWiseEqual": "EQUAL",
-    "ElementWiseFloorDiv": "FLOOR_DIV",
-    "ElementWiseFmod": "FMOD",
-    "ElementWiseGreater": "GREATER",
-    "ElementWiseGreaterEqual": "GREATER_EQUAL",
-    "ElementWiseLess": "LESS",
-    "ElementWiseLessEqual": "LESS_EQUAL",
-    "ElementWiseMaximum": "MAXIMUM",
-    "ElementWiseMinimum": "MINIMUM",
-    "ElementWiseMod": "MOD",
-    "ElementWiseMultiply": "MULTIPLY",
-    "ElementWiseNotEqual": "NOT_EQUAL",
-    "ElementWiseOr": "OR",
-    "ElementWisePower": "POWER",
-    "ElementWiseSquaredDifference": "SQUARED_DIFFERENCE",
-    "ElementWiseSubtract": "SUBTRACT",
-    "ElementWiseXor": "XOR",
-}
-
 
 # --- helpers -------------------------------------------------------------------------------------
 
@@ -216,10 +173,10 @@ def apply_unary(operation: str, x: Array, out_dtypes: Sequence[Any] | None = Non
         return UNARY[operation](_real(x))
 
 
-@register(*DEDICATED_UNARY, "ElementWiseUnary", verified_by="onnxruntime")
+@register("ElementWiseUnary", verified_by="onnxruntime")
 def elementwise_unary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)
-    operation = DEDICATED_UNARY[op] if op in DEDICATED_UNARY else _operation(op, params)
+    operation = _operation(op, params)  # ElementWiseAbs ... come with their computed_as operation
     return [apply_unary(operation, x, out_dtypes)]
 
 
@@ -269,11 +226,11 @@ def apply_binary(operation: str, a: Array, b: Array, out_dtypes: Sequence[Any] |
     return result
 
 
-@register(*DEDICATED_BINARY, "ElementWiseBinary", verified_by="onnxruntime")
+@register("ElementWiseBinary", verified_by="onnxruntime")
 def elementwise_binary(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     a, b = _inputs(op, inputs, 2)
     _broadcast_shape(op, a, b)
-    operation = DEDICATED_BINARY[op] if op in DEDICATED_BINARY else _operation(op, params)
+    operation = _operation(op, params)  # ElementWiseAdd ... come with their computed_as operation
     return [apply_binary(operation, a, b, out_dtypes)]
 
 

@@ -1,8 +1,8 @@
 """Activations: ElementWiseNeuron and the dedicated activation ops, Prelu, and the softmax family.
 
 The dedicated ops (Elu, Gelu, Relu6 ...) are ElementWiseNeuron with the operation and parameters their
-spec's ``computed_as`` fixes (reference.run), so a dedicated op and its Neuron variant cannot drift apart. Each formula is the
-seed's, computed in float64 in a numerically stable arrangement of the same mathematics.
+spec's ``computed_as`` fixes (reference.run), so a dedicated op and its Neuron variant cannot drift apart.
+Each formula is the seed's, computed in float64 in a numerically stable arrangement of the same mathematics.
 
 The tables are keyed by the member names of ElementWiseNeuron's ``operation`` enum; the numbers live
 only in opdefs/ElementWiseNeuron.yaml. Its alpha and beta have per-operation defaults (seed 4582-4602),

@@ -53,7 +53,7 @@ def test_op_has_an_onnx_lowering_or_its_spec_says_why_not(op: str) -> None:
     if op in lowering.supported():  # a LOWERINGS entry, or the general op its spec's computed_as names
         assert not note, f"{op}: lowered, but its spec still says why not ({note!r}): drop onnx:"
     else:
-        assert note, f"{op}: not lowered (no adapters.onnx.LOWERINGS entry, no computed_as) and no onnx: {{lowering, why}}"
+        assert note, f"{op}: not lowered (no LOWERINGS entry, no computed_as) and no onnx: {{lowering, why}}"
 
 
 def test_every_lowered_op_is_a_spec_op() -> None:

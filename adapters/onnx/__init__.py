@@ -51,18 +51,19 @@ def _as_general(case: Case) -> Case:
 
 def lower(case: Case) -> Lowered:
     """The ONNX model for ``case``; raises Unlowerable when there is none."""
+    name = case.op
     if case.op not in LOWERINGS:
         case = _as_general(case)
     fn = LOWERINGS.get(case.op)
     if fn is None:
-        raise Unlowerable(f"no ONNX lowering for {case.op}")
-    b = Builder(case)
+        raise Unlowerable(f"no ONNX lowering for {name}")
+    b = Builder(case, graph_name=name)
     try:
         values = fn(b)
     except Unlowerable:
         raise
     except (ValueError, IndexError, KeyError, TypeError) as e:  # a param the lowering cannot read
-        raise Unlowerable(f"{case.op}: cannot lower: {type(e).__name__}: {e}") from None
+        raise Unlowerable(f"{name}: cannot lower: {type(e).__name__}: {e}") from None
     return b.finish(values)
 
 

@@ -140,8 +140,9 @@ class Builder:
     consumes one, it is re-quantized with that encoding (Q -> DQ) so the node stays a QDQ unit.
     """
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, graph_name: str | None = None) -> None:
         self.case = case
+        self.graph_name = graph_name or case.op  # the op the model stands for (Relu6 built as ElementWiseNeuron)
         self.p = Params(case)
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
@@ -361,7 +362,7 @@ class Builder:
             outs.append(name)
             specs.append(OutputSpec(name, t.dtype, t.shape))
         graph = helper.make_graph(
-            self.nodes, f"{case.op}", self.graph_inputs,
+            self.nodes, self.graph_name, self.graph_inputs,
             [helper.make_tensor_value_info(s.name, IO_TYPE[s.dtype], list(s.shape)) for s in specs],
             self.inits,
         )  # fmt: skip

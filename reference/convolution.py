@@ -317,3 +317,30 @@ def correlation_1d(
         if lo < hi:
             out[:, :, lo:hi, d] = np.sum(a[:, :, lo:hi, :] * b[:, :, lo + off : hi + off, :], axis=-1) / depth
     return [out]
+
+
+@register_model("TransposeConv2d", name="output-padding-before")
+def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding
+    transposeconv2d-grouped-output-padding-shifted): the output window starts output_padding cells early, at
+    pad_before - output_padding of the full transposed convolution instead of pad_before, as if the added cells were
+    put before the output rather than after it; every cell is shifted by output_padding along that axis. A cell the
+    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    group = int(params.get("group", 1))
+    full = transpose_conv_nd(x, w, None, stride, tuple((0, 0) for _ in range(n)), dilation, (0,) * n, group)
+    out_sz = [full.shape[1 + i] - pads[i][0] - pads[i][1] + output_padding[i] for i in range(n)]
+    y = np.full((x.shape[0], *out_sz, full.shape[-1]), np.nan)
+    dst, src = [], []
+    for i in range(n):
+        start = pads[i][0] - output_padding[i]  # the full cell the first output cell reads
+        lo, hi = max(0, -start), min(out_sz[i], full.shape[1 + i] - start)
+        dst.append(slice(lo, hi))
+        src.append(slice(start + lo, start + hi))
+    y[(slice(None), *dst)] = full[(slice(None), *src)]
+    return [y + _bias(b, full.shape[-1])]

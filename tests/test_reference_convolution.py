@@ -394,3 +394,23 @@ def test_transpose_conv3d_model_packs_a_strided_width_at_stride_one() -> None:
     params = {"stride": [1, 1, 2], "pad_amount": [[0, 0], [0, 0], [0, 0]]}
     c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 5, 1))])
     np.testing.assert_array_equal(modelled(c, "width-stride-read-as-1")[0].ravel(), [1.5, 2.5, 3.5, 0.5, 0.5])
+
+
+def test_transpose_conv2d_model_starts_a_grouped_output_output_padding_cells_early() -> None:
+    """Two groups of one channel each, a 1 x 1 filter of 1, stride 2 along the width: the full transposed convolution of
+    [1, 2, 3] is [1, 0, 2, 0, 3] (and ten times that in channel 1). With pad_amount [1, 0] and output_padding 1 the
+    output is full[1:] and one added cell; the model reads from full[0] instead, so every cell moves one to the right.
+    With no pad before, the model's first cell lies before the full extent: left open (NaN)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]).reshape(1, 1, 3, 2)
+    w, b = np.ones((1, 1, 2, 1)), np.array([0.5, -0.5])
+    params = {"stride": [1, 2], "pad_amount": [[0, 0], [1, 0]], "output_padding": [0, 1], "group": 2}
+    c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 1, 5, 2))])
+    got = modelled(c, "output-padding-before")[0][0, 0]
+    np.testing.assert_array_equal(got[:, 0], [1.5, 0.5, 2.5, 0.5, 3.5])  # the reference: [0.5, 2.5, 0.5, 3.5, 0.5]
+    np.testing.assert_array_equal(got[:, 1], [9.5, -0.5, 19.5, -0.5, 29.5])
+    params["pad_amount"] = [[0, 0], [0, 0]]
+    c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 1, 6, 2))])
+    got = modelled(c, "output-padding-before")[0][0, 0, :, 0]
+    assert np.isnan(got[0]) and np.array_equal(got[1:], [1.5, 0.5, 2.5, 0.5, 3.5])

@@ -344,3 +344,53 @@ def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
         src.append(slice(start + lo, start + hi))
     y[(slice(None), *dst)] = full[(slice(None), *src)]
     return [y + _bias(b, full.shape[-1])]
+
+
+def _transpose_conv3d_fixed(case: Any, group_ignored: bool, depth_pad_from_height: bool) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point TransposeConv3d, with either or both of two bugs: ``group_ignored``, a grouped
+    case computed as one group (every input channel through the filter's [channel_in, channel_out / group] matrix)
+    into the first channel_out / group output channels, the others holding only their bias; ``depth_pad_from_height``,
+    the output cropped from the full transposed convolution at height's pad_before along depth too (pad_amount[1][0]
+    for pad_amount[0][0]). A cell the crop then takes from past the full extent is left open (NaN, any value)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    group = int(params.get("group", 1))
+    output_padding = _per_axis(params.get("output_padding", 0), 3, "output_padding")
+    cout_g = w.shape[-1]
+    cout = cout_g * group
+    if group_ignored and group > 1:
+        full = transpose_conv_nd(x, w, None, stride, ((0, 0),) * 3, dilation, (0,) * 3, 1)
+        full = np.concatenate([full, np.zeros((*full.shape[:-1], cout - cout_g))], axis=-1)
+    else:
+        full = transpose_conv_nd(x, w, None, stride, ((0, 0),) * 3, dilation, (0,) * 3, group)
+    starts = [pads[1][0] if depth_pad_from_height else pads[0][0], pads[1][0], pads[2][0]]
+    out_sz = [full.shape[1 + i] - pads[i][0] - pads[i][1] + output_padding[i] for i in range(3)]
+    y = np.full((x.shape[0], *out_sz, cout), np.nan)
+    dst, src = [], []
+    for i in range(3):
+        lo, hi = max(0, -starts[i]), min(out_sz[i], full.shape[1 + i] - starts[i])
+        dst.append(slice(lo, hi))
+        src.append(slice(starts[i] + lo, starts[i] + hi))
+    y[(slice(None), *dst)] = full[(slice(None), *src)]
+    return [y + _bias(b, cout)]
+
+
+@register_model("TransposeConv3d", name="group-ignored")
+def transpose_conv3d_group_ignored(case: Any) -> list[np.ndarray]:
+    """Finding transposeconv3d-fixed-group-ignored: ``_transpose_conv3d_fixed`` with the group read as 1."""
+    return _transpose_conv3d_fixed(case, group_ignored=True, depth_pad_from_height=False)
+
+
+@register_model("TransposeConv3d", name="depth-pad-before-from-height")
+def transpose_conv3d_depth_pad_before_from_height(case: Any) -> list[np.ndarray]:
+    """Finding transposeconv3d-fixed-depth-pad-from-height: ``_transpose_conv3d_fixed`` cropping depth at height's
+    pad_before."""
+    return _transpose_conv3d_fixed(case, group_ignored=False, depth_pad_from_height=True)
+
+
+@register_model("TransposeConv3d", name="group-ignored-depth-pad-before-from-height")
+def transpose_conv3d_group_ignored_depth_pad_before_from_height(case: Any) -> list[np.ndarray]:
+    """Both at once (a grouped case whose depth and height pad_before differ)."""
+    return _transpose_conv3d_fixed(case, group_ignored=True, depth_pad_from_height=True)

@@ -414,3 +414,30 @@ def test_transpose_conv2d_model_starts_a_grouped_output_output_padding_cells_ear
     c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 1, 6, 2))])
     got = modelled(c, "output-padding-before")[0][0, 0, :, 0]
     assert np.isnan(got[0]) and np.array_equal(got[1:], [1.5, 0.5, 2.5, 0.5, 3.5])
+
+
+def test_transpose_conv3d_model_of_a_group_read_as_1() -> None:
+    """One voxel of two channels (1 and 10), group 2, a 1 x 1 x 1 filter [[2], [3]] (channel_in 2, channel_out / group
+    1), bias [0.5, -0.5]: the reference is [1 x 2 + 0.5, 10 x 3 - 0.5] = [2.5, 29.5]; read as one group, channel 0 sums
+    both inputs (2 + 30 + 0.5) and channel 1 holds its bias alone."""
+    from tests.reference_helpers import case, modelled
+
+    x, w = np.array([1.0, 10.0]).reshape(1, 1, 1, 1, 2), np.array([2.0, 3.0]).reshape(1, 1, 1, 2, 1)
+    b = np.array([0.5, -0.5])
+    params = {"stride": [1, 1, 1], "pad_amount": [[0, 0], [0, 0], [0, 0]], "group": 2}
+    c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 1, 2))])
+    np.testing.assert_array_equal(modelled(c, "group-ignored")[0].ravel(), [32.5, -0.5])
+
+
+def test_transpose_conv3d_model_crops_depth_at_heights_pad_before() -> None:
+    """Depth samples 1, 2, 3, a filter of ones 1 deep and 2 high, bias 0.5: the full output is x[d] at both heights.
+    pad_amount [[0, 1], [1, 0], [0, 0]] keeps depths 0-1 at height 1: [1.5, 2.5]; cropped at height's pad_before (1)
+    along depth too, depths 1-2: [2.5, 3.5]."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([1.0, 2.0, 3.0]).reshape(1, 3, 1, 1, 1), np.ones((1, 2, 1, 1, 1)), np.array([0.5])
+    params = {"stride": [1, 1, 1], "pad_amount": [[0, 1], [1, 0], [0, 0]]}
+    c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 2, 1, 1, 1))])
+    np.testing.assert_array_equal(modelled(c, "depth-pad-before-from-height")[0].ravel(), [2.5, 3.5])
+    both = modelled(c, "group-ignored-depth-pad-before-from-height")[0].ravel()
+    np.testing.assert_array_equal(both, [2.5, 3.5])  # group 1: the same

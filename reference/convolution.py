@@ -319,6 +319,23 @@ def correlation_1d(
     return [out]
 
 
+@register_model("DepthWiseConv2d", name="channels-read-as-multiplier-1")
+def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1, in the shapes
+    of finding depthwiseconv2d-f16-multiplier-dilation-as-multiplier-1: the first channel_in output channels are
+    computed as a depth multiplier of 1 (output channel o reads input channel o through filter channel o, where the spec
+    has input channel o // multiplier) plus their bias; the other output channels hold only their bias."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    cin, cout = x.shape[-1], w.shape[-1]
+    first = conv_nd(x, w[..., :cin], None, stride, pads, dilation, cin)
+    y = np.zeros((*first.shape[:-1], cout))
+    y[..., :cin] = first
+    return [y + _bias(b, cout)]
+
+
 @register_model("TransposeConv2d", name="output-padding-before")
 def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
     """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding

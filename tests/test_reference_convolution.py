@@ -441,3 +441,17 @@ def test_transpose_conv3d_model_crops_depth_at_heights_pad_before() -> None:
     np.testing.assert_array_equal(modelled(c, "depth-pad-before-from-height")[0].ravel(), [2.5, 3.5])
     both = modelled(c, "group-ignored-depth-pad-before-from-height")[0].ravel()
     np.testing.assert_array_equal(both, [2.5, 3.5])  # group 1: the same
+
+
+def test_depthwise_model_of_channels_read_as_multiplier_1() -> None:
+    """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
+    the reference is [1, 2, 30, 40] + bias; the model computes channel 0 from input 0 with filter 0 (1) and channel 1
+    from input 1 with filter 1 (20), and leaves channels 2 and 3 at their bias."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((2, 2)), np.full((2, 2), 10.0)], axis=-1)[None]
+    w, b = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4), np.array([0.5, 0.5, 0.5, -1.0])
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w, b], params, [("FLOAT_16", (1, 2, 2, 4))])
+    got = modelled(c, "channels-read-as-multiplier-1")[0][0, 0, 0]
+    np.testing.assert_array_equal(got, [1.5, 20.5, 0.5, -1.0])

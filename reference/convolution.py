@@ -321,8 +321,8 @@ def correlation_1d(
 
 @register_model("DepthWiseConv2d", name="channels-read-as-multiplier-1")
 def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1, in the shapes
-    of finding depthwiseconv2d-f16-multiplier-dilation-as-multiplier-1: the first channel_in output channels are
+    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1, in the
+    shapes of finding depthwiseconv2d-f16-multiplier-dilation-as-multiplier-1: the first channel_in output channels are
     computed as a depth multiplier of 1 (output channel o reads input channel o through filter channel o, where the spec
     has input channel o // multiplier) plus their bias; the other output channels hold only their bias."""
     from reference.expected import arguments

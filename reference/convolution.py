@@ -319,6 +319,19 @@ def correlation_1d(
     return [out]
 
 
+@register_model("DepthWiseConv2d", name="channels-past-channel-in-zero-batch-0")
+def depthwise_channels_past_channel_in_zero_batch_0(case: Any) -> list[np.ndarray]:
+    """``channels-past-channel-in-zero`` in batch 0 only, the other batches right: the HTP simulator's fixed-point
+    DepthWiseConv2d with a depth multiplier above 1, a dilation above 1 and more than one batch (finding
+    depthwiseconv2d-fixed-multiplier-dilation-batch-0)."""
+    from reference.expected import arguments
+
+    y = depthwise_channels_past_channel_in_zero(case)[0]
+    inputs, params = arguments(case)
+    y[1:] = depthwise_conv(inputs, params, None, None, op=case.op)[0][1:]
+    return [y]
+
+
 @register_model("DepthWiseConv2d", name="channels-read-as-multiplier-1")
 def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1, in the

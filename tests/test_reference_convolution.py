@@ -455,3 +455,17 @@ def test_depthwise_model_of_channels_read_as_multiplier_1() -> None:
     c = case("DepthWiseConv2d", [x, w, b], params, [("FLOAT_16", (1, 2, 2, 4))])
     got = modelled(c, "channels-read-as-multiplier-1")[0][0, 0, 0]
     np.testing.assert_array_equal(got, [1.5, 20.5, 0.5, -1.0])
+
+
+def test_depthwise_model_of_channels_past_channel_in_zero_in_batch_0_only() -> None:
+    """Two batches of one channel (1 and 2 everywhere), multiplier 2, a 1 x 1 filter [3, 4], no bias, UFIXED_POINT_8 out
+    on scale 1, offset -100 (code 0 = -100): batch 0 is [3, code 0] for [3, 4], batch 1 the reference [6, 8]."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((1, 2, 1)), np.full((1, 2, 1), 2.0)])
+    w = np.array([3.0, 4.0]).reshape(1, 1, 1, 2)
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w], params, [("UFIXED_POINT_8", (2, 1, 2, 2), ((1.0,), (-100,)))])
+    got = modelled(c, "channels-past-channel-in-zero-batch-0")[0]
+    np.testing.assert_array_equal(got[0, 0, 0], [3.0, -100.0])
+    np.testing.assert_array_equal(got[1, 0, 0], [6.0, 8.0])

@@ -341,6 +341,62 @@ def correlation_1d(
     return [out]
 
 
+@register_model("DepthWiseConv2d", name="channels-past-channel-in-zero-batch-0")
+def depthwise_channels_past_channel_in_zero_batch_0(case: Any) -> list[np.ndarray]:
+    """``channels-past-channel-in-zero`` in batch 0 only, the other batches right: the HTP simulator's fixed-point
+    DepthWiseConv2d with a depth multiplier above 1, a dilation above 1 and more than one batch (finding
+    depthwiseconv2d-fixed-multiplier-dilation-batch-0)."""
+    from reference.expected import arguments
+
+    y = depthwise_channels_past_channel_in_zero(case)[0]
+    inputs, params = arguments(case)
+    y[1:] = depthwise_conv(inputs, params, None, None, op=case.op)[0][1:]
+    return [y]
+
+
+@register_model("DepthWiseConv2d", name="channels-read-as-multiplier-1")
+def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1, in the
+    shapes of finding depthwiseconv2d-f16-multiplier-dilation-as-multiplier-1: the first channel_in output channels are
+    computed as a depth multiplier of 1 (output channel o reads input channel o through filter channel o, where the spec
+    has input channel o // multiplier) plus their bias; the other output channels hold only their bias."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    cin, cout = x.shape[-1], w.shape[-1]
+    first = conv_nd(x, w[..., :cin], None, stride, pads, dilation, cin)
+    y = np.zeros((*first.shape[:-1], cout))
+    y[..., :cin] = first
+    return [y + _bias(b, cout)]
+
+
+@register_model("TransposeConv2d", name="output-padding-before")
+def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding
+    transposeconv2d-grouped-output-padding-shifted): the output window starts output_padding cells early, at
+    pad_before - output_padding of the full transposed convolution instead of pad_before, as if the added cells were
+    put before the output rather than after it; every cell is shifted by output_padding along that axis. A cell the
+    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value)."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    group = int(params.get("group", 1))
+    full = transpose_conv_nd(x, w, None, stride, tuple((0, 0) for _ in range(n)), dilation, (0,) * n, group)
+    out_sz = [full.shape[1 + i] - pads[i][0] - pads[i][1] + output_padding[i] for i in range(n)]
+    y = np.full((x.shape[0], *out_sz, full.shape[-1]), np.nan)
+    dst, src = [], []
+    for i in range(n):
+        start = pads[i][0] - output_padding[i]  # the full cell the first output cell reads
+        lo, hi = max(0, -start), min(out_sz[i], full.shape[1 + i] - start)
+        dst.append(slice(lo, hi))
+        src.append(slice(start + lo, start + hi))
+    y[(slice(None), *dst)] = full[(slice(None), *src)]
+    return [y + _bias(b, full.shape[-1])]
+
 
 @register_model("TransposeConv3d", name="htp-fixed-transpose-conv3d")
 def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
@@ -351,9 +407,11 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
     result has more than the right one; a narrower one starts at 0 and the columns past it hold only the bias); the
     depth axis is cropped at the front by the HEIGHT before-pad instead of its own, and depth slices past the full
     result hold 0; with group > 1 the filter is applied as one ungrouped filter over every input channel into the
-    first channel_out / group output channels, the other channels holding only their bias. ([x0, x1, x2] in one
-    row, a filter [1, 1] wide, stride [1, 2, 1]: the row is scattered at stride 2 into 6 columns and columns 1 to 4
-    come out, [x0, x1, x1, x2] where [x0, x0 + x1, x1 + x2, x2] belongs.)"""
+    first channel_out / group output channels, the other channels holding only their bias; the cells output_padding
+    adds at the end of an axis are left open (NaN: bias or 0 in the 8-bit cases, other values in 16x8 ones, as
+    TransposeConv2d's output-padding-cells-unset). ([x0, x1, x2] in one row, a filter [1, 1] wide, stride [1, 2, 1]:
+    the row is scattered at stride 2 into 6 columns and columns 1 to 4 come out, [x0, x1, x1, x2] where
+    [x0, x0 + x1, x1 + x2, x2] belongs.)"""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -371,5 +429,9 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
     out = np.broadcast_to(bias, shape).copy()
     src = tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, shape[1:-1], full.shape[1:-1], strict=True))
     out[(slice(None), *(slice(0, sl.stop - sl.start) for sl in src), slice(0, cout_g))] = full[(slice(None), *src)]
-    out[:, src[0].stop - src[0].start:] = 0.0
+    out[:, src[0].stop - src[0].start :] = 0.0
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    for i, extra in enumerate(output_padding):  # the cells output_padding adds: not written, left open
+        if extra:
+            out[(slice(None),) * (1 + i) + (slice(shape[1 + i] - extra, None),)] = np.nan
     return [out]

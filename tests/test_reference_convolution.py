@@ -470,3 +470,64 @@ def test_htp_transpose_conv3d_model_applies_a_grouped_filter_ungrouped() -> None
              [("FLOAT_32", (1, 1, 1, 1, 2))])  # fmt: skip
     np.testing.assert_array_equal(expected(c)[0].ravel(), [3.5, 10.25])
     np.testing.assert_array_equal(modelled(c, "htp-fixed-transpose-conv3d")[0].ravel(), [13.5, 0.25])
+
+
+def test_htp_transpose_conv3d_model_leaves_the_output_padding_cells_open() -> None:
+    """One sample 2, a 1 x 1 x 1 filter of 3, bias 0.5, stride [2, 2, 2], output_padding [0, 0, 1]: the full result is
+    the one cell 6.5 and the width gets one cell more, which the HTP does not write (bias or 0 in 8-bit cases, other
+    values in 16x8 ones): left open (NaN)."""
+    from tests.reference_helpers import case, modelled
+
+    x, w, b = np.array([2.0]).reshape(1, 1, 1, 1, 1), np.array([3.0]).reshape(1, 1, 1, 1, 1), np.array([0.5])
+    params = {"stride": [2, 2, 2], "pad_amount": [[0, 0]] * 3, "output_padding": [0, 0, 1]}
+    c = case("TransposeConv3d", [x, w, b], params, [("FLOAT_32", (1, 1, 1, 2, 1))])
+    got = modelled(c, "htp-fixed-transpose-conv3d")[0].ravel()
+    assert got[0] == 6.5 and np.isnan(got[1])
+
+
+def test_transpose_conv2d_model_starts_a_grouped_output_output_padding_cells_early() -> None:
+    """Two groups of one channel each, a 1 x 1 filter of 1, stride 2 along the width: the full transposed convolution of
+    [1, 2, 3] is [1, 0, 2, 0, 3] (and ten times that in channel 1). With pad_amount [1, 0] and output_padding 1 the
+    output is full[1:] and one added cell; the model reads from full[0] instead, so every cell moves one to the right.
+    With no pad before, the model's first cell lies before the full extent: left open (NaN)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]).reshape(1, 1, 3, 2)
+    w, b = np.ones((1, 1, 2, 1)), np.array([0.5, -0.5])
+    params = {"stride": [1, 2], "pad_amount": [[0, 0], [1, 0]], "output_padding": [0, 1], "group": 2}
+    c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 1, 5, 2))])
+    got = modelled(c, "output-padding-before")[0][0, 0]
+    np.testing.assert_array_equal(got[:, 0], [1.5, 0.5, 2.5, 0.5, 3.5])  # the reference: [0.5, 2.5, 0.5, 3.5, 0.5]
+    np.testing.assert_array_equal(got[:, 1], [9.5, -0.5, 19.5, -0.5, 29.5])
+    params["pad_amount"] = [[0, 0], [0, 0]]
+    c = case("TransposeConv2d", [x, w, b], params, [("FLOAT_32", (1, 1, 6, 2))])
+    got = modelled(c, "output-padding-before")[0][0, 0, :, 0]
+    assert np.isnan(got[0]) and np.array_equal(got[1:], [1.5, 0.5, 2.5, 0.5, 3.5])
+
+
+def test_depthwise_model_of_channels_read_as_multiplier_1() -> None:
+    """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
+    the reference is [1, 2, 30, 40] + bias; the model computes channel 0 from input 0 with filter 0 (1) and channel 1
+    from input 1 with filter 1 (20), and leaves channels 2 and 3 at their bias."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((2, 2)), np.full((2, 2), 10.0)], axis=-1)[None]
+    w, b = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4), np.array([0.5, 0.5, 0.5, -1.0])
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w, b], params, [("FLOAT_16", (1, 2, 2, 4))])
+    got = modelled(c, "channels-read-as-multiplier-1")[0][0, 0, 0]
+    np.testing.assert_array_equal(got, [1.5, 20.5, 0.5, -1.0])
+
+
+def test_depthwise_model_of_channels_past_channel_in_zero_in_batch_0_only() -> None:
+    """Two batches of one channel (1 and 2 everywhere), multiplier 2, a 1 x 1 filter [3, 4], no bias, UFIXED_POINT_8 out
+    on scale 1, offset -100 (code 0 = -100): batch 0 is [3, code 0] for [3, 4], batch 1 the reference [6, 8]."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((1, 2, 1)), np.full((1, 2, 1), 2.0)])
+    w = np.array([3.0, 4.0]).reshape(1, 1, 1, 2)
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w], params, [("UFIXED_POINT_8", (2, 1, 2, 2), ((1.0,), (-100,)))])
+    got = modelled(c, "channels-past-channel-in-zero-batch-0")[0]
+    np.testing.assert_array_equal(got[0, 0, 0], [3.0, -100.0])
+    np.testing.assert_array_equal(got[1, 0, 0], [6.0, 8.0])

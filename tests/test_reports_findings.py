@@ -324,3 +324,22 @@ def test_lint_wants_a_class_and_a_quote(tmp_path: Path) -> None:
     text = QUOTED.replace("  class: deviation\n", "").replace(quote, "")
     (line,) = [p for p in findings.problems(Expectations.from_text(text, "f.yaml"), tmp_path, []) if "has no" in p]
     assert "class" in line and "spec" in line, line
+
+
+def test_a_model_with_a_band_covers_outputs_within_the_band_of_the_model() -> None:
+    """Two bugs at once (a dropped bias in a configuration whose products are imprecise): the outputs are held to the
+    band around the model's outputs, not to the case's own budget; an error the model does not explain stays red."""
+    from reference.models import key
+
+    model = {"without": ["in[2]"]}
+    known = Expectations.from_text("- {op: Softmax, verdicts: [FAIL], model: {without: ['in[2]']}, band: {steps: 100},"
+                                   " reason: r}", "f")  # fmt: skip
+
+    def fail(got: dict) -> Record:
+        return _softmax_fail(metrics={"max_steps": 2000, "models": {key(model): got}})
+
+    assert known.apply_record(fail({"matches": True})).verdict == "XFAIL"
+    assert known.apply_record(fail({"matches": False, "max_steps": 100})).verdict == "XFAIL"
+    assert known.apply_record(fail({"matches": False, "max_steps": 101})).verdict == "FAIL", "beyond the band"
+    assert known.apply_record(fail({"matches": False, "error": "cannot compute"})).verdict == "FAIL"
+    assert known.apply_record(_softmax_fail(metrics={"max_steps": 50})).verdict == "FAIL", "the model never checked"

@@ -483,3 +483,22 @@ def test_floordiv_broadcast_model_holds_only_the_first_element_of_each_broadcast
     c = case("ElementWiseFloorDiv", [np.array([[5.0, 5.0], [7.0, 7.0]], np.float16), np.array([[-4.0], [2.0]],
              np.float16)], {}, [("FLOAT_16", (2, 2))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "broadcast-divisor-read-past-its-row")[0], [[-2, np.nan], [3, np.nan]])
+
+
+def test_unary_log_code_zero_model_reads_code_zero_through_the_output_encoding() -> None:
+    """Every element code 0: with out[0] scale 0.5 and offset -2 that is 0.5 x (0 - 2) = -1, whatever log(x) is."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseUnary", [("UFIXED_POINT_16", np.array([4, 8, 16], np.uint16), ([0.25], [0]))],
+             {"operation": 7}, [("UFIXED_POINT_16", (3,), ([0.5], [-2]))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "every-output-code-zero")[0], [-1.0, -1.0, -1.0])
+
+
+def test_unary_not_model_writes_true_as_code_one_of_the_output_grid() -> None:
+    """in[0] codes [118, 119, 0] with offset -118 are 0, 0.5, -59: NOT is [1, 0, 0]; stored as codes [1, 0, 0] on
+    out[0]'s grid (scale 1/255, offset 0) they read [1/255, 0, 0]."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseUnary", [("UFIXED_POINT_8", np.array([118, 119, 0], np.uint8), ([0.5], [-118]))],
+             {"operation": 9}, [("UFIXED_POINT_8", (3,), ([1 / 255], [0]))])  # fmt: skip
+    np.testing.assert_allclose(modelled(c, "logical-result-as-code-one")[0], [1 / 255, 0.0, 0.0])

@@ -374,3 +374,25 @@ def unary_logical_result_as_code_one(case: Any) -> list[np.ndarray]:
     codes = (np.asarray(inputs[0], dtype=np.float64) == 0).astype(np.float64)
     t = case.outputs[0]
     return [dequantize(np.broadcast_to(codes, t.shape), t.encoding) if t.encoding is not None else codes]
+
+
+_COMPARISONS = ("ElementWiseEqual", "ElementWiseNotEqual", "ElementWiseLess", "ElementWiseLessEqual",
+                "ElementWiseGreater", "ElementWiseGreaterEqual")  # fmt: skip
+
+
+@register_model(*_COMPARISONS, name="near-values-within-a-128th-of-the-coarser-step")
+def comparison_near_values_within_a_128th_of_the_coarser_step(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 8-bit fixed-point comparisons (finding compare-8bit-near-values): two different values
+    closer than 1/128 of the coarser input's scale (|in[0] - in[1]| <= max(scale0, scale1) / 128) may come out
+    equal, or in either order: both are rescaled onto a grid 64 times finer than the coarser input's, with a
+    precision that varies from case to case. Those elements are left open (NaN: any value); every other element is
+    the exact comparison (3.74937 == 3.74952 is open with scales 0.0305 and 0.0379; 3.7494 == 3.7506 is false)."""
+    from reference.expected import arguments, expected
+
+    inputs, _ = arguments(case)
+    a, b = (np.asarray(x, dtype=np.float64) for x in inputs[:2])
+    coarse = max(float(t.encoding.scales[0]) for t in case.inputs[:2] if t is not None and t.encoding is not None)
+    d = np.broadcast_to(np.abs(a - b), case.outputs[0].shape)
+    near = (d > 0) & (d <= coarse / 128 * (1 + 1e-9))
+    y = np.asarray(expected(case)[0], dtype=np.float64)
+    return [np.where(near, np.nan, y)]

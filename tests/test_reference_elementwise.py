@@ -502,3 +502,22 @@ def test_unary_not_model_writes_true_as_code_one_of_the_output_grid() -> None:
     c = case("ElementWiseUnary", [("UFIXED_POINT_8", np.array([118, 119, 0], np.uint8), ([0.5], [-118]))],
              {"operation": 9}, [("UFIXED_POINT_8", (3,), ([1 / 255], [0]))])  # fmt: skip
     np.testing.assert_allclose(modelled(c, "logical-result-as-code-one")[0], [1 / 255, 0.0, 0.0])
+
+
+def test_comparison_model_leaves_values_within_a_128th_of_the_coarser_step_open() -> None:
+    """Scales 0.5 and 0.25: the coarser step is 0.5, so values closer than 0.5 / 128 = 0.00390625 are open.
+    in[0] codes [8, 8, 8, 9] are 4, 4, 4, 4.5; in[1] codes with offset -16 are [32, 33, 16, 34] -> 4, 4.25, 0, 4.5:
+    4 == 4 and 4.5 == 4.5 are exact (true), 4 vs 4.25 and 4 vs 0 are far apart (false). Less with in[1]'s scale
+    0.2501 and offset 0 (codes [32, 33, 16, 34] -> 8.0032, 8.2533, 4.0016, 8.5034) against in[0] 8, 4, 4, 4.5: the
+    first and third pairs are 0.0032 and 0.0016 apart (open), the others less."""
+    from tests.reference_helpers import case, modelled
+
+    b = ("SFIXED_POINT_8", np.array([32, 33, 16, 34], np.int8), ([0.25], [-16]))
+    c = case("ElementWiseEqual", [("SFIXED_POINT_8", np.array([8, 8, 8, 9], np.int8), ([0.5], [0])), b], {},
+             [("BOOL_8", (4,))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "near-values-within-a-128th-of-the-coarser-step")[0], [1, 0, 0, 1])
+    b = ("SFIXED_POINT_8", np.array([32, 33, 16, 34], np.int8), ([0.2501], [0]))
+    c = case("ElementWiseLess", [("SFIXED_POINT_8", np.array([16, 8, 8, 9], np.int8), ([0.5], [0])), b], {},
+             [("BOOL_8", (4,))])  # fmt: skip
+    got = modelled(c, "near-values-within-a-128th-of-the-coarser-step")[0]
+    np.testing.assert_array_equal(got, [np.nan, 1, np.nan, 1])

@@ -23,7 +23,7 @@ import numpy as np
 
 import opdefs
 from reference import register
-from reference.models import register_model
+from reference.models import register_combination, register_model
 
 
 class Kind(Enum):
@@ -339,6 +339,25 @@ def floor_div_broadcast_divisor_read_past_its_row(case: Any) -> list[np.ndarray]
             index[ax] = slice(1, None)
             keep[tuple(index)] = False
     return [np.where(keep, np.floor(q), np.nan)]
+
+
+_FLOOR_DIV_F16_BUGS = ("integral-quotient-off-by-one", "broadcast-divisor-read-past-its-row")
+
+
+@register_combination("ElementWiseFloorDiv")
+def floor_div_with(case: Any, names: list[str]) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 FloorDiv with both its bugs (findings floordiv-f16-exact-quotient-off-by-one and
+    floordiv-f16-broadcast-nan): the elements a broadcast in[1] leaves to memory past its row are open (any value),
+    the others are the off-by-one model's. Each applies where the case meets its condition: the broadcast one where
+    in[1] is broadcast along an axis (otherwise it leaves nothing open), the off-by-one one always."""
+    unknown = [n for n in names if n not in _FLOOR_DIV_F16_BUGS]
+    if unknown or not names:
+        raise ValueError(f"ElementWiseFloorDiv has no combined deviation {unknown or names}")
+    y = floor_div_integral_quotient_off_by_one(case)[0] if _FLOOR_DIV_F16_BUGS[0] in names else None
+    if _FLOOR_DIV_F16_BUGS[1] in names:
+        b = floor_div_broadcast_divisor_read_past_its_row(case)[0]
+        y = b if y is None else np.where(np.isnan(b), np.nan, y)
+    return [y]
 
 
 @register("ElementWiseSelect", verified_by="onnxruntime")

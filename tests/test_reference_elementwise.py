@@ -521,3 +521,15 @@ def test_comparison_model_leaves_values_within_a_128th_of_the_coarser_step_open(
              [("BOOL_8", (4,))])  # fmt: skip
     got = modelled(c, "near-values-within-a-128th-of-the-coarser-step")[0]
     np.testing.assert_array_equal(got, [np.nan, 1, np.nan, 1])
+
+
+def test_floordiv_combination_holds_the_off_by_one_model_on_the_elements_a_broadcast_divisor_reaches() -> None:
+    """[[4, 5], [-6, 7]] // [[-4], [2]]: in[1] broadcast along axis 1, so column 1 is open; column 0 is 4 // -4 = -1
+    taken one lower (-2, a whole negative quotient of a power-of-two divisor) and -6 // 2 = -3 taken one lower (-4)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseFloorDiv", [np.array([[4.0, 5.0], [-6.0, 7.0]], np.float16), np.array([[-4.0], [2.0]],
+             np.float16)], {}, [("FLOAT_16", (2, 2))])  # fmt: skip
+    names = ["broadcast-divisor-read-past-its-row", "integral-quotient-off-by-one"]
+    for order in (names, names[::-1]):
+        np.testing.assert_array_equal(modelled(c, order)[0], [[-2, np.nan], [-4, np.nan]])

@@ -370,11 +370,12 @@ def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> li
     return [np.where(_truth(cond), _real(a), _real(b))]
 
 
-@register_model("ElementWiseUnary", name="every-output-code-zero")
+@register_model("ElementWiseUnary", "LogSoftmax", name="every-output-code-zero")
 def unary_every_output_code_zero(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's UFIXED_POINT_16 ElementWiseUnary LOG (finding unary-log-u16-code-zero): every output
-    element is stored code 0, whatever the input, so each reads as out[0]'s encoding at code 0 (-0.7478 with offset
-    -13927 and scale 5.37e-5; 0 with offset 0)."""
+    """The HTP simulator's UFIXED_POINT_16 ElementWiseUnary LOG (finding unary-log-u16-code-zero) and LogSoftmax with a
+    fine out[0] grid (logsoftmax-u16-fine-output-code-zero): every output element is stored code 0, whatever the
+    input, so each reads as out[0]'s encoding at code 0 (-0.7478 with offset -13927 and scale 5.37e-5; 0 with offset
+    0)."""
     from reference.quant import dequantize
 
     return [dequantize(np.zeros(t.shape), t.encoding) if t.encoding is not None else np.zeros(t.shape)

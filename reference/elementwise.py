@@ -384,7 +384,7 @@ def unary_every_output_code_zero(case: Any) -> list[np.ndarray]:
 
 @register_model("ElementWiseUnary", name="logical-result-as-code-one")
 def unary_logical_result_as_code_one(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's fixed-point ElementWiseUnary NOT (finding unary-not-fixed-true-as-code-one): the result is
+    """The HTP simulator's UFIXED_POINT_8 ElementWiseUnary NOT (finding unary-not-fixed-true-as-code-one): the result is
     stored as code 1 for true and code 0 for false, out[0]'s encoding ignored, so a true element reads as scale x (1 +
     offset) (0.0039 with scale 1/255, offset 0) where the real 1 belongs."""
     from reference.expected import arguments

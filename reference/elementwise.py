@@ -23,7 +23,7 @@ import numpy as np
 
 import opdefs
 from reference import register
-from reference.models import register_model
+from reference.models import register_combination, register_model
 
 
 class Kind(Enum):
@@ -311,6 +311,25 @@ def fmod_sign_of_divisor(case: Any) -> list[np.ndarray]:
         return [np.mod(a, b)]
 
 
+_FLOOR_DIV_F16_BUGS = ("integral-quotient-off-by-one", "broadcast-divisor-read-past-its-row")
+
+
+@register_combination("ElementWiseFloorDiv")
+def floor_div_with(case: Any, names: list[str]) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 FloorDiv with both its bugs (findings floordiv-f16-exact-quotient-off-by-one and
+    floordiv-f16-broadcast-nan): the elements a broadcast in[1] leaves to memory past its row are open (any value),
+    the others are the off-by-one model's. Each applies where the case meets its condition: the broadcast one where
+    in[1] is broadcast along an axis (otherwise it leaves nothing open), the off-by-one one always."""
+    unknown = [n for n in names if n not in _FLOOR_DIV_F16_BUGS]
+    if unknown or not names:
+        raise ValueError(f"ElementWiseFloorDiv has no combined deviation {unknown or names}")
+    y = floor_div_integral_quotient_off_by_one(case)[0] if _FLOOR_DIV_F16_BUGS[0] in names else None
+    if _FLOOR_DIV_F16_BUGS[1] in names:
+        b = floor_div_broadcast_divisor_read_past_its_row(case)[0]
+        y = b if y is None else np.where(np.isnan(b), np.nan, y)
+    return [y]
+
+
 @register("ElementWiseSelect", verified_by="onnxruntime")
 def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     """in[0] ? in[1] : in[2], the three broadcast to a common shape (4959-4963)."""
@@ -319,3 +338,51 @@ def elementwise_select(inputs, params, out_shapes, out_dtypes, *, op: str) -> li
     if a.dtype == np.bool_ and b.dtype == np.bool_:
         return [np.where(_truth(cond), a, b)]
     return [np.where(_truth(cond), _real(a), _real(b))]
+
+
+@register_model("ElementWiseUnary", "LogSoftmax", name="every-output-code-zero")
+def unary_every_output_code_zero(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_16 ElementWiseUnary LOG (finding unary-log-u16-code-zero) and LogSoftmax with a
+    fine out[0] grid (logsoftmax-u16-fine-output-code-zero): every output element is stored code 0, whatever the
+    input, so each reads as out[0]'s encoding at code 0 (-0.7478 with offset -13927 and scale 5.37e-5; 0 with offset
+    0)."""
+    from reference.quant import dequantize
+
+    return [dequantize(np.zeros(t.shape), t.encoding) if t.encoding is not None else np.zeros(t.shape)
+            for t in case.outputs]  # fmt: skip
+
+
+@register_model("ElementWiseUnary", name="logical-result-as-code-one")
+def unary_logical_result_as_code_one(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 ElementWiseUnary NOT (finding unary-not-fixed-true-as-code-one): the result is
+    stored as code 1 for true and code 0 for false, out[0]'s encoding ignored, so a true element reads as scale x (1 +
+    offset) (0.0039 with scale 1/255, offset 0) where the real 1 belongs."""
+    from reference.expected import arguments
+    from reference.quant import dequantize
+
+    inputs, _ = arguments(case)
+    codes = (np.asarray(inputs[0], dtype=np.float64) == 0).astype(np.float64)
+    t = case.outputs[0]
+    return [dequantize(np.broadcast_to(codes, t.shape), t.encoding) if t.encoding is not None else codes]
+
+
+_COMPARISONS = ("ElementWiseEqual", "ElementWiseNotEqual", "ElementWiseLess", "ElementWiseLessEqual",
+                "ElementWiseGreater", "ElementWiseGreaterEqual")  # fmt: skip
+
+
+@register_model(*_COMPARISONS, name="near-values-within-a-128th-of-the-coarser-step")
+def comparison_near_values_within_a_128th_of_the_coarser_step(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 8-bit fixed-point comparisons (finding compare-8bit-near-values): two different values
+    closer than 1/128 of the coarser input's scale (|in[0] - in[1]| <= max(scale0, scale1) / 128) may come out
+    equal, or in either order: both are rescaled onto a grid 64 times finer than the coarser input's, with a
+    precision that varies from case to case. Those elements are left open (NaN: any value); every other element is
+    the exact comparison (3.74937 == 3.74952 is open with scales 0.0305 and 0.0379; 3.7494 == 3.7506 is false)."""
+    from reference.expected import arguments, expected
+
+    inputs, _ = arguments(case)
+    a, b = (np.asarray(x, dtype=np.float64) for x in inputs[:2])
+    coarse = max(float(t.encoding.scales[0]) for t in case.inputs[:2] if t is not None and t.encoding is not None)
+    d = np.broadcast_to(np.abs(a - b), case.outputs[0].shape)
+    near = (d > 0) & (d <= coarse / 128 * (1 + 1e-9))
+    y = np.asarray(expected(case)[0], dtype=np.float64)
+    return [np.where(near, np.nan, y)]

@@ -125,10 +125,13 @@ def instance_norm(
 
 
 def _l2_axes(params: dict[str, Any]) -> list[int]:
-    """axes, or where it is empty or the all-zero default, the scalar axis."""
+    """axes, or where it is empty or the all-zero default {0,..,0} (two or more zeros, which axes' own uniqueness
+    rule forbids as a real value), the scalar axis. A single explicit [0] is axes (L2Norm decisions)."""
     given = params.get("axes")
-    axes = sorted(set(_axes_list(given))) if given is not None else []
-    return axes if any(axes) else [int(params.get("axis", 0))]
+    raw = [int(a) for a in np.asarray(given).reshape(-1)] if given is not None else []
+    if not raw or (len(raw) > 1 and not any(raw)):
+        return [int(params.get("axis", 0))]
+    return sorted(set(raw))
 
 
 @register("L2Norm", verified_by="onnxruntime")

@@ -492,3 +492,53 @@ def test_fmod_model_gives_the_remainder_the_sign_of_the_divisor() -> None:
     a, b = np.array([0.5, -0.5, 3.0, -3.0]), np.array([-2.0, 2.0, 2.0, -2.0])
     c = case("ElementWiseFmod", [a, b], {}, [("FLOAT_32", (4,))])
     np.testing.assert_array_equal(modelled(c, "sign-of-divisor")[0], [-1.5, 1.5, 1.0, -1.0])
+
+
+def test_unary_log_code_zero_model_reads_code_zero_through_the_output_encoding() -> None:
+    """Every element code 0: with out[0] scale 0.5 and offset -2 that is 0.5 x (0 - 2) = -1, whatever log(x) is."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseUnary", [("UFIXED_POINT_16", np.array([4, 8, 16], np.uint16), ([0.25], [0]))],
+             {"operation": 7}, [("UFIXED_POINT_16", (3,), ([0.5], [-2]))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "every-output-code-zero")[0], [-1.0, -1.0, -1.0])
+
+
+def test_unary_not_model_writes_true_as_code_one_of_the_output_grid() -> None:
+    """in[0] codes [118, 119, 0] with offset -118 are 0, 0.5, -59: NOT is [1, 0, 0]; stored as codes [1, 0, 0] on
+    out[0]'s grid (scale 1/255, offset 0) they read [1/255, 0, 0]."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseUnary", [("UFIXED_POINT_8", np.array([118, 119, 0], np.uint8), ([0.5], [-118]))],
+             {"operation": 9}, [("UFIXED_POINT_8", (3,), ([1 / 255], [0]))])  # fmt: skip
+    np.testing.assert_allclose(modelled(c, "logical-result-as-code-one")[0], [1 / 255, 0.0, 0.0])
+
+
+def test_comparison_model_leaves_values_within_a_128th_of_the_coarser_step_open() -> None:
+    """Scales 0.5 and 0.25: the coarser step is 0.5, so values closer than 0.5 / 128 = 0.00390625 are open.
+    in[0] codes [8, 8, 8, 9] are 4, 4, 4, 4.5; in[1] codes with offset -16 are [32, 33, 16, 34] -> 4, 4.25, 0, 4.5:
+    4 == 4 and 4.5 == 4.5 are exact (true), 4 vs 4.25 and 4 vs 0 are far apart (false). Less with in[1]'s scale
+    0.2501 and offset 0 (codes [32, 33, 16, 34] -> 8.0032, 8.2533, 4.0016, 8.5034) against in[0] 8, 4, 4, 4.5: the
+    first and third pairs are 0.0032 and 0.0016 apart (open), the others less."""
+    from tests.reference_helpers import case, modelled
+
+    b = ("SFIXED_POINT_8", np.array([32, 33, 16, 34], np.int8), ([0.25], [-16]))
+    c = case("ElementWiseEqual", [("SFIXED_POINT_8", np.array([8, 8, 8, 9], np.int8), ([0.5], [0])), b], {},
+             [("BOOL_8", (4,))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, "near-values-within-a-128th-of-the-coarser-step")[0], [1, 0, 0, 1])
+    b = ("SFIXED_POINT_8", np.array([32, 33, 16, 34], np.int8), ([0.2501], [0]))
+    c = case("ElementWiseLess", [("SFIXED_POINT_8", np.array([16, 8, 8, 9], np.int8), ([0.5], [0])), b], {},
+             [("BOOL_8", (4,))])  # fmt: skip
+    got = modelled(c, "near-values-within-a-128th-of-the-coarser-step")[0]
+    np.testing.assert_array_equal(got, [np.nan, 1, np.nan, 1])
+
+
+def test_floordiv_combination_holds_the_off_by_one_model_on_the_elements_a_broadcast_divisor_reaches() -> None:
+    """[[4, 5], [-6, 7]] // [[-4], [2]]: in[1] broadcast along axis 1, so column 1 is open; column 0 is 4 // -4 = -1
+    taken one lower (-2, a whole negative quotient of a power-of-two divisor) and -6 // 2 = -3 taken one lower (-4)."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("ElementWiseFloorDiv", [np.array([[4.0, 5.0], [-6.0, 7.0]], np.float16), np.array([[-4.0], [2.0]],
+             np.float16)], {}, [("FLOAT_16", (2, 2))])  # fmt: skip
+    names = ["broadcast-divisor-read-past-its-row", "integral-quotient-off-by-one"]
+    for order in (names, names[::-1]):
+        np.testing.assert_array_equal(modelled(c, order)[0], [[-2, np.nan], [-4, np.nan]])

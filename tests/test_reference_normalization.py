@@ -193,6 +193,13 @@ def test_l2_norm_all_zero_axes_defer_to_axis() -> None:
     np.testing.assert_allclose(got, x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-12, err_msg="axis 1")
 
 
+def test_l2_norm_explicit_axes_zero_overrides_axis() -> None:
+    """axes=[0] beside axis 1: axes is non-empty, so axis is ignored (MasterOpDef 7705, 7724): normalized along 0."""
+    x = data(3, 4).astype(np.float64)
+    (got,) = reference.run("L2Norm", [x], {"axis": 1, "axes": np.array([0], np.uint32)})
+    np.testing.assert_allclose(got, x / np.linalg.norm(x, axis=0, keepdims=True), rtol=1e-12, err_msg="axis 0")
+
+
 @pytest.mark.parametrize("x,want", [([3e-7, 4e-7], [0.3, 0.4]), ([0.0, 0.0], [0.0, 0.0]), ([3.0, 4.0], [0.6, 0.8])])
 def test_l2_norm_epsilon_bounds_the_norm_not_its_square(x: list[float], want: list[float]) -> None:
     """out = x / max(||x||, eps) (seed 7673): ||[3e-7, 4e-7]|| = 5e-7 < eps = 1e-6, so x / 1e-6."""

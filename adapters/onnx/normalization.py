@@ -181,11 +181,12 @@ def _lrn(b: Builder) -> list[str]:
 
 
 def _l2_norm(b: Builder) -> list[str]:
-    """x / max(||x||_2, epsilon) over ``axes`` (or ``axis`` where axes is absent or the all-zero default,
-    the L2Norm decisions). ONNX LpNormalization has no epsilon and one axis: ReduceL2, Max, Div."""
+    """x / max(||x||_2, epsilon) over ``axes`` (or ``axis`` where axes is absent or the all-zero default {0,..,0},
+    two or more zeros: the L2Norm decisions). ONNX LpNormalization has no epsilon and one axis: ReduceL2, Max, Div."""
     given = b.p.get("axes")
-    axes = sorted({int(a) for a in np.asarray(given).reshape(-1)}) if given is not None else []
-    if not any(axes):
+    raw = [int(a) for a in np.asarray(given).reshape(-1)] if given is not None else []
+    axes = sorted(set(raw))
+    if not raw or (len(raw) > 1 and not any(raw)):
         axes = [b.p.int("axis")]
     x = b.input(0)
     norm = b.node("ReduceL2", [x, b.i64(axes)], keepdims=1)

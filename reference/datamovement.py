@@ -490,18 +490,28 @@ def strided_slice_negative_stride_begin_not_clipped(case: Any) -> list[np.ndarra
 @register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
 def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the
-    output pixel (h, w) holds the block that belongs at flat pixel h * width_out + w * block_size[1], so a block 2 wide
-    fills row 0 with blocks 0, 2, 4 ... and the pixels whose source lies past the last block read memory past it
-    (0 or other values: left open, NaN)."""
-    from reference.expected import arguments, expected
+    output pixel (h, w) holds the block_size[0] * block_size[1] consecutive input pixels (row-major, flat) starting at
+    flat pixel (h * width_out + w * block_size[1]) * block_size[0] * block_size[1], laid out as the block of that
+    output pixel (pixel j of the run as row j // block_size[1], column j % block_size[1]). With block height 1 that is
+    the block that belongs at flat output pixel h * width_out + w * block_size[1] (a block 2 wide fills row 0 with
+    blocks 0, 2, 4 ...); with block width 1 and one output row, block w reads pixels w * block_size[0] onwards of the
+    flattened rows. A run that ends past the last input pixel reads memory past it (0 or other values: left open,
+    NaN)."""
+    from reference.expected import arguments
 
-    _, params = arguments(case)
-    right = expected(case)[0]
-    n, h_out, w_out, depth = right.shape
-    blocks = right.reshape(n, h_out * w_out, depth)
-    bw = int(np.asarray(params["block_size"]).reshape(-1)[1])
-    src = (np.arange(h_out)[:, None] * w_out + np.arange(w_out)[None, :] * bw).reshape(-1)
-    inside = src < h_out * w_out
-    out = np.full_like(blocks, np.nan)
-    out[:, inside] = blocks[:, src[inside]]
-    return [out.reshape(right.shape)]
+    inputs, params = arguments(case)
+    x = _nhwc(np.asarray(inputs[0], dtype=np.float64), "SpaceToDepth")
+    bh, bw = (int(v) for v in np.asarray(params["block_size"]).reshape(-1)[:2])
+    mode = member("SpaceToDepth", params, "mode")
+    n, h, w, c = x.shape
+    h_out, w_out, k = h // bh, w // bw, bh * bw
+    flat = x.reshape(n, h * w, c)
+    out = np.full((n, h_out, w_out, k * c), np.nan)
+    for i in range(h_out):
+        for j in range(w_out):
+            start = (i * w_out + j * bw) * k
+            if start + k > h * w:
+                continue
+            block = flat[:, start:start + k].reshape(n, bh, bw, c)  # axes: n, row, col, d
+            out[:, i, j] = (block if mode == "DCR" else block.transpose(0, 3, 1, 2)).reshape(n, k * c)
+    return [out]

@@ -630,3 +630,17 @@ def test_pad_model_writes_the_least_code_after_the_last_axis_on_the_input_rows()
              [("SFIXED_POINT_8", (3, 3), enc)])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "last-axis-after-pad-least-code")[0],
                                   [[1, 2, -64], [3, 4, -64], [0, 0, 0]])  # fmt: skip
+
+
+def test_space_to_depth_model_reads_consecutive_pixels_with_block_width_one() -> None:
+    """A [1, 3, 3, 2] ramp, block [3, 1] (one output row): output pixel (0, w) holds flat input pixels 3w, 3w + 1 and
+    3w + 2, i.e. input row w (the right block is column w); mode CRD orders the same run channel first."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(18.0).reshape(1, 3, 3, 2)
+    c = case("SpaceToDepth", [x], {"block_size": [3, 1]}, [("FLOAT_32", (1, 1, 3, 6))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(3, 6)
+    np.testing.assert_array_equal(got, np.arange(18.0).reshape(3, 6))
+    c = case("SpaceToDepth", [x], {"block_size": [3, 1], "mode": 1}, [("FLOAT_32", (1, 1, 3, 6))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(3, 6)
+    np.testing.assert_array_equal(got[1], [6, 8, 10, 7, 9, 11])

@@ -417,6 +417,27 @@ def pad_last_axis_after_pad_least_code(case: Any) -> list[np.ndarray]:
     return [y]
 
 
+@register_model("Pad", name="pad-value-on-input-grid")
+def pad_value_on_input_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point CONSTANT Pad (finding pad-fixed-value-saturates-to-input-range): the pad value is
+    quantized on in[0]'s grid, saturating to in[0]'s range, before it reaches out[0]'s grid: 2.0 with in[0]'s codes
+    ending at 1.5222 comes out as 1.5131 (the nearest out[0] code to 1.5222). The input's cells are the reference's."""
+    from reference.expected import arguments, expected
+    from reference.quant import dequantize, quantize
+
+    _, params = arguments(case)
+    value = float(np.asarray(param(params, "pad_constant_value", 0)).reshape(()))
+    enc = case.inputs[0].encoding
+    on_input = float(dequantize(quantize(np.array(value), enc, case.inputs[0].dtype), enc))
+    y = expected(case)[0]
+    cells = np.ones(np.shape(y), dtype=bool)
+    x_shape = case.inputs[0].shape
+    amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
+    cells[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts, x_shape, strict=True))] = False
+    y[cells] = on_input
+    return [y]
+
+
 def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 

@@ -644,3 +644,14 @@ def test_space_to_depth_model_reads_consecutive_pixels_with_block_width_one() ->
     c = case("SpaceToDepth", [x], {"block_size": [3, 1], "mode": 1}, [("FLOAT_32", (1, 1, 3, 6))])
     got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(3, 6)
     np.testing.assert_array_equal(got[1], [6, 8, 10, 7, 9, 11])
+
+
+def test_pad_model_saturates_the_pad_value_to_the_input_range() -> None:
+    """A [1, 2] UFIXED_POINT_8 input on scale 0.1 (range 0 .. 25.5), out[0] on scale 0.2 (0 .. 51), pad value 30 before
+    the last axis: the added cell holds 25.5 (code 255 of the input's grid), the input's cells stay."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([[10, 20]], np.uint8), ([0.1], [0]))
+    c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 0], [1, 0]], "pad_constant_value": 30.0},
+             [("UFIXED_POINT_8", (1, 3), ([0.2], [0]))])  # fmt: skip
+    np.testing.assert_allclose(modelled(c, "pad-value-on-input-grid")[0], [[25.5, 1.0, 2.0]])

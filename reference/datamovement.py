@@ -515,9 +515,9 @@ def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarr
     flat pixel (h * width_out + w * block_size[1]) * block_size[0] * block_size[1], laid out as the block of that
     output pixel (pixel j of the run as row j // block_size[1], column j % block_size[1]). With block height 1 that is
     the block that belongs at flat output pixel h * width_out + w * block_size[1] (a block 2 wide fills row 0 with
-    blocks 0, 2, 4 ...); with block width 1 and one output row, block w reads pixels w * block_size[0] onwards of the
-    flattened rows. A run that ends past the last input pixel reads memory past it (0 or other values: left open,
-    NaN)."""
+    blocks 0, 2, 4 ...); with block width 1, block w of output row 0 reads pixels w * block_size[0] onwards of the
+    flattened rows. A run that ends past the last input pixel reads memory past it, and with a block taller than 1 the
+    output rows after the first hold zeros or other values from run to run: both left open (NaN)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -535,4 +535,6 @@ def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarr
                 continue
             block = flat[:, start:start + k].reshape(n, bh, bw, c)  # axes: n, row, col, d
             out[:, i, j] = (block if mode == "DCR" else block.transpose(0, 3, 1, 2)).reshape(n, k * c)
+    if bh > 1:
+        out[:, 1:] = np.nan
     return [out]

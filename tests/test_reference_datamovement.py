@@ -655,3 +655,13 @@ def test_pad_model_saturates_the_pad_value_to_the_input_range() -> None:
     c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 0], [1, 0]], "pad_constant_value": 30.0},
              [("UFIXED_POINT_8", (1, 3), ([0.2], [0]))])  # fmt: skip
     np.testing.assert_allclose(modelled(c, "pad-value-on-input-grid")[0], [[25.5, 1.0, 2.0]])
+
+
+def test_space_to_depth_model_leaves_later_rows_open_for_tall_blocks() -> None:
+    """A [1, 4, 1, 1] ramp, block [2, 1]: output row 0 holds pixels 0 and 1; row 1 is left open."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("SpaceToDepth", [np.arange(4.0).reshape(1, 4, 1, 1)], {"block_size": [2, 1]}, [("FLOAT_32", (1, 2, 1, 2))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0]
+    np.testing.assert_array_equal(got[0, 0, 0], [0, 1])
+    assert np.isnan(got[0, 1]).all()

@@ -524,7 +524,8 @@ def test_grid_sample_model_leaves_nearest_near_ties_open() -> None:
 
     x = np.array([0.0, 10.0]).reshape(1, 2, 1, 1)
     grid = np.array([[0.0, 0.0], [0.0, 0.5], [0.0, -1.0]]).reshape(1, 1, 3, 2)
-    c = case("GridSample", [x, grid], {"mode": 1, "align_corners": True, "padding_mode": 0}, [("FLOAT_32", (1, 1, 3, 1))])
+    params = {"mode": 1, "align_corners": True, "padding_mode": 0}
+    c = case("GridSample", [x, grid], params, [("FLOAT_32", (1, 1, 3, 1))])
     got = modelled(c, "nearest-near-ties-open")[0].reshape(3)
     assert np.isnan(got[0])
     np.testing.assert_array_equal(got[1:], [10.0, 0.0])

@@ -417,6 +417,27 @@ def pad_last_axis_after_pad_least_code(case: Any) -> list[np.ndarray]:
     return [y]
 
 
+@register_model("Pad", name="pad-value-on-input-grid")
+def pad_value_on_input_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point CONSTANT Pad (finding pad-fixed-value-saturates-to-input-range): the pad value is
+    quantized on in[0]'s grid, saturating to in[0]'s range, before it reaches out[0]'s grid: 2.0 with in[0]'s codes
+    ending at 1.5222 comes out as 1.5131 (the nearest out[0] code to 1.5222). The input's cells are the reference's."""
+    from reference.expected import arguments, expected
+    from reference.quant import dequantize, quantize
+
+    _, params = arguments(case)
+    value = float(np.asarray(param(params, "pad_constant_value", 0)).reshape(()))
+    enc = case.inputs[0].encoding
+    on_input = float(dequantize(quantize(np.array(value), enc, case.inputs[0].dtype), enc))
+    y = expected(case)[0]
+    cells = np.ones(np.shape(y), dtype=bool)
+    x_shape = case.inputs[0].shape
+    amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
+    cells[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts, x_shape, strict=True))] = False
+    y[cells] = on_input
+    return [y]
+
+
 def _bits(mask: int, count: int) -> list[bool]:
     return [bool(mask >> i & 1) for i in range(count)]
 
@@ -519,18 +540,30 @@ def extract_patches_batch_repeats_first(case: Any) -> list[np.ndarray]:
 @register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")
 def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels (finding spacetodepth-f32-misplaced): the
-    output pixel (h, w) holds the block that belongs at flat pixel h * width_out + w * block_size[1], so a block 2 wide
-    fills row 0 with blocks 0, 2, 4 ... and the pixels whose source lies past the last block read memory past it
-    (0 or other values: left open, NaN)."""
-    from reference.expected import arguments, expected
+    output pixel (h, w) holds the block_size[0] * block_size[1] consecutive input pixels (row-major, flat) starting at
+    flat pixel (h * width_out + w * block_size[1]) * block_size[0] * block_size[1], laid out as the block of that
+    output pixel (pixel j of the run as row j // block_size[1], column j % block_size[1]). With block height 1 that is
+    the block that belongs at flat output pixel h * width_out + w * block_size[1] (a block 2 wide fills row 0 with
+    blocks 0, 2, 4 ...); with block width 1, block w of output row 0 reads pixels w * block_size[0] onwards of the
+    flattened rows. A run that ends past the last input pixel reads memory past it, and with a block taller than 1 the
+    output rows after the first hold zeros or other values from run to run: both left open (NaN)."""
+    from reference.expected import arguments
 
-    _, params = arguments(case)
-    right = expected(case)[0]
-    n, h_out, w_out, depth = right.shape
-    blocks = right.reshape(n, h_out * w_out, depth)
-    bw = int(np.asarray(params["block_size"]).reshape(-1)[1])
-    src = (np.arange(h_out)[:, None] * w_out + np.arange(w_out)[None, :] * bw).reshape(-1)
-    inside = src < h_out * w_out
-    out = np.full_like(blocks, np.nan)
-    out[:, inside] = blocks[:, src[inside]]
-    return [out.reshape(right.shape)]
+    inputs, params = arguments(case)
+    x = _nhwc(np.asarray(inputs[0], dtype=np.float64), "SpaceToDepth")
+    bh, bw = (int(v) for v in np.asarray(params["block_size"]).reshape(-1)[:2])
+    mode = member("SpaceToDepth", params, "mode")
+    n, h, w, c = x.shape
+    h_out, w_out, k = h // bh, w // bw, bh * bw
+    flat = x.reshape(n, h * w, c)
+    out = np.full((n, h_out, w_out, k * c), np.nan)
+    for i in range(h_out):
+        for j in range(w_out):
+            start = (i * w_out + j * bw) * k
+            if start + k > h * w:
+                continue
+            block = flat[:, start:start + k].reshape(n, bh, bw, c)  # axes: n, row, col, d
+            out[:, i, j] = (block if mode == "DCR" else block.transpose(0, 3, 1, 2)).reshape(n, k * c)
+    if bh > 1:
+        out[:, 1:] = np.nan
+    return [out]

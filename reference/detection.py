@@ -388,18 +388,19 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
 
-@register_model("NonMaxSuppression", name="padding-rows-class-open")
-def nms_padding_rows_class_open(case: Any) -> list[np.ndarray]:
+@register_model("NonMaxSuppression", name="padding-rows-open")
+def nms_padding_rows_open(case: Any) -> list[np.ndarray]:
     """The HTP simulator's NonMaxSuppression with fewer selected boxes than out[0] has rows (finding nms-padding-rows-
-    wrong-class): the padding rows repeat the last selected box's batch and box index as line 9193 says, but their
-    class column holds another class (1 for the only selection's 0). The class of a padding row is left open (NaN);
-    every selected row, the other columns and the count are the reference's."""
+    wrong-class): the padding rows do not repeat the selected box with the lowest score (line 9193). Measured: another
+    class with the same box, another selected box, (class 0, box 0), or a box index of 131072 - so the class and box
+    columns of a padding row are left open (NaN); every selected row, the batch column and the count are the
+    reference's."""
     from reference.expected import expected
 
     outs = expected(case)
     rows = outs[0].astype(np.float64)
     count = int(np.asarray(outs[1]).reshape(-1)[0]) if len(outs) > 1 else rows.shape[0]
-    rows[count:, 1] = np.nan
+    rows[count:, 1:] = np.nan
     return [rows, *outs[1:]]
 
 

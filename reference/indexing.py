@@ -255,6 +255,23 @@ def gather_sign_bit_flipped(case: Any) -> list[np.ndarray]:
     return [dequantize(np.where(codes < 0, codes + 128, codes - 128), out.encoding)]
 
 
+@register_model("Gather", name="outer-rows-after-first-open")
+def gather_outer_rows_after_first_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 Gather on the axis before the last of a rank-3 or rank-4 table (finding
+    gather-f16-outer-rows-garbage): the slice at index 0 of every axis before ``axis`` is right, the others hold values
+    that are neither the table's nor the gathered ones (940.5, -512.5, 0 from a table within +-2), so they are left open
+    (NaN)."""
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    y = expected(case)[0]
+    axis = int(params.get("axis", 0)) % max(len(case.inputs[0].shape), 1)
+    out = np.full_like(y, np.nan, dtype=np.float64)
+    first = (0,) * axis
+    out[first] = y[first]
+    return [out]
+
+
 @register_model("Gather", name="outer-rows-read-as-first")
 def gather_outer_rows_read_as_first(case: Any) -> list[np.ndarray]:
     """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every index of the axes

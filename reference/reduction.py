@@ -129,17 +129,21 @@ def reduce_sum_first_listed_axis_only(case: Any) -> list[np.ndarray]:
     return [y.reshape(case.outputs[0].shape)]
 
 
-@register_model("CumulativeSum", name="axis0-first-slice-unset")
-def cumulative_sum_axis0_first_slice_unset(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's UFIXED_POINT_8 inclusive CumulativeSum along axis 0 (finding cumulativesum-u8-first-slice-
-    lowest-code): slice 0 comes out as the lowest code or other values from run to run, slice 1 is right, and the
-    slices after it carry an offset (128 codes in a [3, 4] probe), as if the running sum started from an unset
-    accumulator that slice 1 happens to overwrite. Only slice 1 is held to the reference; the rest is left open."""
-    from reference.expected import expected
+@register_model("CumulativeSum", name="first-slice-unset")
+def cumulative_sum_first_slice_unset(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 inclusive CumulativeSum along an axis that lands on the height or width of
+    its 4-D layout (axis rank - 2 or rank - 3; finding cumulativesum-u8-first-slice-lowest-code): slice 0 along the
+    axis comes out as the lowest code or other values from run to run, slice 1 is right, and the slices after it carry
+    an offset (a multiple of one amount: 69, 138 codes), as if the running sum started from an unset accumulator that
+    slice 1 happens to overwrite. Only slice 1 is held to the reference; the rest is left open."""
+    from reference.expected import arguments, expected
 
+    _, params = arguments(case)
     y = expected(case)[0]
+    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % y.ndim
     open_ = np.full_like(y, np.nan)
-    open_[1:2] = y[1:2]
+    held = tuple(slice(1, 2) if i == axis else slice(None) for i in range(y.ndim))
+    open_[held] = y[held]
     return [open_]
 
 

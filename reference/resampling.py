@@ -25,6 +25,7 @@ import numpy as np
 
 from reference import member, register, register_diagnosis
 from reference.datamovement import param
+from reference.models import register_model
 
 # Enum members by the spec's names (their numbers live in the YAML only). Resize (seed 10983-11076):
 HALF_PIXEL, PYTORCH_HALF_PIXEL = "HALF_PIXEL", "PYTORCH_HALF_PIXEL"
@@ -470,3 +471,32 @@ def image_projection_transform(inputs, params, out_shapes, out_dtypes, *, op):
                 val = val + _gather(img, b, idx, (height, width), w)
         out[n] = val
     return [out]
+
+
+# The HTP simulator's deviations (findings/qnn-htp.yaml), as named models (reference.models).
+
+
+@register_model("GridSample", name="nearest-near-ties-open")
+def grid_sample_nearest_near_ties_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 GridSample NEAREST (finding gridsample-u8-nearest-near-tie): a sampling
+    coordinate within 2^-16 of a half-way point between two pixels (4.50000012 from grid code 212 at scale 0.0094118)
+    may take either neighbour (the lower one there, where the exact value rounds up), as a coordinate computed on a
+    coarser grid than float32 would. Those output pixels are left open (NaN); every other one is the reference's."""
+    from reference.expected import arguments, expected
+
+    inputs, params = arguments(case)
+    y = expected(case)[0]
+    if member("GridSample", params, "mode") != GRID_NEAREST:
+        return [y]
+    x = np.asarray(inputs[0], dtype=np.float64)
+    grid = np.asarray(inputs[1], dtype=np.float64)
+    n_sp = x.ndim - 2
+    align = flag(params, "align_corners")
+    padding = member("GridSample", params, "padding_mode")
+    near = np.zeros(grid.shape[:-1], dtype=bool)
+    for a in range(n_sp):
+        c = _grid_coords(grid[..., n_sp - 1 - a], x.shape[1 + a], align, padding)
+        near |= np.abs(c - np.floor(c) - 0.5) < 2.0**-16
+    y = y.astype(np.float64).copy()
+    y[near] = np.nan
+    return [y]

@@ -14,6 +14,7 @@ import numpy as np
 
 from reference import register
 from reference.datamovement import int_param, param
+from reference.models import register_model
 from reference.resampling import apply_taps, declared_shape, flag
 
 
@@ -176,3 +177,41 @@ def axis_aligned_bbox_transform(inputs, params, out_shapes, out_dtypes, *, op):
     if not out_shapes or len(out_shapes) > 1:  # out[1] is optional: produced when declared
         result.append(np.bincount(bidx, minlength=sizes.shape[0]).astype(np.int32))
     return result
+
+
+@register_model("RoiAlign", name="boundary-samples-open")
+def roi_align_boundary_samples_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 RoiAlign (finding roialign-u8-boundary-sample): a sample within 2^-16 of the
+    map's outer limit (coordinate -1 or size, where a sample stops counting as on the map) may count either way: y =
+    2.00000004 on a map 2 high (RoI corners 76 and 220 on a 2/85 grid) is taken as on its last row, where the exact
+    value lies outside. The output bins holding such a sample are left open (NaN); every other one is the
+    reference's."""
+    from reference.expected import arguments, expected
+
+    inputs, params = arguments(case)
+    y = expected(case)[0].astype(np.float64).copy()
+    x, rois, _, (oh, ow) = _roi_inputs(inputs, [t.shape for t in case.outputs], "RoiAlign")
+    ratio_h, ratio_w = _ratios(params)
+    aligned = flag(params, "aligned")
+    shift = 0.5 if aligned else 0.0
+    height, width = x.shape[1:3]
+    eps = 2.0**-16
+
+    def near(c: np.ndarray, size: int) -> np.ndarray:
+        return (np.abs(c + 1.0) < eps) | (np.abs(c - size) < eps)
+
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        if x2 - x1 == 0 and y2 - y1 == 0:
+            continue
+        xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
+        rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bin_w, bin_h = rw / ow, rh / oh
+        gw = _grid_count(int_param(params, "num_samples_x", -1), bin_w)
+        gh = _grid_count(int_param(params, "num_samples_y", -1), bin_h)
+        cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5) * (bin_h / gh)  # [oh, gh]
+        cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5) * (bin_w / gw)  # [ow, gw]
+        y[r, near(cy, height).any(axis=1)] = np.nan
+        y[r, :, near(cx, width).any(axis=1)] = np.nan
+    return [y]

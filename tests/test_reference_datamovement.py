@@ -652,3 +652,38 @@ def test_pad_model_leaves_the_last_axis_edge_cells_open() -> None:
     got = modelled(c, "last-axis-edge-pad-cells-unset")[0]
     np.testing.assert_array_equal(got[:, 1:3], [[1, 2], [1, 2], [3, 4]])
     assert np.isnan(got[:, [0, 3]]).all()
+
+
+def test_space_to_depth_model_reads_consecutive_pixels_with_block_width_one() -> None:
+    """A [1, 3, 3, 2] ramp, block [3, 1] (one output row): output pixel (0, w) holds flat input pixels 3w, 3w + 1 and
+    3w + 2, i.e. input row w (the right block is column w); mode CRD orders the same run channel first."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(18.0).reshape(1, 3, 3, 2)
+    c = case("SpaceToDepth", [x], {"block_size": [3, 1]}, [("FLOAT_32", (1, 1, 3, 6))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(3, 6)
+    np.testing.assert_array_equal(got, np.arange(18.0).reshape(3, 6))
+    c = case("SpaceToDepth", [x], {"block_size": [3, 1], "mode": 1}, [("FLOAT_32", (1, 1, 3, 6))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].reshape(3, 6)
+    np.testing.assert_array_equal(got[1], [6, 8, 10, 7, 9, 11])
+
+
+def test_pad_model_saturates_the_pad_value_to_the_input_range() -> None:
+    """A [1, 2] UFIXED_POINT_8 input on scale 0.1 (range 0 .. 25.5), out[0] on scale 0.2 (0 .. 51), pad value 30 before
+    the last axis: the added cell holds 25.5 (code 255 of the input's grid), the input's cells stay."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([[10, 20]], np.uint8), ([0.1], [0]))
+    c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 0], [1, 0]], "pad_constant_value": 30.0},
+             [("UFIXED_POINT_8", (1, 3), ([0.2], [0]))])  # fmt: skip
+    np.testing.assert_allclose(modelled(c, "pad-value-on-input-grid")[0], [[25.5, 1.0, 2.0]])
+
+
+def test_space_to_depth_model_leaves_later_rows_open_for_tall_blocks() -> None:
+    """A [1, 4, 1, 1] ramp, block [2, 1]: output row 0 holds pixels 0 and 1; row 1 is left open."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("SpaceToDepth", [np.arange(4.0).reshape(1, 4, 1, 1)], {"block_size": [2, 1]}, [("FLOAT_32", (1, 2, 1, 2))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0]
+    np.testing.assert_array_equal(got[0, 0, 0], [0, 1])
+    assert np.isnan(got[0, 1]).all()

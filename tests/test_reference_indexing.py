@@ -317,3 +317,14 @@ def test_batch_permutation_takes_gathers_sign_bit_model() -> None:
                                   ("INT_32", np.array([1, 0], np.int32))], {},
              [("SFIXED_POINT_8", (2, 2), enc)])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, "sign-bit-flipped")[0], [[-127, -126], [-39, 69]])
+
+
+def test_gather_model_holds_only_the_first_outer_slice() -> None:
+    """A [2, 3, 2] table gathered on axis 1 with indices [2, 0]: outer slice 0 is [[4, 5], [0, 1]]; slice 1 is open."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(12.0).reshape(2, 3, 2)
+    c = case("Gather", [x, np.array([2, 0], np.int32)], {"axis": 1}, [("FLOAT_32", (2, 2, 2))])
+    got = modelled(c, "outer-rows-after-first-open")[0]
+    np.testing.assert_array_equal(got[0], [[4, 5], [0, 1]])
+    assert np.isnan(got[1]).all()

@@ -343,3 +343,32 @@ def test_gru_fresh_graph_with_reset_false_starts_from_zero() -> None:
     ins[13] = None
     (y_zero, _) = reference.run("Gru", ins, {})
     np.testing.assert_allclose(y_false, y_zero, rtol=1e-12, err_msg="reset false on a fresh graph must start at 0")
+
+
+def test_gru_model_broadcasts_one_hard_gated_step_of_unit_0() -> None:
+    """x (batch-major [1, 2, 2]) starts 0.3, 0.2; only row 0 of W_xn ([1, 2]) and W_hz ([0.6, 0]) are nonzero, b_xn[0]
+    is -0.1. FORWARD: z = clip(round(0)) = 0, n = clip(round(0.3 + 0.4 - 0.1 = 0.6)) = 1, so every element is 1.
+    REVERSE: the previous state is 1 in unit 0, z = clip(round(0.6)) = 1 and h = h_prev[0] = 1; with W_hz[0, 0] = 0.4,
+    z = 0 and h = n = 1; with b_xn[0] = -0.8, n = clip(round(-0.1)) = 0 and h = 0."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[[0.3, 0.2], [5.0, 5.0]]])
+    zero = np.zeros((2, 2))
+    xn = np.array([[1.0, 2.0], [0.0, 0.0]])
+
+    def gru(direction: int, hz0: float, bxn0: float) -> np.ndarray:
+        hz = np.array([[hz0, 0.0], [0.0, 0.0]])
+        biases = [np.zeros(2), np.zeros(2), np.array([bxn0, 0.0]), np.zeros(2), np.zeros(2), np.zeros(2)]
+        outputs = [("FLOAT_32", (1, 2, 2)), ("FLOAT_32", (1, 1, 2))]
+        c = case("Gru", [x, zero, zero, xn, hz, zero, zero, *biases], {"direction": direction, "time_major": False},
+                 outputs)  # fmt: skip
+        outs = modelled(c, "unit0-hard-gates-broadcast")
+        assert outs[0].shape == (1, 2, 2) and outs[1].shape == (1, 1, 2)
+        assert len({float(v) for o in outs for v in o.ravel()}) == 1
+        return float(outs[0].ravel()[0])
+
+    assert gru(0, 0.6, -0.1) == 1.0
+    assert gru(1, 0.6, -0.1) == 1.0
+    assert gru(1, 0.4, -0.1) == 1.0
+    assert gru(1, 0.4, -0.8) == 0.0
+    assert gru(0, 0.6, -0.8) == 0.0

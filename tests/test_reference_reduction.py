@@ -222,6 +222,17 @@ def test_cumulative_sum_model_holds_only_the_second_slice() -> None:
     from tests.reference_helpers import case, modelled
 
     c = case("CumulativeSum", [np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])], {"axis": 0}, [("FLOAT_32", (3, 2))])
-    got = modelled(c, "axis0-first-slice-unset")[0]
+    got = modelled(c, "first-slice-unset")[0]
     np.testing.assert_array_equal(got[1], [4, 6])
     assert np.isnan(got[[0, 2]]).all()
+
+
+def test_cumulative_sum_model_holds_the_second_slice_along_its_axis() -> None:
+    """A [2, 3, 2] ramp summed along axis 1: slice 1 along axis 1 is x[:, 0] + x[:, 1]; slices 0 and 2 are open."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(12.0).reshape(2, 3, 2)
+    c = case("CumulativeSum", [x], {"axis": 1}, [("FLOAT_32", (2, 3, 2))])
+    got = modelled(c, "first-slice-unset")[0]
+    np.testing.assert_array_equal(got[:, 1], [[2, 4], [14, 16]])
+    assert np.isnan(got[:, [0, 2]]).all()

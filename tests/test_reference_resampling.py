@@ -515,3 +515,17 @@ def test_argb_to_rgb_picks_and_orders_colour_channels(order: int, reverse: bool,
 def test_argb_to_rgb_requires_reverse_output() -> None:
     with pytest.raises(ValueError, match="reverse_output"):
         run1("ArgbToRgb", [np.zeros((1, 1, 1, 4))], {})
+
+
+def test_grid_sample_model_leaves_nearest_near_ties_open() -> None:
+    """A [1, 2, 1, 1] image [0, 10], NEAREST with align_corners: grid y 0.0 lands on 0.5, half-way between the rows
+    (open); y 0.5 lands on 0.75, row 1 (10); y -1 on row 0 (0)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([0.0, 10.0]).reshape(1, 2, 1, 1)
+    grid = np.array([[0.0, 0.0], [0.0, 0.5], [0.0, -1.0]]).reshape(1, 1, 3, 2)
+    params = {"mode": 1, "align_corners": True, "padding_mode": 0}
+    c = case("GridSample", [x, grid], params, [("FLOAT_32", (1, 1, 3, 1))])
+    got = modelled(c, "nearest-near-ties-open")[0].reshape(3)
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:], [10.0, 0.0])

@@ -235,3 +235,17 @@ def test_bbox_transform_quantized_hand_formula_within_one_step() -> None:
 def test_bbox_transform_refuses_non_positive_image_sizes() -> None:
     with pytest.raises(ValueError, match="image sizes"):
         bbox([[0, 0, 1, 1]], [[0, 0, 0, 0]], [0], [[0.0, 2.0]])
+
+
+def test_roi_align_model_leaves_bins_with_a_sample_on_the_outer_limit_open() -> None:
+    """A [1, 2, 1, 1] map [0, 10], one sample per bin: RoI y 1 .. 3 samples y = 2.0, the map's height, where a sample
+    stops counting (open); RoI y 0 .. 1 samples y = 0.5, between the rows (5)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([0.0, 10.0]).reshape(1, 2, 1, 1)
+    rois = np.array([[0.0, 1.0, 1.0, 3.0], [0.0, 0.0, 1.0, 1.0]])
+    params = {"num_samples_x": 1, "num_samples_y": 1, "img_size_ratio": [1.0, 1.0]}
+    c = case("RoiAlign", [x, rois, ("UINT_32", np.array([0, 0], np.uint32))], params, [("FLOAT_32", (2, 1, 1, 1))])
+    got = modelled(c, "boundary-samples-open")[0].reshape(2)
+    assert np.isnan(got[0])
+    assert got[1] == 5.0

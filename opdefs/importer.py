@@ -407,6 +407,23 @@ def _str_rep(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_rep)
 
 
+def _dict_rep(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
+    """Mappings in block style: a flow mapping that wraps mid-string (a constraint's seed sentence) is hard to
+    read and to edit; one key a line is neither."""
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=False)
+
+
+def _list_rep(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    """A short list of scalars stays on one line (``dtypes: [FLOAT_32, FLOAT_16]``, ``lines: [3040, 3080]``);
+    any other list is one item a line."""
+    short = all(isinstance(v, (str, int, float, bool)) or v is None for v in data) and len(repr(data)) <= 80
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=short)
+
+
+_Dumper.add_representer(dict, _dict_rep)
+_Dumper.add_representer(list, _list_rep)
+
+
 def dump(spec: dict[str, Any]) -> str:
     body = yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
     return SCHEMA_HEADER + body

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from opdefs import budget, expr
+from opdefs import budget, computed_as, expr
+from opdefs.computed_as import ComputedAs
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
@@ -189,17 +190,6 @@ class Constraint:
     @property
     def checkable(self) -> bool:
         return self.check is not None
-
-
-@dataclass(frozen=True)
-class ComputedAs:
-    """A dedicated op as its general op: ``op`` with ``params`` fixed (enum members by name), the MasterOpDef
-    ``line`` that says what the dedicated op computes, and ``why`` the two are the same."""
-
-    op: str
-    params: dict[str, Any]
-    line: int
-    why: str
 
 
 @dataclass
@@ -791,29 +781,5 @@ def lint(paths: list[Path]) -> list[Problem]:
         except SpecError as e:
             problems += e.problems
             continue
-        problems += _computed_as_problems(spec, Path(p))
+        problems += computed_as.problems(spec, Path(p))
     return problems
-
-
-def _computed_as_problems(spec: OpDef, path: Path) -> list[Problem]:
-    """A ``computed_as`` must name a general op that has a spec, parameters that op declares, and members of
-    its enums: the reference and the ONNX lowering compute the dedicated op through it."""
-    ca = spec.computed_as
-    if ca is None:
-        return []
-    text = path.read_text(encoding="utf-8").splitlines()
-    line = next((i for i, t in enumerate(text, 1) if t.startswith("computed_as:")), 1)
-    try:
-        general = load(ca.op, path.parent) if (path.parent / f"{ca.op}.yaml").exists() else load(ca.op)
-    except KeyError:
-        return [Problem(str(path), line, "computed_as.op", f"no spec for op {ca.op!r}")]
-    out = []
-    for name, value in ca.params.items():
-        if name not in general.params:
-            out.append(Problem(str(path), line, f"computed_as.params.{name}", f"{ca.op} has no parameter {name!r}"))
-        elif isinstance(value, str):
-            try:
-                general.enum_value(name, value)
-            except KeyError as e:
-                out.append(Problem(str(path), line, f"computed_as.params.{name}", str(e.args[0])))
-    return out

@@ -40,14 +40,14 @@ def _variant(name: str, **replace: str) -> str:
 def hostile(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("hostile-specs")
     (d / "Laughs.yaml").write_text(LAUGHS)
-    (d / "PowerTower.yaml").write_text(_variant("PowerTower", **{"check: 'rank(in[0]) > 0'":
+    (d / "PowerTower.yaml").write_text(_variant("PowerTower", **{"check: rank(in[0]) > 0":
                                                                  "check: 'rank(in[0]) > 9**9**9'"}))  # fmt: skip
     os.mkfifo(d / "Fifo.yaml")
     (d / "HugeInt.yaml").write_text(_variant("HugeInt") + f"version: {'7' * 100_000}\n")
-    (d / "LongExpr.yaml").write_text(_variant("LongExpr", **{"check: 'rank(in[0]) > 0'":
+    (d / "LongExpr.yaml").write_text(_variant("LongExpr", **{"check: rank(in[0]) > 0":
                                                              "check: '" + "+".join(["1"] * 100_000) + " > 0'"}))
-    big = "shape: {text: 'four dims of 65536', rank: 4, dims: [65536, 65536, 65536, 65536]}"
-    (d / "BigDims.yaml").write_text(_variant("BigDims", **{"shape: {text: Any, rank: any}": big}))
+    big = "shape: {text: 'four dims of 65536', rank: 4, dims: [65536, 65536, 65536, 65536]}\n"
+    (d / "BigDims.yaml").write_text(_variant("BigDims", **{"shape:\n    text: Any\n    rank: any\n": big}))
     return d
 
 

@@ -41,7 +41,7 @@ def test_no_spec_writes_out_a_configuration_a_preset_holds() -> None:
 
 
 def test_an_unknown_preset_is_a_spec_problem_naming_it(tmp_path: Path) -> None:
-    text = (spec.HERE / "Conv2d.yaml").read_text().replace("{preset: weights-4bit}", "{preset: no-such-set}")
+    text = (spec.HERE / "Conv2d.yaml").read_text().replace("preset: weights-4bit", "preset: no-such-set")
     path = tmp_path / "Conv2d.yaml"
     path.write_text(text)
     problems = spec.lint([path])

@@ -36,15 +36,35 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT = "PASS", "FAIL", "REJECTED", "ERROR", "CRASH", "TIMEOUT"
-UNCHECKED, SKIP, XFAIL, XPASS = "UNCHECKED", "SKIP", "XFAIL", "XPASS"
-# outside binary32's budget, inside binary16's, on a backend that documents float16 arithmetic for float32 graphs
-# (its adapter says so, with the source): neither a pass nor a deviation, and shown as itself
-FP16_ACCURATE = "FP16_ACCURATE"
-VERDICTS = (PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT, UNCHECKED, SKIP, XFAIL, XPASS, FP16_ACCURATE)
+
+class Verdict(StrEnum):
+    """Every verdict a record can carry. A str enum: a member is its own name wherever a string is (JSON, a
+    comparison with a record read back from a file, a set lookup), so records stay what they were."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    REJECTED = "REJECTED"
+    ERROR = "ERROR"
+    CRASH = "CRASH"
+    TIMEOUT = "TIMEOUT"
+    UNCHECKED = "UNCHECKED"
+    SKIP = "SKIP"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+    # outside binary32's budget, inside binary16's, on a backend that documents float16 arithmetic for float32
+    # graphs (its adapter says so, with the source): neither a pass nor a deviation, and shown as itself
+    FP16_ACCURATE = "FP16_ACCURATE"
+
+
+PASS, FAIL, REJECTED, ERROR, CRASH, TIMEOUT = (Verdict.PASS, Verdict.FAIL, Verdict.REJECTED, Verdict.ERROR,
+                                               Verdict.CRASH, Verdict.TIMEOUT)  # fmt: skip
+UNCHECKED, SKIP, XFAIL, XPASS = Verdict.UNCHECKED, Verdict.SKIP, Verdict.XFAIL, Verdict.XPASS
+FP16_ACCURATE = Verdict.FP16_ACCURATE
+VERDICTS = tuple(Verdict)
 POSITIVE, NEGATIVE, SHRUNK, CELL = "positive", "negative", "shrunk", "cell"
 PROBE = "probe"  # a refused cell's case again in a converter-standard form (cases.forms): never in the cell's rates
 RUN = "run"  # the header line of a results file; not a Record

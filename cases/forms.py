@@ -24,8 +24,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cases.case import Case, Encoding, Tensor, encoding_for_range
-from cases.generate import code_range, first_index, is_weight
+from cases.generate import first_index, is_weight
 from opdefs import OpDef, dtypes
+from reference import quant
+from reference.quant import code_range
 
 Infer = Callable[[OpDef, Case], "list[np.ndarray] | None"]
 
@@ -40,31 +42,14 @@ class Form:
     why: str
 
 
-def _axis_values(values: tuple, enc: Encoding, ndim: int) -> np.ndarray:
-    arr = np.asarray(values, dtype=np.float64)
-    if enc.axis is None:
-        return arr.reshape(()) if arr.size == 1 else arr
-    shape = [1] * ndim
-    shape[enc.axis] = arr.size
-    return arr.reshape(shape)
-
-
 def real_values(t: Tensor) -> np.ndarray:
     """What a quantized tensor's codes stand for: scale x (code + offset), per axis where encoded so."""
-    codes = np.asarray(t.data).astype(np.float64)
-    enc = t.encoding
-    return _axis_values(enc.scales, enc, codes.ndim) * (codes + _axis_values(enc.offsets, enc, codes.ndim))
+    return quant.dequantize(t.data, t.encoding)
 
 
 def requantized(t: Tensor, dtype: str, enc: Encoding) -> Tensor:
     """``t``'s real values on another datatype and grid, rounded to nearest and saturated to its codes."""
-    d = dtypes.get(dtype)
-    qmin, qmax = code_range(dtype, enc.bitwidth)
-    real = real_values(t)
-    scale = _axis_values(enc.scales, enc, real.ndim)
-    offset = _axis_values(enc.offsets, enc, real.ndim)
-    codes = np.clip(np.rint(real / scale) - offset, qmin, qmax).astype(d.storage)
-    return replace(t, dtype=dtype, data=codes, encoding=enc)
+    return replace(t, dtype=dtype, data=quant.quantize(real_values(t), enc, dtype), encoding=enc)
 
 
 def symmetric_grid(real: np.ndarray, dtype: str, axis: int | None) -> Encoding:

@@ -18,6 +18,17 @@ from cases.case import Encoding, Tensor, encoding_for_range  # noqa: F401  (re-e
 from opdefs import dtypes
 
 
+def code_range(dtype: str, bits: int | None = None) -> tuple[int, int]:
+    """The codes a tensor of ``dtype`` may hold: the datatype's, or with a bit-width encoding the ``bits``-wide
+    range inside it (a signed 4-bit value in an 8-bit container: [-8, 7])."""
+    d = dtypes.get(dtype)
+    if not bits or bits >= d.bits:
+        return d.qmin, d.qmax
+    if d.kind == "sfixed":
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
 def _broadcast(values: tuple, enc: Encoding, ndim: int) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     if enc.axis is None:
@@ -35,15 +46,17 @@ def dequantize(codes: np.ndarray, enc: Encoding) -> np.ndarray:
 
 
 def quantize(real: np.ndarray, enc: Encoding, dtype: str) -> np.ndarray:
-    """Real values -> stored codes of ``dtype``, saturating to the type's range (NaN -> 0 code)."""
+    """Real values -> stored codes of ``dtype``, saturating to the type's range, or the bit-width encoding's
+    (NaN -> 0 code)."""
     d = dtypes.get(dtype)
     real = np.asarray(real, dtype=np.float64)
     scale = _broadcast(enc.scales, enc, real.ndim)
     offset = _broadcast(enc.offsets, enc, real.ndim)
     with np.errstate(invalid="ignore", over="ignore"):
         q = np.rint(real / scale) - offset
-    q = np.nan_to_num(q, nan=0.0, posinf=d.qmax, neginf=d.qmin)
-    return np.clip(q, d.qmin, d.qmax).astype(d.storage)
+    qmin, qmax = code_range(dtype, enc.bitwidth)  # a bit-width encoding saturates inside its container
+    q = np.nan_to_num(q, nan=0.0, posinf=qmax, neginf=qmin)
+    return np.clip(q, qmin, qmax).astype(d.storage)
 
 
 def real_range(enc: Encoding, dtype: str) -> tuple[np.ndarray, np.ndarray]:

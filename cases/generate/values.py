@@ -12,6 +12,7 @@ from cases.case import Encoding, Param, Tensor, encoding_for_range
 from cases.generate.configurations import Config, _first_index
 from cases.generate.evaluate import _curation_tables, _eval_dim
 from opdefs import OpDef, dtypes, expr
+from reference.quant import code_range
 
 
 def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: float = 4.0) -> Encoding:
@@ -120,17 +121,6 @@ def is_weight(decl: dict) -> bool:
         return decl["role"] == "weights"  # or a static input they quantize as a bias (a normalisation's beta)
     return (decl.get("static") in ("preferred", "always") and not decl["name"].startswith("in[0]")
             and not decl.get("encoding_from"))  # fmt: skip
-
-
-def code_range(dtype: str, bits: int | None = None) -> tuple[int, int]:
-    """The codes a tensor of ``dtype`` may hold: the datatype's, or with a bit-width encoding the ``bits``-wide
-    range inside it (a signed 4-bit value in an 8-bit container: [-8, 7])."""
-    d = dtypes.get(dtype)
-    if not bits or bits >= d.bits:
-        return d.qmin, d.qmax
-    if d.kind == "sfixed":
-        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return 0, (1 << bits) - 1
 
 
 def _per_axis_encoding(rng: np.random.Generator, dtype: str, channels: int, axis: int,

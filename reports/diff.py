@@ -17,6 +17,7 @@ A regression is good -> known/unsupported/bad; a fix is the reverse. Every other
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -236,7 +237,9 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 # ---- record by record: did a change of the suite's code change any result? -----------------------
 # What describes the run rather than a case's result: two runs of the same cases differ here even when
 # every verdict, message and number is the same (times, ids, where files went, the backend's build).
-RUN_SPECIFIC = frozenset({"timings", "run_id", "backend_info", "case_path", "replay", "worker_age"})
+RUN_SPECIFIC = frozenset({"timings", "timing_ms", "pid", "run_id", "backend_info", "case_path", "replay", "worker_age"})
+# a QNN worker's process id in a timeout's message ("qnn-worker 13556 killed"): another number every run
+_WORKER_PID = re.compile(r"(qnn-worker|worker) \d+")
 _RUN_SPECIFIC_SUFFIX = "seconds"  # details.session_seconds, a round trip's seconds ...
 
 RecordKey = tuple[str, str, str, str, str, str, str]
@@ -252,6 +255,8 @@ def _comparable(value: Any) -> Any:
                 if k not in RUN_SPECIFIC and not str(k).endswith(_RUN_SPECIFIC_SUFFIX)}  # fmt: skip
     if isinstance(value, list):
         return [_comparable(v) for v in value]
+    if isinstance(value, str):
+        return _WORKER_PID.sub(r"\1 <pid>", value)
     return value
 
 

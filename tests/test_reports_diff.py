@@ -112,6 +112,14 @@ def test_runs_differing_only_in_run_specific_fields_have_the_same_records() -> N
     assert diff.record_differences([_case()], [again]) == []
 
 
+def test_a_qnn_workers_timings_and_process_id_are_run_specific() -> None:
+    first = _case(message="case exceeded 5 s; qnn-worker 13556 killed",
+                  extra={"details": {"timing_ms": {"finalize": 8.6}, "pid": 13556}})  # fmt: skip
+    again = _case(message="case exceeded 5 s; qnn-worker 13661 killed",
+                  extra={"details": {"timing_ms": {"finalize": 9.7}, "pid": 13661}})  # fmt: skip
+    assert diff.record_differences([first], [again]) == []
+
+
 def test_a_changed_result_field_is_named_with_both_values() -> None:
     lines = diff.record_differences([_case()], [_case(metrics={"max_ulp": 2.0})])
     assert lines == ["onnxruntime Relu FLOAT_32 positive typical c1: metrics.max_ulp: 0.0 -> 2.0"], lines

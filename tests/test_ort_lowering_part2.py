@@ -17,7 +17,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
-import adapters  # noqa: E402
 import reference  # noqa: E402
 import suite  # noqa: E402
 from cases.case import Case, Param, Tensor, encoding_for_range  # noqa: E402
@@ -25,15 +24,6 @@ from reference import quant  # noqa: E402
 
 F32, U8, S8 = "FLOAT_32", "UFIXED_POINT_8", "SFIXED_POINT_8"
 RNG = np.random.default_rng(20251123)
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    ad = adapters.get("onnxruntime")
-    ok, why = ad.available()
-    if not ok:
-        pytest.skip(f"onnxruntime CPU EP not usable here: {why}")
-    return ad
 
 
 def _u32(*v: int) -> np.ndarray:

@@ -10,21 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import adapters
 from adapters.onnx.movement import hadamard
 from cases.case import Param, Tensor, encoding_for_range
 from tests.test_ort_lowering_part2 import F32, S8, U8, case, passes, quantized
 
 RNG = np.random.default_rng(20251127)
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    ad = adapters.get("onnxruntime")
-    ok, why = ad.available()
-    if not ok:
-        pytest.skip(f"onnxruntime CPU EP not usable here: {why}")
-    return ad
 
 
 def rand(*shape: int, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:

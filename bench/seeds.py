@@ -25,9 +25,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reports.record import BAD, FP16_ACCURATE, PASS, POSITIVE, TYPICAL, XFAIL, XPASS, read
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out" / "seeds"
-RED = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 PYTEST_RAN = (0, 1)  # every test passed / some failed: the run went to its end either way
 # a cell's colour at one seed, worst first: what a matrix reader sees
 COLOURS = ("red", "known", "green", "not judged")
@@ -42,11 +43,11 @@ class SeedCell:
 
     @property
     def colour(self) -> str:
-        if any(self.verdicts.get(v) for v in RED):
+        if any(self.verdicts.get(v) for v in BAD):
             return "red"
-        if self.verdicts.get("XFAIL") or self.verdicts.get("FP16_ACCURATE"):
+        if self.verdicts.get(XFAIL) or self.verdicts.get(FP16_ACCURATE):
             return "known"
-        if self.verdicts.get("PASS") or self.verdicts.get("XPASS"):
+        if self.verdicts.get(PASS) or self.verdicts.get(XPASS):
             return "green"
         return "not judged"
 
@@ -71,7 +72,7 @@ def parse_seeds(text: str) -> list[int]:
 
 def pytest_command(args: argparse.Namespace, seed: int, results: Path, findings: Path | None) -> list[str]:
     """The typical tier of every op (or ``--op``'s), positive cells only: negative cases say nothing of numbers."""
-    cmd = [sys.executable, "-m", "pytest", "--backend", args.backend, "--tier", "typical",
+    cmd = [sys.executable, "-m", "pytest", "--backend", args.backend, "--tier", TYPICAL,
            "--examples", str(args.examples), "--seed", str(seed), "--no-shrink",
            "--results", str(results), "--case-dir", str(results.parent / f"cases-{seed}"),
            "-k", "test_op", "-q", "-p", "no:cacheprovider"]  # fmt: skip
@@ -86,15 +87,13 @@ def pytest_command(args: argparse.Namespace, seed: int, results: Path, findings:
 
 def read_seed(path: Path) -> dict[tuple[str, str], SeedCell]:
     """The typical positive case records of one seed's run, by cell."""
-    from reports.record import POSITIVE, read
-
     cells: dict[tuple[str, str], SeedCell] = defaultdict(SeedCell)
     for r in read([path], warn=lambda m: None):
-        if r.kind != POSITIVE or (r.tier or "typical") != "typical":
+        if r.kind != POSITIVE or (r.tier or TYPICAL) != TYPICAL:
             continue
         cell = cells[(r.op, r.config)]
         cell.verdicts[r.verdict] = cell.verdicts.get(r.verdict, 0) + 1
-        if r.verdict in RED:
+        if r.verdict in BAD:
             cell.unexplained.append({"verdict": r.verdict, "message": (r.message or "")[:300],
                                      "near": (r.extra or {}).get("near_findings"), "replay": r.replay or r.case_path})
     return dict(cells)

@@ -59,7 +59,8 @@ def register(*ops: str, verified_by: str | None = None) -> Callable[[Impl], Impl
     return deco
 
 
-def _load_families() -> None:
+def load_families() -> None:
+    """Import every family module once, so their registrations (references, named models) exist."""
     global _LOADED
     if _LOADED:
         return
@@ -88,7 +89,7 @@ def implemented() -> list[str]:
     """Every op with a reference: the registered ones and the dedicated ops computed as one of them."""
     import opdefs
 
-    _load_families()
+    load_families()
     names, _ = opdefs.load_each()
     return sorted(set(_REGISTRY) | {n for n in names if n not in _REGISTRY and _general(n)})
 
@@ -96,14 +97,14 @@ def implemented() -> list[str]:
 def verified_by(op: str) -> str | None:
     """The declared verification of ``op``'s reference (an oracle's name, ``HAND``) or None; a dedicated op
     computed as a general one shares its verification."""
-    _load_families()
+    load_families()
     if op not in _REGISTRY and (general := _general(op)):
         return _VERIFIED_BY.get(general[0])
     return _VERIFIED_BY.get(op)
 
 
 def has(op: str) -> bool:
-    _load_families()
+    load_families()
     return op in _REGISTRY or _general(op) is not None
 
 
@@ -134,7 +135,7 @@ def run(
     out_dtypes: list[Any] | None = None,
 ) -> list[np.ndarray]:
     """Compute ``op`` on real-valued inputs; omitted params take the spec default (DESIGN.md)."""
-    _load_families()
+    load_families()
     if op not in _REGISTRY and (general := _general(op)):
         # a dedicated op (Relu6, ElementWiseAdd) is its general op with the parameters its spec fixes
         name, fixed = general
@@ -172,7 +173,7 @@ def run_sequence(
     out_dtypes: list[Any] | None = None,
 ) -> list[list[np.ndarray]]:
     """Outputs of consecutive executions of one graph of ``op`` (the inputs of each, real-valued)."""
-    _load_families()
+    load_families()
     try:
         impl = _SEQUENCES[op]
     except KeyError:
@@ -196,7 +197,7 @@ def register_diagnosis(*ops: str) -> Callable[[Callable[..., dict[str, Any]]], C
 
 
 def has_diagnosis(op: str) -> bool:
-    _load_families()
+    load_families()
     return op in _DIAGNOSES
 
 
@@ -204,7 +205,7 @@ def diagnose(op: str, inputs: list[np.ndarray | None], params: dict[str, Any] | 
              actual: list[np.ndarray]) -> dict[str, Any]:  # fmt: skip
     """Which of the implemented readings a backend's outputs (real values) follow; {} where the op has
     no open reading."""
-    _load_families()
+    load_families()
     fn = _DIAGNOSES.get(op)
     if fn is None:
         return {}

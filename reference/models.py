@@ -101,7 +101,7 @@ def problems(model: Any, op: str | None = None) -> list[str]:
         names = value if isinstance(value, list) else [value]
         if not (names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)):
             return ["model diagnosis: a name, or a list of different names (the finding's own first)"]
-        reference.implemented()  # loads the family modules, which register their named models
+        reference.load_families()  # the family modules register their named models
         if op is None:
             return []
         for name in names:
@@ -173,7 +173,7 @@ def _modelled(case: Case, kind: str, value: Any) -> list[np.ndarray]:
         return _input_codes(case)
     import reference
 
-    reference.implemented()
+    reference.load_families()
     if isinstance(value, list) and len(value) > 1:
         return _COMBINED[case.op](case, list(value))
     return _NAMED[case.op][value[0] if isinstance(value, list) else value](case)

@@ -239,7 +239,7 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 # every verdict, message and number is the same (times, ids, where files went, the backend's build).
 RUN_SPECIFIC = frozenset({"timings", "timing_ms", "pid", "run_id", "backend_info", "case_path", "replay", "worker_age"})
 # a QNN worker's process id in a timeout's message ("qnn-worker 13556 killed"): another number every run
-_WORKER_PID = re.compile(r"(qnn-worker|worker) \d+")
+_WORKER_PID = re.compile(r"qnn-worker \d+")
 _RUN_SPECIFIC_SUFFIX = "seconds"  # details.session_seconds, a round trip's seconds ...
 
 RecordKey = tuple[str, str, str, str, str, str, str]
@@ -256,7 +256,7 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, list):
         return [_comparable(v) for v in value]
     if isinstance(value, str):
-        return _WORKER_PID.sub(r"\1 <pid>", value)
+        return _WORKER_PID.sub("qnn-worker <pid>", value)
     return value
 
 

@@ -93,7 +93,7 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 
 
 # What the EP and the HTP backend document about FLOAT_32 arithmetic on this route, which the verdicts then take at
-# their word (suite._declared_float16): a FLOAT_32 result outside binary32's budget and inside binary16's is
+# their word (conformance/execute.py): a FLOAT_32 result outside binary32's budget and inside binary16's is
 # FP16_ACCURATE here, as on qnn-htp (adapters.qnn.adapter.HTP_ARITHMETIC, the same libQnnHtp.so).
 HTP_ARITHMETIC = {"FLOAT_32": {
     "computes_in": "float16",

@@ -86,7 +86,7 @@ def _value(case: Any, name: str, op: Any) -> Any:
 
 
 def _draw_cell(op: Any, config: Any, examples: int, seed: int) -> list[Any]:
-    """The typical cases of one cell, drawn as ``cases/test_conformance.py`` draws them."""
+    """The typical cases of one cell, drawn as ``conformance/test_conformance.py`` draws them."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
     from hypothesis.errors import Unsatisfiable

@@ -174,7 +174,7 @@ def _cells(cases: list) -> list[list]:
 
 def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: int = 1,
                 read_ms: dict[str, float] | None = None) -> dict[str, Any]:
-    """Run ``cases`` through ``suite.execute_many`` on one backend in this process, a cell at a time with
+    """Run ``cases`` through ``conformance.execute.execute_many`` on one backend in this process, a cell at a time with
     ``batch`` cases per backend call (1: one graph / session per case); split every case's time.
     ``generate_ms`` is what drawing a case of each op cost: an op's own figure, so the speed-up of a
     cheap op is not diluted by what drawing a convolution costs (session 5 charged every op the set's
@@ -182,7 +182,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
     passes ``--case-cache``, so only its first backend draws and the later ones read; the per-op rate is
     reported both ways (``cases_per_second_by_op`` drawing included, ``..._cached`` read back)."""
     import adapters
-    import suite
+    from conformance import execute as run_case
     from reports.record import Record
 
     adapter = adapters.get(name)
@@ -204,7 +204,7 @@ def run_backend(name: str, cases: list, generate_ms: dict[str, float], batch: in
         before = _worker_state(adapter)
         started = getattr(adapter, "worker_start_seconds", 0.0)
         t0 = time.perf_counter()
-        recs: list[Record] = suite.execute_many(cell, adapter, name, batch=batch)
+        recs: list[Record] = run_case.execute_many(cell, run_case.RunContext(adapter, name, batch=batch))
         t1 = time.perf_counter()
         for rec in recs:
             rec.to_json()  # what recording costs (the line written per case)
@@ -268,12 +268,12 @@ def _warm_up(adapter, name: str, cases: list) -> float:
     then 67 ms); a run pays that once per worker process, like starting it, while here it landed on the
     first cell's op alone and read as that op's per-case cost (ElementWiseAdd batched 3.0 ms a case, 1.2
     without it). Kept in the JSON as ``first_call_ms``, beside the worker's start."""
-    import suite
+    from conformance import execute as run_case
 
     if not cases:
         return 0.0
     t0 = time.perf_counter()
-    suite.execute_many(cases[:1], adapter, name, batch=1)
+    run_case.execute_many(cases[:1], run_case.RunContext(adapter, name, batch=1))
     return time.perf_counter() - t0
 
 
@@ -295,7 +295,7 @@ def _memory(adapter, name: str, cells: list[list], batch: int, restarted: set[in
     than it began on. So the cells during which no worker restarted (up to ``MEMORY_CASES`` cases) run twice
     more; the growth from the end of the first of those runs to the end of the second, in one process, is
     what a long run would keep adding."""
-    import suite
+    from conformance import execute as run_case
 
     chosen: list[list] = []
     n = 0
@@ -306,7 +306,7 @@ def _memory(adapter, name: str, cells: list[list], batch: int, restarted: set[in
     peak, samples = 0, []
     for _ in range(2):
         for cell in chosen:
-            suite.execute_many(cell, adapter, name, batch=batch)
+            run_case.execute_many(cell, run_case.RunContext(adapter, name, batch=batch))
             state = _worker_state(adapter)
             peak = max(peak, state[1] if state else 0)
         samples.append(_worker_state(adapter))
@@ -339,10 +339,11 @@ def _pool_init(name: str, batch: int, first: list) -> None:
 
 def _pool_cell(cell: list) -> tuple[int, float, float]:
     """One cell in a pool process: (cases, start, end) on the wall clock shared by the processes."""
-    import suite
+    from conformance import execute as run_case
 
     start = time.time()
-    recs = suite.execute_many(cell, _POOL_ADAPTER["adapter"], _POOL_ADAPTER["name"], batch=_POOL_ADAPTER["batch"])
+    ctx = run_case.RunContext(_POOL_ADAPTER["adapter"], _POOL_ADAPTER["name"], batch=_POOL_ADAPTER["batch"])
+    recs = run_case.execute_many(cell, ctx)
     for rec in recs:
         rec.to_json()
     return len(cell), start, time.time()
@@ -473,7 +474,7 @@ def against(rev: str, backends: list[str], results: dict[str, Any]) -> dict[str,
 
 
 def main_job_estimate(results: dict[str, Any], per_cell: int) -> dict[str, Any]:
-    """Seconds for ``python -m suite --examples per_cell`` from the measured per-case costs (two workers)."""
+    """Seconds for ``python -m conformance --examples per_cell`` from the measured per-case costs (two workers)."""
     import opdefs
     from cases import generate
 
@@ -502,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
                          "writes bench/out/generation.json unless -o is given")  # fmt: skip
     ap.add_argument("--op", default=None, help="regex: limit the generation pass to these ops")
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed of the generation pass")
-    ap.add_argument("--main-job", action="store_true", help="run `python -m suite --examples 20` for real and time it")
+    ap.add_argument("--main-job", action="store_true",
+                    help="run `python -m conformance --examples 20` for real and time it")
     ap.add_argument("--against", default=None, metavar="REV",
                     help="also run the benchmark of git revision REV (its own code and case set) on the same "
                          "backends, here and now, and give each backend's speed-up over it")
@@ -575,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         doc["against"] = against(args.against, [n for n, r in results.items() if r.get("available")], results)
     if args.main_job:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "suite", "--examples", "20", "--runs", "runs/bench-main",
+        subprocess.run([sys.executable, "-m", "conformance", "--examples", "20", "--runs", "runs/bench-main",
                         "--out", "runs/bench-main/out"], cwd=REPO, check=False)  # fmt: skip
         doc["main_job"]["measured_seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.output or OUT / "bench.json")

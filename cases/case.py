@@ -16,42 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from cases.quant import Encoding, encoding_for_range  # noqa: F401  (re-exported: a case's tensors carry one)
 from opdefs import dtypes
 
-
-@dataclass(frozen=True)
-class Encoding:
-    """QNN scale/offset encoding in the C API's convention: real = scale * (q + offset).
-
-    ``offset`` is therefore minus the zero point. ``axis`` is None for per-tensor encodings;
-    otherwise ``scales``/``offsets`` hold one entry per index along ``axis``.
-    """
-
-    scales: tuple[float, ...]
-    offsets: tuple[int, ...]
-    axis: int | None = None
-    # the bits the values use inside the datatype (QNN's bit-width encodings: 4-bit weights held in an 8-bit
-    # container, each value in the low bits of its byte); None: the datatype's own width
-    bitwidth: int | None = None
-
-    @property
-    def per_axis(self) -> bool:
-        return self.axis is not None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"scales": [float(s) for s in self.scales], "offsets": [int(o) for o in self.offsets],
-                               "axis": self.axis}  # fmt: skip
-        if self.bitwidth is not None:  # absent otherwise: the JSON and case_id of other cases stay as they were
-            out["bitwidth"] = int(self.bitwidth)
-        return out
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any] | None) -> Encoding | None:
-        if d is None:
-            return None
-        bits = d.get("bitwidth")
-        return cls(tuple(float(s) for s in d["scales"]), tuple(int(o) for o in d["offsets"]), d.get("axis"),
-                   None if bits is None else int(bits))  # fmt: skip
+# A case's tier: how converters use the op (the verdict a cell gets) or the corners beside it. Defined here, the
+# lowest room that has cases; the records, the reports and the run read the same two names.
+TYPICAL, EDGE = "typical", "edge"
+TIERS = (TYPICAL, EDGE)
 
 
 @dataclass
@@ -299,36 +270,3 @@ def _param_text(v: Any) -> str:
     if isinstance(v, np.ndarray):
         return str(v.tolist())
     return repr(v)
-
-
-# The encoding math cases and the reference both need (the reference re-exports it from reference.quant).
-_API_OFFSET_MIN, _API_OFFSET_MAX = -(2**31), 2**31 - 1
-
-
-def _float32_up(x: float) -> float:
-    """``x`` rounded up to a float32, the C type of an encoding's scale."""
-    s = np.float32(x)
-    return float(s) if float(s) >= x else float(np.nextafter(s, np.float32(np.inf)))
-
-
-def encoding_for_range(lo: float, hi: float, dtype: str) -> Encoding:
-    """A per-tensor encoding whose grid holds ``[lo, hi]`` and represents 0 exactly.
-
-    The scale is rounded up to float32 before the zero point is chosen, so the stored scale still
-    spans the range (for 32-bit types, rounding to nearest afterwards missed the ends by hundreds of
-    steps). The zero point is kept where the API's int32 offset can express it, which only binds for
-    32-bit types (SFIXED_POINT_32 with lo = 0, UFIXED_POINT_32 with hi near 0); the scale then widens.
-    """
-    d = dtypes.get(dtype)
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if hi - lo < 1e-12:
-        hi = lo + 1.0
-    zp_min, zp_max = max(d.qmin, -_API_OFFSET_MAX), min(d.qmax, -_API_OFFSET_MIN)
-    scale = _float32_up((hi - lo) / (d.qmax - d.qmin))
-    zero_point = int(round(d.qmin - lo / scale))
-    if not zp_min <= zero_point <= zp_max:
-        zero_point = max(zp_min, min(zp_max, zero_point))
-        below = -lo / (zero_point - d.qmin) if lo < 0 else 0.0
-        above = hi / (d.qmax - zero_point) if hi > 0 else 0.0
-        scale = _float32_up(max(below, above))
-    return Encoding((scale,), (-zero_point,))

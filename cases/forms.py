@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from cases import quant
 from cases.case import Case, Encoding, Tensor, encoding_for_range
 from cases.generate import first_index, is_weight
+from cases.quant import code_range
 from opdefs import OpDef, dtypes
-from reference import quant
-from reference.quant import code_range
 
 Infer = Callable[[OpDef, Case], "list[np.ndarray] | None"]
 

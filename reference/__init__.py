@@ -6,7 +6,7 @@ function serve several names, e.g. ElementWiseAdd and ElementWiseBinary) that se
 (quantized inputs already dequantized) and a params dict in which every parameter the spec gives a
 default for is present (per-operation and symbolic defaults resolved too, by ``resolved``).
 Outputs are real-valued float64 (or bool / integer arrays where the op's
-meaning is logical or an index); quantizing them with the output encoding is ``reference.quant``'s
+meaning is logical or an index); quantizing them with the output encoding is ``cases.quant``'s
 and the comparator's job, never an implementation's.
 """
 

@@ -217,8 +217,8 @@ def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
     """The HTP simulator's UFIXED_POINT_16 HARD_SIGMOID (finding neuron-hard-sigmoid-u16-unit-grid): the result, in
     [0, 1], is written as codes of a [0, 1] grid whatever out[0]'s encoding says, so it lands stretched over out[0]'s
     whole range (0.5 comes back as 4.0 on a [0, 8] grid, and a [0, 1] grid is right)."""
+    from cases.quant import dequantize
     from reference.expected import expected
-    from reference.quant import dequantize
 
     out = case.outputs[0]
     d = opdefs.dtypes.get(out.dtype)
@@ -244,8 +244,8 @@ def result_on_the_eps_fixed_grid(case: Any) -> list[np.ndarray]:
     signed; tanh: 2^-15 around code 32768 unsigned, around 0 signed), read back through out[0]'s own encoding. Other
     configurations and operations were not measured: the model refuses them (it then covers nothing)."""
     from cases.case import Encoding
+    from cases.quant import dequantize, quantize
     from reference.expected import expected
-    from reference.quant import dequantize, quantize
 
     out = case.outputs[0]
     op = case.op

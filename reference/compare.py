@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from cases.case import Case, Tensor
+from cases.quant import dequantize, quantize, real_range
 from opdefs import dtypes
-from reference.quant import dequantize, quantize, real_range
 from reference.tolerance import Budget, budget_for
 
 
@@ -452,8 +452,8 @@ def _judge_distribution(case: Case, actual: np.ndarray, out: Tensor, dist: dict[
     """A random op's output judged as a sample: inside [low, high] and, by a Kolmogorov-Smirnov test
     at the spec'd false-alarm rate ``alpha``, drawn from the declared distribution. ``low``/``high``
     name the case's parameters (their spec defaults when the case leaves them out)."""
+    from cases.quant import real_value
     from reference import random_ops
-    from reference.quant import real_value
 
     if dist.get("kind") != "uniform":
         return Judgement(False, f"unknown distribution {dist.get('kind')!r} in the op's tolerance")

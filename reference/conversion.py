@@ -1,7 +1,7 @@
 """Type conversions: Cast, Convert, Quantize, Dequantize.
 
 In the reference's real-valued world three of these are identities: the caller has already turned
-input codes into real values (``reference.quant.dequantize``) and the comparator turns the returned
+input codes into real values (``cases.quant.dequantize``) and the comparator turns the returned
 real values into output codes with the output encoding. Only Cast has semantics of its own, because
 its target type changes the values (truncation, saturation, booleans).
 """

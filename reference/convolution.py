@@ -175,7 +175,7 @@ def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
     from reference.expected import arguments
 
     inputs, params = arguments(case)
-    from reference.quant import dequantize
+    from cases.quant import dequantize
 
     y = depthwise_conv(inputs, params, None, None, op=case.op)[0]
     cin = np.shape(inputs[0])[-1]
@@ -190,8 +190,8 @@ def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     ep-conv-8bit-qdq-bias-wrong), which it hands to the HTP as Dequantize -> FLOAT_32 Conv2d -> Quantize: the padded
     cells hold the lowest value of in[0]'s grid (its code 0 unsigned, -128 signed: scale * (lowest code + offset))
     instead of 0; the input's own cells, the filters and the bias are the reference's."""
+    from cases.quant import real_range
     from reference.expected import arguments
-    from reference.quant import real_range
 
     inputs, params = arguments(case)
     x, w, b, stride, pads, dilation = _conv_operands(inputs, params)

@@ -404,8 +404,8 @@ def pad_last_axis_after_pad_least_code(case: Any) -> list[np.ndarray]:
     """The HTP simulator's SFIXED_POINT_8 CONSTANT Pad with an after-pad on the last axis and none before it (finding
     pad-s8-constant-last-axis-end-qmin): the cells padded after the last axis, on the input's own rows, hold the
     type's least code (-128) instead of the pad value; the rows added along the other axes are right."""
+    from cases.quant import dequantize
     from reference.expected import arguments, expected
-    from reference.quant import dequantize
 
     inputs, params = arguments(case)
     y = expected(case)[0]
@@ -422,8 +422,8 @@ def pad_value_on_input_grid(case: Any) -> list[np.ndarray]:
     """The HTP simulator's fixed-point CONSTANT Pad (finding pad-fixed-value-saturates-to-input-range): the pad value is
     quantized on in[0]'s grid, saturating to in[0]'s range, before it reaches out[0]'s grid: 2.0 with in[0]'s codes
     ending at 1.5222 comes out as 1.5131 (the nearest out[0] code to 1.5222). The input's cells are the reference's."""
+    from cases.quant import dequantize, quantize
     from reference.expected import arguments, expected
-    from reference.quant import dequantize, quantize
 
     _, params = arguments(case)
     value = float(np.asarray(param(params, "pad_constant_value", 0)).reshape(()))

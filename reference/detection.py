@@ -459,8 +459,8 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
     """The HTP simulator's DetectionOutput with the named deviations: ``names[0]`` (the finding's own) always, every
     other one where the case meets its condition (``_DETECTION_OUTPUT_BUGS``). Two that read different anchor rows
     (several batches with share_location false) were never measured together: no model (ValueError)."""
+    from cases.quant import dequantize, quantize
     from reference.expected import arguments
-    from reference.quant import dequantize, quantize
 
     inputs, params = arguments(case)
     unknown = [n for n in names if n not in _DETECTION_OUTPUT_BUGS]

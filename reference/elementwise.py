@@ -346,7 +346,7 @@ def unary_every_output_code_zero(case: Any) -> list[np.ndarray]:
     fine out[0] grid (logsoftmax-u16-fine-output-code-zero): every output element is stored code 0, whatever the
     input, so each reads as out[0]'s encoding at code 0 (-0.7478 with offset -13927 and scale 5.37e-5; 0 with offset
     0)."""
-    from reference.quant import dequantize
+    from cases.quant import dequantize
 
     return [dequantize(np.zeros(t.shape), t.encoding) if t.encoding is not None else np.zeros(t.shape)
             for t in case.outputs]  # fmt: skip
@@ -357,8 +357,8 @@ def unary_logical_result_as_code_one(case: Any) -> list[np.ndarray]:
     """The HTP simulator's UFIXED_POINT_8 ElementWiseUnary NOT (finding unary-not-fixed-true-as-code-one): the result is
     stored as code 1 for true and code 0 for false, out[0]'s encoding ignored, so a true element reads as scale x (1 +
     offset) (0.0039 with scale 1/255, offset 0) where the real 1 belongs."""
+    from cases.quant import dequantize
     from reference.expected import arguments
-    from reference.quant import dequantize
 
     inputs, _ = arguments(case)
     codes = (np.asarray(inputs[0], dtype=np.float64) == 0).astype(np.float64)

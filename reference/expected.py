@@ -13,8 +13,8 @@ import numpy as np
 
 import reference
 from cases.case import Case
+from cases.quant import real_value
 from opdefs import OpDef, dtypes
-from reference.quant import real_value
 
 
 def out_dtype(qnn_dtype: str) -> np.dtype:

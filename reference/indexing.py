@@ -247,8 +247,8 @@ def gather_sign_bit_flipped(case: Any) -> list[np.ndarray]:
     its sign bit flipped, 128 codes off (the table's 89 as -39), as if signed codes were copied through an unsigned
     8-bit path with the wrong offset. BatchPermutation is the same bug where the ONNX route hands it as Gather on
     axis 0 (ort-qnn's ep-gather-s8-sign-flip)."""
+    from cases.quant import dequantize, quantize
     from reference.expected import expected
-    from reference.quant import dequantize, quantize
 
     out = case.outputs[0]
     codes = quantize(expected(case)[0], out.encoding, out.dtype).astype(np.int16)

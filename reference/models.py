@@ -183,7 +183,7 @@ def _input_codes(case: Case) -> list[np.ndarray]:
     """The op run on in[0]'s stored codes as if they were the values, its result read through out[0]'s encoding:
     what a data movement kernel returns when it copies codes between two grids without requantizing. Only quantized
     tensors are read as their codes: a BOOL_8 condition or an INT_32 index is the same value either way."""
-    from reference.quant import dequantize
+    from cases.quant import dequantize
 
     coded = [t if t is None or not dtypes.get(t.dtype).quantized else
              replace(t, dtype=_float_of(t.dtype), data=t.data.astype(np.float32), encoding=None)

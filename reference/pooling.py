@@ -222,7 +222,7 @@ def pool_avg3d_depth_average_of_clipped_planes(case: Any) -> list[np.ndarray]:
     planes; the reference averages the whole 3D window at once, so a window whose planes pass out[0]'s range comes out
     wrong. Only without depth padding (the model raises otherwise: it does not state padded depth windows)."""
 
-    from reference.quant import real_range
+    from cases.quant import real_range
 
     x, size, stride, pads, params, shape = _pool_case(case)
     if pads[0] != (0, 0):
@@ -266,7 +266,7 @@ def pool_avg3d_htp_count_pad_average(case: Any) -> list[np.ndarray]:
     has one depth slice, it averages every plane of the padded depth whatever filter_size and stride say (depth 3,
     window 2, stride 2: (x0 + x1 + x2) / 3 where (x0 + x1) / 2 belongs). Without count_pad_for_edges the model refuses
     the case (not measured)."""
-    from reference.quant import real_range
+    from cases.quant import real_range
 
     x, size, stride, pads, params, shape = _pool_case(case)
     if not params.get("count_pad_for_edges", False):

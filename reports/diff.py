@@ -58,6 +58,7 @@ from reports.record import (
     XFAIL,
     XPASS,
     Record,
+    replay_command,
 )
 from reports.render_text import md
 
@@ -249,9 +250,15 @@ def _record_key(r: Record) -> RecordKey:
     return (r.backend, r.op, r.config, r.kind, r.tier, r.broken or "", r.case_id)
 
 
+def _test_name(node_id: Any) -> Any:
+    """A pytest node id without its file: the same test of a module that moved (``cases/test_conformance.py`` to
+    ``conformance/test_conformance.py``) names the same cell."""
+    return node_id.partition("::")[2] or node_id if isinstance(node_id, str) else node_id
+
+
 def _comparable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items()
+        return {k: _test_name(v) if k == "test_id" else _comparable(v) for k, v in value.items()
                 if k not in RUN_SPECIFIC and not str(k).endswith(_RUN_SPECIFIC_SUFFIX)}  # fmt: skip
     if isinstance(value, list):
         return [_comparable(v) for v in value]
@@ -410,8 +417,8 @@ def diff_variants(old_records: Iterable[Record], new_records: Iterable[Record]) 
             g.case_id = cid
             g.case_path = b.case_path or a.case_path or ""
             if g.case_path:
-                g.replay_old = f"python -m cases replay {g.case_path} --backend {a.backend}"
-                g.replay_new = f"python -m cases replay {g.case_path} --backend {b.backend}"
+                g.replay_old = replay_command(g.case_path, a.backend)
+                g.replay_new = replay_command(g.case_path, b.backend)
     order = sorted(groups.items(), key=lambda kv: (kv[0][3] != "typical", op_sort_key(kv[0][1]), kv[0][2]))
     result.regressions = [g for (kind, *_), g in order if kind == "regression"]
     result.fixes = [g for (kind, *_), g in order if kind == "fix"]

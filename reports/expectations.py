@@ -39,7 +39,7 @@ A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and m
       contradicts: "MasterOpDef line the behaviour contradicts"
       build: "backend build id the finding was seen on"
       log: "the backend's own words"
-      case: findings/cases/Concat/....json    # the minimal case: python -m cases replay <it> --backend ...
+      case: findings/cases/Concat/....json    # the minimal case: python -m conformance replay <it> --backend ...
 
 ``stage``, ``message`` and ``params`` select failures by their symptom, so an entry with any of them is
 always of scope "cases". ``params`` is for findings that only some parameter values show (Resize's

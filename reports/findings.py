@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reports.expectations import Entry, Expectations, case_params
 from reports.matrix import config_sort_key, op_sort_key
-from reports.record import BAD, CELL, CRASH, ERROR, FAIL, POSITIVE, PROBE, SHRUNK, XFAIL, XPASS, Record
+from reports.record import BAD, CELL, CRASH, ERROR, FAIL, POSITIVE, PROBE, SHRUNK, XFAIL, XPASS, Record, replay_command
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = REPO / "findings"
@@ -240,7 +240,7 @@ def to_markdown(known: Expectations, run: RunCheck | None = None, issues: list[s
         out += [f"## {title} ({len(group)})", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for row in group:
             backend = row["backend"] if row["backend"] != "any" else "qnn-htp"
-            replay = f"`python -m cases replay {row['case']} --backend {backend}`" if row["case"] else ""
+            replay = f"`{replay_command(row['case'], backend)}`" if row["case"] else ""
             cells = [row["id"], row["op"], row["config"], row["tier"], row["soc"], row["verdicts"], row["stage"],
                      row["params"], row["selects"], row["reason"], row["spec"], row["contradicts"], replay]  # fmt: skip
             if run is not None:

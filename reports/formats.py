@@ -1,5 +1,5 @@
-"""One entry point for every matrix rendering, so ``python -m reports matrix`` and the main job (suite.py) name
-formats alike."""
+"""One entry point for every matrix rendering, so ``python -m reports matrix`` and the main job
+(``conformance/main_job.py``) name formats alike."""
 
 from __future__ import annotations
 

@@ -61,6 +61,7 @@ from reports.record import (
     XFAIL,
     XPASS,
     Record,
+    replay_command,
 )
 
 STATUS_PRECEDENCE: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, REJECTED, FP16_ACCURATE, XFAIL, PASS,
@@ -131,7 +132,7 @@ class CaseDetail:
             verdict=r.verdict,
             tier=r.tier or "typical",
             case_id=r.case_id,
-            replay=r.replay or (f"python -m cases replay {r.case_path} --backend {r.backend}" if r.case_path else ""),
+            replay=r.replay or replay_command(r.case_path, r.backend),
             test_id=r.test_id,
             message=r.message,
             metrics=dict(r.metrics),

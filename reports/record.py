@@ -40,6 +40,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cases.case import EDGE, TIERS, TYPICAL  # noqa: F401  (the tiers, re-exported for the readers of records)
+
 
 class Verdict(StrEnum):
     """Every verdict a record can carry. A str enum: a member is its own name wherever a string is (JSON, a
@@ -68,8 +70,16 @@ VERDICTS = tuple(Verdict)
 POSITIVE, NEGATIVE, SHRUNK, CELL = "positive", "negative", "shrunk", "cell"
 PROBE = "probe"  # a refused cell's case again in a converter-standard form (cases.forms): never in the cell's rates
 RUN = "run"  # the header line of a results file; not a Record
-TYPICAL, EDGE = "typical", "edge"
-TIERS = (TYPICAL, EDGE)
+
+
+def replay_command(case_path: str | None, backend: str, options: str = "") -> str:
+    """The line that runs a saved case again alone (``conformance/replay.py``), written once for the records the
+    run writes and the reports that rebuild it from an older record's case path."""
+    if not case_path:
+        return ""
+    return f"python -m conformance replay {case_path} --backend {backend}{' ' + options if options else ''}"
+
+
 # The verdict sets every room reads the same way, defined here only:
 BAD = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # a positive case that ran wrong or never finished
 GOOD_NEGATIVE = frozenset({REJECTED, XFAIL})  # a negative case refused as it must be, or a known failure to
@@ -94,7 +104,7 @@ class Record:
     metrics: dict[str, Any] = field(default_factory=dict)  # max_abs_err, max_ulp, max_steps, mismatches, tolerance
     timings: dict[str, float] = field(default_factory=dict)  # generate, reference, backend, compare (seconds)
     message: str = ""
-    case_path: str | None = None  # saved case for every non-PASS, replayable with `python -m cases replay`
+    case_path: str | None = None  # saved case for every non-PASS, replayable with `python -m conformance replay`
     seed: int | None = None
     dtypes: dict[str, str] = field(default_factory=dict)  # tensor name -> QNN datatype
     expectation: str | None = None  # reason from the expectations file for XFAIL/XPASS

@@ -31,7 +31,7 @@ def plugin_installed() -> bool:
     """The pytest11 entry point is installed (asked from a neutral directory: a checkout's own
     ``*.egg-info`` on sys.path would answer yes for a plain ``python -m pytest`` run from it)."""
     code = ("from importlib.metadata import entry_points as e; "
-            "print(any(p.value == 'cases.plugin' for p in e(group='pytest11')))")  # fmt: skip
+            "print(any(p.value == 'conformance.plugin' for p in e(group='pytest11')))")  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, env=child_env())
     return proc.stdout.strip() == "True"
 

@@ -377,10 +377,10 @@ class _NeighbourSensitive:
 
 
 def test_a_batched_fail_that_passes_alone_is_a_pass_with_the_batched_verdict_beside_it():
-    import suite
+    from conformance.execute import RunContext, execute_many
 
     adapter = _NeighbourSensitive()
-    recs = suite.execute_many([_add(11), _add(12)], adapter, adapter.name)
+    recs = execute_many([_add(11), _add(12)], RunContext(adapter, adapter.name))
     assert [r.verdict for r in recs] == ["PASS", "PASS"], [r.message for r in recs]
     note = recs[0].extra["details"]["batch"]
     assert note["batched_verdict"] == "FAIL" and note["batched_message"], note
@@ -388,9 +388,9 @@ def test_a_batched_fail_that_passes_alone_is_a_pass_with_the_batched_verdict_bes
 
 
 def test_a_batched_fail_that_fails_alone_stays_a_fail_without_a_second_verdict():
-    import suite
+    from conformance.execute import RunContext, execute_many
 
-    recs = suite.execute_many([_add(13), _add(14)], _NeighbourSensitive(wrong_alone=True), "neighbour-sensitive")
+    recs = execute_many([_add(13), _add(14)], RunContext(_NeighbourSensitive(wrong_alone=True), "neighbour-sensitive"))
     assert [r.verdict for r in recs] == ["FAIL", "FAIL"]
     assert "batched_verdict" not in recs[0].extra["details"]["batch"], recs[0].extra["details"]
 

@@ -50,9 +50,9 @@ class _FakeAdapter:
 
 
 def _measure(monkeypatch, adapter: _FakeAdapter, cells: list[list], restarted: set[int]) -> dict:
-    import suite
+    from conformance import execute
 
-    monkeypatch.setattr(suite, "execute_many", lambda cell, adapter, name, batch=None: adapter.run_cell(cell))
+    monkeypatch.setattr(execute, "execute_many", lambda cell, ctx: ctx.adapter.run_cell(cell))
     return bench._memory(adapter, "fake", cells, 1, restarted)
 
 

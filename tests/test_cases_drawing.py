@@ -279,8 +279,8 @@ def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_mor
     rng = np.random.default_rng(0)
     first = (2, 3)
     for size in range(1, 8):
-        t = generate._tensor_with_data(rng, "in[1]", "INT_32", (size,), "ordinary", {"unique": True}, {"in[0]": first},
-                                       {})  # fmt: skip
+        what = generate.TensorDraw("in[1]", "INT_32", {"unique": True}, "ordinary")
+        t = generate._tensor_with_data(rng, what, (size,), {"in[0]": first}, {})
         assert len(set(t.data.tolist())) == size, f"{size} values from a tensor of shape {first}: {t.data.tolist()}"
 
 

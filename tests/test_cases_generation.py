@@ -20,9 +20,9 @@ from hypothesis.errors import Unsatisfiable
 import opdefs
 from cases import check, generate
 from cases.case import Case
+from cases.quant import real_value
 from opdefs import dtypes, expr
 from reference.expected import infer
-from reference.quant import real_value
 
 SPECS = opdefs.load_all()
 WITH_CONFIGS = sorted(name for name, op in SPECS.items() if generate.configs(op))

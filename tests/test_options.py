@@ -1,14 +1,15 @@
-"""The options table (cases/options.py): a recorded replay line only carries options ``python -m cases replay``
-takes, and the main job checks what it passes on as the conformance run would."""
+"""The options table (conformance/options.py): a recorded replay line only carries options
+``python -m conformance replay`` takes, and the main job checks what it passes on as the conformance run would."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 
 import pytest
 
-from cases import options
+from conformance import options
 
 
 def _replay_parser() -> argparse.ArgumentParser:
@@ -19,15 +20,14 @@ def _replay_parser() -> argparse.ArgumentParser:
 
 
 def test_every_option_a_replay_line_carries_is_one_replay_takes(monkeypatch, tmp_path):
-    from cases.plugin import SPECS_ENV
-    from cases.test_conformance import _replay_options
+    from conformance.plugin import SPECS_ENV
 
     monkeypatch.setenv("QNN_HTP_SOC", "43")
     monkeypatch.setenv("QNN_HTP_ARCH", "73")
     monkeypatch.setenv(SPECS_ENV, str(tmp_path))
     run = {"qnn_backend_lib": "/x/libQnnHtp.so", "qnn_precision": "float16",
            "adapter_options": {"timeout": 7.0, "op_packages": [{"path": "/p.so", "interface": "f", "target": ""}]}}
-    line = _replay_options(run)
+    line = options.replay_line(run, dict(os.environ))
     words = shlex.split(line)
     flags = {w for w in words if w.startswith("--")}
     assert flags == {"--qnn-backend-lib", "--qnn-precision", "--qnn-op-package", "--qnn-soc", "--qnn-arch",

@@ -1,6 +1,6 @@
 """The ONNX lowerings of the normalization ops (Lrn, InstanceNorm, GroupNorm, RmsNorm, LayerNorm, L2Norm).
 
-Each is checked on ONNX Runtime's CPU execution provider against the numpy reference (``suite.execute``,
+Each is checked on ONNX Runtime's CPU execution provider against the numpy reference (``conformance.execute``,
 verdict PASS) in float32 and in a fixed-point configuration, so the lowering and the reference hold the same
 reading; and where ONNX has the op, the lowering is that one node, which is what lets the QNN execution
 provider map it to the QNN op of the same name.

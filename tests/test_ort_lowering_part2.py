@@ -2,7 +2,7 @@
 
 Two kinds of check, each on the CPU execution provider: hand-worked numbers where the lowering makes a
 reading of its own (output_padding cells, sum-not-mean L2 pooling, Im2Col's row order, a per-axis
-RoiAlign sample grid), and small cases judged by the suite itself (``suite.execute`` against the
+RoiAlign sample grid), and small cases judged by the suite itself (``conformance.execute`` against the
 reference, verdict PASS) in float32 and a fixed-point configuration, so the lowering and the reference
 are held to the same reading.
 """
@@ -18,9 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
 import reference  # noqa: E402
-import suite  # noqa: E402
+from cases import quant  # noqa: E402
 from cases.case import Case, Param, Tensor, encoding_for_range  # noqa: E402
-from reference import quant  # noqa: E402
+from conformance.execute import RunContext, execute  # noqa: E402
 
 F32, U8, S8 = "FLOAT_32", "UFIXED_POINT_8", "SFIXED_POINT_8"
 RNG = np.random.default_rng(20251123)
@@ -59,7 +59,7 @@ def quantized(c: Case, dtype: str) -> Case:
 
 
 def passes(adapter, c: Case) -> None:
-    rec = suite.execute(c, adapter, "onnxruntime")
+    rec = execute(c, RunContext(adapter, "onnxruntime"))
     assert rec.verdict == "PASS", f"{c.op} {c.outputs[0].dtype}: {rec.verdict}: {rec.message}"
 
 

@@ -1,6 +1,6 @@
 """The ONNX lowerings of ChannelShuffle, BatchPermutation, ConstantOfShape, Moments, HadamardTransform and Logit.
 
-Each is checked on ONNX Runtime's CPU execution provider against the numpy reference (``suite.execute``, verdict
+Each is checked on ONNX Runtime's CPU execution provider against the numpy reference (``conformance.execute``, verdict
 PASS), in float32 and a fixed-point configuration, so the lowering and the reference hold the same reading;
 where the reference reads something ONNX cannot say, the case is not lowered (SKIP), never given ONNX's reading.
 """

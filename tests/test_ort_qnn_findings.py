@@ -62,7 +62,7 @@ def test_a_findings_repro_is_the_model_its_case_lowers_to(entry: Entry) -> None:
     model = repro(entry)
     assert model.is_file() and model.with_suffix(".npz").is_file(), f"{entry.id}: no {model.name} and its .npz"
     case = Case.load(REPO / entry.info["case"])
-    again = f"python -m cases onnx {entry.info['case']} {model.with_suffix('').relative_to(REPO)}"
+    again = f"python -m conformance onnx {entry.info['case']} {model.with_suffix('').relative_to(REPO)}"
     assert lower(case).model == model.read_bytes(), f"{entry.id}: {model.name} is not what its case lowers to ({again})"
 
 

@@ -1,4 +1,4 @@
-"""A case as an ONNX repro (``python -m cases onnx``) and what the ort-qnn adapter records of the EP's graph.
+"""A case as an ONNX repro (``python -m conformance onnx``) and what the ort-qnn adapter records of the EP's graph.
 
 The repro is what an ort-qnn finding hands the EP's maintainers: the model the case lowers to, its feeds, and
 what the QNN op must produce with the budget the suite judges it by, so that it can be run with onnxruntime
@@ -15,10 +15,10 @@ import numpy as np
 import onnx
 import pytest
 
-import suite
 from adapters.ort_qnn import composed_ops
+from cases import quant
 from cases.case import Case, Tensor, encoding_for_range
-from reference import quant
+from conformance.execute import onnx_repro
 from reference.compare import allowed_difference
 from reference.tolerance import budget_for
 
@@ -48,7 +48,7 @@ def test_composed_ops_are_the_qnn_op_types_of_the_graph_the_ep_composed() -> Non
 
 def test_the_repro_holds_the_lowered_model_its_feeds_and_what_the_op_must_produce(tmp_path: Path) -> None:
     case = add_u8()
-    model_path = suite.onnx_repro(case, tmp_path / "add")
+    model_path = onnx_repro(case, tmp_path / "add")
     model = onnx.load(model_path)
     data = np.load(model_path.with_suffix(".npz"))
     feeds = {k.split(":", 1)[1] for k in data.files if k.startswith("feed:")}
@@ -67,8 +67,8 @@ def test_the_allowed_difference_of_an_element_the_spec_leaves_open_is_unbounded(
 
 def test_the_onnx_command_writes_the_repro_of_a_saved_case(tmp_path: Path) -> None:
     saved = add_u8().save(tmp_path / "case")
-    result = subprocess.run([sys.executable, "-m", "cases", "onnx", str(saved), str(tmp_path / "repro")], cwd=REPO,
-                            capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run([sys.executable, "-m", "conformance", "onnx", str(saved), str(tmp_path / "repro")],
+                            cwd=REPO, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "repro.onnx").is_file() and (tmp_path / "repro.npz").is_file()
 
@@ -76,8 +76,8 @@ def test_the_onnx_command_writes_the_repro_of_a_saved_case(tmp_path: Path) -> No
 def test_a_case_without_an_onnx_form_is_refused_with_the_reason(tmp_path: Path) -> None:
     case = Case("Buffer", [], {}, [Tensor("out[0]", "FLOAT_32", (1,))])
     saved = case.save(tmp_path / "case")
-    result = subprocess.run([sys.executable, "-m", "cases", "onnx", str(saved), str(tmp_path / "repro")], cwd=REPO,
-                            capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run([sys.executable, "-m", "conformance", "onnx", str(saved), str(tmp_path / "repro")],
+                            cwd=REPO, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 2 and "no ONNX form" in result.stderr, result.stderr
     if (tmp_path / "repro.onnx").exists():
         pytest.fail("a refused case left a model behind")

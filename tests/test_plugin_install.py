@@ -154,8 +154,8 @@ def test_the_plugin_runs_from_another_directory_with_absolute_paths_and_workers(
 
 @needs_install
 def test_pyargs_names_the_conformance_module(tmp_path):
-    proc = run("--pyargs", "cases.test_conformance", "--backend", "reference", "--op", "^Relu$", "--examples", "1",
-               "--tier", "typical", "--no-shrink", "-q", cwd=tmp_path)  # fmt: skip
+    proc = run("--pyargs", "conformance.test_conformance", "--backend", "reference", "--op", "^Relu$",
+               "--examples", "1", "--tier", "typical", "--no-shrink", "-q", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0 and " passed" in lines(proc.stdout)[-1], proc.stdout[-3000:]
 
 

@@ -188,10 +188,10 @@ def test_every_cpu_finding_still_reproduces_with_its_case(entry, qnn_cpu):
     """A finding whose case no longer shows it is fixed in that build: move it out (or note the build). Each in a
     fresh worker, as the HTP's are: BoxWithNmsLimit's validation crash shows in a fresh worker and not in one that
     validated other ops first."""
-    import suite
+    from conformance.execute import RunContext, execute
 
     with make_cpu({"timeout": 60}) as fresh:
-        rec = suite.execute(Case.load(conformance_runs.REPO / entry.info["case"]), fresh, "qnn-cpu")
+        rec = execute(Case.load(conformance_runs.REPO / entry.info["case"]), RunContext(fresh, "qnn-cpu"))
     stage = (rec.extra.get("details") or {}).get("stage")
     assert rec.verdict in entry.verdicts, f"{entry.id}: now {rec.verdict} ({rec.message[:200]})"
     if entry.stage is not None:

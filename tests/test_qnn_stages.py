@@ -59,24 +59,25 @@ def test_the_ort_qnn_adapter_takes_the_same_soc_variable(monkeypatch: pytest.Mon
 
 
 def test_the_replay_command_of_a_run_on_another_soc_names_that_soc(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cases.test_conformance import _replay_options
+    from conformance.options import replay_line
 
     monkeypatch.setenv(qnn_adapter.ENV_SOC, "43")
     monkeypatch.setenv(qnn_adapter.ENV_ARCH, "73")
-    opts = _replay_options({"qnn_precision": "auto"})
+    opts = replay_line({"qnn_precision": "auto"}, dict(os.environ))
     assert opts == "--qnn-soc 43 --qnn-arch 73", opts
 
 
 def test_the_replay_command_of_a_default_soc_run_names_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cases.test_conformance import _replay_options
+    from conformance.options import replay_line
 
     monkeypatch.setenv(qnn_adapter.ENV_SOC, "")
     monkeypatch.setenv(qnn_adapter.ENV_ARCH, "")
-    assert "--qnn-soc" not in _replay_options({}), _replay_options({})
+    line = replay_line({}, dict(os.environ))
+    assert "--qnn-soc" not in line, line
 
 
 def test_replay_hands_its_soc_to_the_adapters_it_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import cases.__main__ as cli
+    import conformance.replay as cli
 
     monkeypatch.setenv(qnn_adapter.ENV_SOC, "")  # restored after the test, whatever replay sets
     path = _transpose([1, 0], (3, 2)).save(tmp_path / "t")
@@ -151,13 +152,13 @@ def _findings() -> list:
 @pytest.mark.parametrize("entry", _findings())
 def test_every_recorded_finding_still_reproduces_with_its_case(entry) -> None:
     """A finding whose case no longer shows it is fixed: move it out of the findings file (or note the build)."""
-    import suite
+    from conformance.execute import RunContext, execute
 
     soc = None if entry.soc is None or entry.soc[0].text == "default" else int(entry.soc[0].text)
     os.environ.pop(qnn_adapter.ENV_SOC, None)
     known = Expectations.load(FINDINGS)
     with qnn_adapter.QnnAdapter(soc=soc, timeout=60) as ad:
-        rec = suite.execute(Case.load(REPO / entry.info["case"]), ad, "qnn-htp", known=known)
+        rec = execute(Case.load(REPO / entry.info["case"]), RunContext(ad, "qnn-htp", known=known))
     stage = (rec.extra.get("details") or {}).get("stage")
     assert rec.verdict in entry.verdicts, f"{entry.id}: now {rec.verdict} ({rec.message[:200]}): fixed in this build?"
     if entry.stage is not None:

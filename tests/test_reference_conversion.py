@@ -1,4 +1,4 @@
-"""The conversion references (reference/conversion.py) and the quantization module (reference/quant.py).
+"""The conversion references (reference/conversion.py) and the quantization module (cases/quant.py).
 
 Quantize, Dequantize and Convert are identities on real values, so what is checked is the whole
 path a case takes: codes -> quant.dequantize -> reference -> quant.quantize -> codes, against
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import reference
+from cases import quant
 from cases.case import Encoding
 from opdefs import dtypes
-from reference import quant
 from tests.onnx_oracle import BOOL, F32, ort_graph, tensor_type
 
 RNG = np.random.default_rng(99)
@@ -58,7 +58,7 @@ def per_axis_encoding(dtype: str, channels: int) -> Encoding:
     return Encoding(scl, offsets, axis=1)
 
 
-# ---- reference/quant.py -------------------------------------------------------------------------
+# ---- cases/quant.py -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("dtype", FIXED_POINT)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import nchw, nhwc, ort_node
 
 RNG_SEED = 20240612
@@ -40,7 +40,7 @@ def f64s(*arrays: np.ndarray | None) -> list[np.ndarray | None]:
 
 
 def on_grid(a: np.ndarray, dtype: str, per_last_axis: bool = False) -> np.ndarray:
-    """``a`` quantized with reference.quant (per tensor, or per channel of the last axis as QNN filters
+    """``a`` quantized with cases.quant (per tensor, or per channel of the last axis as QNN filters
     may be) and dequantized back: the real values a quantized case hands both implementations."""
     if per_last_axis:
         qmax = 127.0 if dtype == "SFIXED_POINT_8" else 32767.0

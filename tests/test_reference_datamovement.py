@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import onnx_reference_node, ort_node
 from tests.reference_helpers import f32, member, ref, same
 

@@ -13,7 +13,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import onnx_reference_node, ort_node
 from tests.reference_helpers import f32, member, ref, same
 

@@ -12,7 +12,7 @@ import pytest
 import scipy.linalg
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import ort_graph
 
 RNG = np.random.default_rng(31)

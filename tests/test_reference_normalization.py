@@ -12,7 +12,7 @@ import pytest
 import scipy.ndimage
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import nchw, nhwc, ort_node
 from tests.reference_helpers import member
 

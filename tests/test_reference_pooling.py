@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import ort_node
 
 RNG_SEED = 20240613
@@ -54,7 +54,7 @@ def run_both(op: str, onnx_op: str, n: int, i: int, ceil: bool, qnn_extra: dict,
     c = pool_config(rng, n, ceil)
     lo = 0.1 if positive else -3.0
     x = rng.uniform(lo, 3.0, (c["batch"], *c["spatial"], c["ch"])).astype(np.float32)
-    if i % 4 == 3:  # every fourth random case on UFIXED_POINT_8 reals (quantized through reference.quant)
+    if i % 4 == 3:  # every fourth random case on UFIXED_POINT_8 reals (quantized through cases.quant)
         enc = quant.encoding_for_range(float(x.min()), float(x.max()), "UFIXED_POINT_8")
         x = quant.dequantize(quant.quantize(x, enc, "UFIXED_POINT_8"), enc).astype(np.float32)
     params = {"filter_size": u32(c["f"]), "stride": u32(c["s"]), "pad_amount": u32(c["pads"]), **qnn_extra}

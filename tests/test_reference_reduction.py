@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import F32, I64, ort_node
 
 RNG = np.random.default_rng(20240611)

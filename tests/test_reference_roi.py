@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import reference
-from reference import quant
+from cases import quant
 from reference.resampling import OutputShapeRequired
 from tests.onnx_oracle import nchw, nhwc, ort_node
 

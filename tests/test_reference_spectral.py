@@ -12,7 +12,7 @@ import pytest
 from scipy import signal
 
 import reference
-from reference import quant
+from cases import quant
 from tests.onnx_oracle import ort_node
 
 RNG = np.random.default_rng(20240614)

@@ -96,10 +96,10 @@ def test_the_expectation_of_a_case_with_steps_carries_the_buffer_across_executio
 
 def test_a_buffer_sequence_passes_on_the_reference_backend_and_each_execution_is_judged() -> None:
     import adapters
-    import suite
+    from conformance.execute import RunContext, execute
 
     case = _sequence_case(BLOCKING)
-    rec = suite.execute(case, adapters.get("reference"), "reference")
+    rec = execute(case, RunContext(adapters.get("reference"), "reference"))
     assert rec.verdict == "PASS" and rec.metrics["executions"] == 4, (rec.verdict, rec.message, rec.metrics)
     assert rec.metrics["unconstrained"] == 2 * 3, "the two blocked executions leave their outputs to the backend"
 

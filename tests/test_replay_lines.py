@@ -1,5 +1,5 @@
 """Every recorded replay line works when pasted: it carries what the run used (--specs, op packages, target,
-timeout), and `python -m cases replay` takes all of it."""
+timeout), and `python -m conformance replay` takes all of it."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_a_replay_line_of_a_run_with_specs_works_when_pasted(tmp_path):
     assert recorded, f"no replay line recorded: {[r.get('verdict') for r in lines]}"
     assert f"--specs {specs.resolve()}" in recorded["replay"], recorded["replay"]
     words = shlex.split(recorded["replay"])
-    assert words[:3] == ["python", "-m", "cases"], words
+    assert words[:4] == ["python", "-m", "conformance", "replay"], words
     pasted = _run(*words[1:])
     assert f"verdict: {recorded['verdict']}" in pasted.stdout, pasted.stdout + pasted.stderr
 

@@ -115,7 +115,7 @@ def test_clicking_a_cell_opens_its_cases_with_tolerance_error_and_a_replay_namin
     screenshot(page, "matrix-cell-open")
     text = panel.inner_text()
     assert "ElementWiseAdd · qnn-htp · 8-bit" in text
-    assert "python -m cases replay runs/run-a/cases/ElementWiseAdd-UFIXED_POINT_8-8 --backend qnn-htp" in text
+    assert "python -m conformance replay runs/run-a/cases/ElementWiseAdd-UFIXED_POINT_8-8 --backend qnn-htp" in text
     assert "3 steps" in text, "the error measured is shown"
 
 

@@ -120,6 +120,14 @@ def test_a_qnn_workers_timings_and_process_id_are_run_specific() -> None:
     assert diff.record_differences([first], [again]) == []
 
 
+def test_the_same_test_in_a_module_that_moved_is_the_same_record() -> None:
+    first = _case(test_id="cases/test_conformance.py::test_op[Relu-FLOAT_32-typical]")
+    again = _case(test_id="conformance/test_conformance.py::test_op[Relu-FLOAT_32-typical]")
+    assert diff.record_differences([first], [again]) == []
+    other = _case(test_id="conformance/test_conformance.py::test_op[Relu-FLOAT_16-typical]")
+    assert diff.record_differences([first], [other]) != [], "another cell's test is another record"
+
+
 def test_a_changed_result_field_is_named_with_both_values() -> None:
     lines = diff.record_differences([_case()], [_case(metrics={"max_ulp": 2.0})])
     assert lines == ["onnxruntime Relu FLOAT_32 positive typical c1: metrics.max_ulp: 0.0 -> 2.0"], lines

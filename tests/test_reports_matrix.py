@@ -239,7 +239,7 @@ def test_a_shrunk_case_is_listed_but_never_counted_in_the_rates() -> None:
     (cell,) = m.cells.values()
     assert dict(cell.counts) == {"FAIL": 1, "PASS": 1}, dict(cell.counts)
     assert [d.case_path for d in cell.shrunk] == ["c.json"]
-    assert cell.shrunk[0].replay == "python -m cases replay c.json --backend qnn-htp", cell.shrunk[0].replay
+    assert cell.shrunk[0].replay == "python -m conformance replay c.json --backend qnn-htp", cell.shrunk[0].replay
 
 
 def test_records_without_a_tier_count_as_typical() -> None:

@@ -154,7 +154,7 @@ def test_html_detail_shows_the_failing_case(page: str) -> None:
 
 def test_html_replay_command_names_the_backend(page: str) -> None:
     text = "".join(parse(page).text)
-    replay = "python -m cases replay runs/run-a/cases/ElementWiseAdd-UFIXED_POINT_8-8 --backend qnn-htp"
+    replay = "python -m conformance replay runs/run-a/cases/ElementWiseAdd-UFIXED_POINT_8-8 --backend qnn-htp"
     assert replay in text, "pasting a replay line must re-run the case on the backend that failed it"
 
 

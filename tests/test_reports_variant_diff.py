@@ -46,8 +46,8 @@ def test_cases_are_paired_by_id_and_grouped_per_op_and_datatype_family():
 def test_each_group_carries_a_case_that_replays_on_both_sides():
     d = diff.diff_variants(*runs())
     g = d.regressions[0]
-    assert g.replay_old == f"python -m cases replay runs/cases/Gelu/a1.json --backend {OLD}"
-    assert g.replay_new == f"python -m cases replay runs/cases/Gelu/a1.json --backend {NEW}"
+    assert g.replay_old == f"python -m conformance replay runs/cases/Gelu/a1.json --backend {OLD}"
+    assert g.replay_new == f"python -m conformance replay runs/cases/Gelu/a1.json --backend {NEW}"
 
 
 def test_the_command_line_pairs_cases_when_the_two_runs_are_different_backends(tmp_path: Path, capsys):
@@ -63,12 +63,12 @@ def test_the_command_line_pairs_cases_when_the_two_runs_are_different_backends(t
 def test_a_release_in_the_backend_name_does_not_merge_the_saved_cases(tmp_path: Path):
     import numpy as np
 
-    import suite
     from cases.case import Case, Tensor
+    from conformance.execute import case_stem
 
     paths = set()
     for k in range(2):
         case = Case("Relu", [Tensor("in[0]", "FLOAT_32", (1,), np.array([float(k)], np.float32))], {},
                     [Tensor("out[0]", "FLOAT_32", (1,))], config="FLOAT_32", tier="typical")  # fmt: skip
-        paths.add(case.save(tmp_path / suite.case_stem(case, "qnn-htp@2.48.40")))
+        paths.add(case.save(tmp_path / case_stem(case, "qnn-htp@2.48.40")))
     assert len(paths) == 2, f"two cases, one file: {paths}"

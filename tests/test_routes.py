@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import adapters
-import suite
 from cases.case import Case
+from conformance.execute import RunContext, execute
 from reports import agree, findings
 from reports.agree import OUTPUTS, Explanation
 from tests.simulator import MISSING
@@ -64,7 +64,7 @@ def _matches(patterns, value: str) -> bool:
 def test_an_entrys_case_shows_its_verdicts_and_graph_on_both_routes(entry: Explanation, routes) -> None:
     htp, ort = routes
     case = Case.load(REPO / entry.case)
-    a, b = suite.execute(case, htp, "qnn-htp"), suite.execute(case, ort, "ort-qnn")
+    a, b = execute(case, RunContext(htp, "qnn-htp")), execute(case, RunContext(ort, "ort-qnn"))
     if entry.a is not None and any(p.text == OUTPUTS for p in entry.a):
         digests = [(r.extra.get("details") or {}).get("output_digest") for r in (a, b)]
         assert a.verdict == b.verdict and digests[0] != digests[1], \

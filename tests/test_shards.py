@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cases.plugin import parse_shard, shard_of
+from conformance.plugin import parse_shard, shard_of
 from reports import matrix, record
 from tests.conformance_runs import run
 
@@ -13,7 +13,8 @@ OPS = "^(Relu|Softmax|Transpose)$"
 
 
 def test_every_cell_lands_in_exactly_one_shard_with_both_its_tiers():
-    ids = [f"cases/test_conformance.py::test_op[Op{i}-FLOAT_32-{t}]" for i in range(200) for t in ("typical", "edge")]
+    ids = [f"conformance/test_conformance.py::test_op[Op{i}-FLOAT_32-{t}]"
+           for i in range(200) for t in ("typical", "edge")]
     for n in (1, 2, 3, 7):
         shards = [shard_of(i, n) for i in ids]
         assert all(1 <= s <= n for s in shards)

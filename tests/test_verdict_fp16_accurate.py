@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import suite
 from adapters.base import OK, Outcome
 from cases.case import Case, Param, Tensor
+from conformance.execute import RunContext, execute
 from reference.expected import expected
 
 
@@ -47,20 +47,20 @@ def _as_float16(case: Case) -> list[np.ndarray]:
 
 def test_float16_accuracy_on_a_backend_that_documents_it_is_its_own_verdict():
     case = _softmax()
-    rec = suite.execute(case, _Backend(_as_float16(case), declares=True), "fake")
+    rec = execute(case, RunContext(_Backend(_as_float16(case), declares=True), "fake"))
     assert rec.verdict == "FP16_ACCURATE", (rec.verdict, rec.message)
     assert "the vendor's manual" in rec.message, rec.message
 
 
 def test_float16_accuracy_on_a_backend_that_promises_float32_is_a_failure():
     case = _softmax()
-    assert suite.execute(case, _Backend(_as_float16(case), declares=False), "fake").verdict == "FAIL"
+    assert execute(case, RunContext(_Backend(_as_float16(case), declares=False), "fake")).verdict == "FAIL"
 
 
 def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
     case = _softmax()
     off = [(expected(case)[0] * 1.05).astype(np.float32)]
-    assert suite.execute(case, _Backend(off, declares=True), "fake").verdict == "FAIL"
+    assert execute(case, RunContext(_Backend(off, declares=True), "fake")).verdict == "FAIL"
 
 
 def test_the_ort_qnn_route_on_htp_declares_float16_arithmetic_and_on_another_library_does_not(tmp_path):

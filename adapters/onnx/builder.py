@@ -25,6 +25,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import opdefs
+from cases import quant
 from cases.case import Case, Encoding
 from opdefs import dtypes
 
@@ -212,7 +213,7 @@ class Builder:
     # -- quantization ----------------------------------------------------------------------------------
     def _qparams(self, enc: Encoding, dtype: str) -> tuple[str, str, dict[str, int]]:
         d = dtypes.get(dtype)
-        zps = [-int(o) for o in enc.offsets]
+        zps = quant.zero_points(enc)
         if any(z < d.qmin or z > d.qmax for z in zps):
             raise Unlowerable(f"{dtype} offset(s) {list(enc.offsets)} give zero points outside [{d.qmin}, {d.qmax}]")
         if len(enc.scales) != len(enc.offsets):
@@ -293,7 +294,7 @@ class Builder:
             if d.bits == 32 and data.size:
                 # ORT's DequantizeLinear subtracts the zero point in 32-bit integers: a code and a zero point far
                 # apart wrap (one SFIXED_POINT_32 Dequantize case gave 2.93 where -3.94 belongs, 2^32 steps off)
-                codes, zps = data.astype(np.int64), [-int(o) for o in enc.offsets]
+                codes, zps = data.astype(np.int64), quant.zero_points(enc)
                 if int(codes.min()) - max(zps) < -(2**31) or int(codes.max()) - min(zps) > 2**31 - 1:
                     raise Unlowerable(f"input {i}: {t.dtype} codes minus the zero point leave 32-bit integers, where "
                                       "ONNX Runtime's DequantizeLinear subtracts them")
@@ -389,10 +390,9 @@ def indices(b: Builder, i: int) -> str:
 def real_data(b: Builder, i: int) -> np.ndarray:
     """Input i's real values (codes dequantized), for lowerings whose node attributes depend on them."""
     t = b.case.inputs[i]
-    data = np.asarray(t.data, np.float64)
-    if dtypes.get(t.dtype).quantized and t.encoding is not None and not t.encoding.per_axis:
-        data = (data + float(t.encoding.offsets[0])) * float(t.encoding.scales[0])
-    return data
+    if dtypes.get(t.dtype).quantized and t.encoding is not None:
+        return quant.dequantize(t.data, t.encoding)
+    return np.asarray(t.data, np.float64)
 
 
 def batch_index(b: Builder, i: int, batches: int) -> str:

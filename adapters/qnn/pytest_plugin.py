@@ -3,7 +3,7 @@ conformance run, for the QNN backends (qnn-htp, qnn-cpu; the target also for ort
 
 Why a plugin of its own and environment variables: the SoC and the release are properties of the whole
 run (every record says which ones it ran on), the adapters are built in places this plugin does not own
-(the conformance module's fixture, ``python -m cases replay``), and xdist workers and the adapters'
+(the conformance module's fixture, ``python -m conformance replay``), and xdist workers and the adapters'
 worker processes inherit the environment. So the options only set $QNN_HTP_SOC / $QNN_HTP_ARCH /
 $QNN_CONFORMANCE_SDK, which the adapters' ``make()`` read when no explicit option is given.
 
@@ -28,31 +28,45 @@ from adapters.qnn.releases import ENV_SDK, ReleaseNotAvailable, parse
 RELEASE_BACKENDS = ("qnn-htp", "qnn-cpu")
 
 
-def _number(text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise pytest.UsageError(f"not an integer: {text!r} (an HTP SoC model or arch number, e.g. 43 or 73)") from None
+# The target and release options, declared here only (flag, help, metavar): this plugin must act on them before the
+# conformance plugin opens a backend. The run's options table (conformance/options.py) takes its replay rows for
+# the target from ``TARGET_OPTIONS``: a replay line of a run on SoC 43 carries ``--qnn-soc 43``.
+TARGET_OPTIONS = (
+    ("--qnn-soc", f"HTP SoC model the simulator emulates (qnn-htp, ort-qnn; sets ${ENV_SOC}), default: its own; "
+                  "43 = SM8550 (v73), 57 = SM8650 (v75), 69 = SM8750 (v79)", None),
+    ("--qnn-arch", f"HTP architecture number, e.g. 68, 73, 75 (qnn-htp, ort-qnn; sets ${ENV_ARCH})", None),
+)
+RELEASE_OPTION = ("--qnn-sdk", "QNN release for qnn-htp / qnn-cpu: a QNN version (2.47) or a wheel (ort-qnn==2.3.0); "
+                  f"its onnxruntime-qnn wheel is fetched with pip into the cache on first use (${ENV_SDK})", "RELEASE")
+_TARGET_ENV = {"--qnn-soc": ENV_SOC, "--qnn-arch": ENV_ARCH}
+
+
+def set_target(values: dict[str, str | None]) -> None:
+    """Set the simulated target for every QNN adapter built after this (``{"--qnn-soc": "43"}``): the plugin and
+    replay both go through here. ValueError for a value that is no integer."""
+    for flag, value in values.items():
+        if value is None:
+            continue
+        try:
+            number = int(str(value), 0)
+        except ValueError:
+            raise ValueError(f"{flag}: not an integer: {value!r} (an HTP SoC model or arch number, e.g. 43 or 73)"
+                             ) from None
+        os.environ[_TARGET_ENV[flag]] = str(number)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("conformance")
-    g.addoption("--qnn-soc", default=None,
-                help=f"HTP SoC model the simulator emulates (qnn-htp, ort-qnn; sets ${ENV_SOC}), default: its own; "
-                     "43 = SM8550 (v73), 57 = SM8650 (v75), 69 = SM8750 (v79)")
-    g.addoption("--qnn-arch", default=None,
-                help=f"HTP architecture number, e.g. 68, 73, 75 (qnn-htp, ort-qnn; sets ${ENV_ARCH})")
-    g.addoption("--qnn-sdk", default=None, metavar="RELEASE",
-                help="QNN release for qnn-htp / qnn-cpu: a QNN version (2.47) or a wheel (ort-qnn==2.3.0); "
-                     f"its onnxruntime-qnn wheel is fetched with pip into the cache on first use (${ENV_SDK})")
+    for flag, help_text, metavar in (*TARGET_OPTIONS, RELEASE_OPTION):
+        g.addoption(flag, default=None, help=help_text, metavar=metavar)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    for opt, env in (("--qnn-soc", ENV_SOC), ("--qnn-arch", ENV_ARCH)):
-        value = config.getoption(opt, default=None)
-        if value is not None:
-            os.environ[env] = str(_number(str(value)))
+    try:
+        set_target({flag: config.getoption(flag, default=None) for flag, _, _ in TARGET_OPTIONS})
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
     sdk = config.getoption("--qnn-sdk", default=None)
     if sdk is None:
         return

@@ -45,7 +45,7 @@ from bench.mutants.kinds import (
     zero_data,
 )
 from cases.case import Case, Encoding
-from reference.quant import quantize, real_value
+from cases.quant import quantize, real_value
 
 FIXED_8 = ("UFIXED_POINT_8", "SFIXED_POINT_8")
 FIXED_16 = ("UFIXED_POINT_16", "SFIXED_POINT_16")

@@ -160,7 +160,7 @@ def budget_steps(case: Case, i: int = 0) -> float:
     """How many quantization steps output ``i``'s budget allows at most (the 16-bit budget's share of full
     scale counted at the grid's largest magnitude): a shift one step past it is just outside."""
     import opdefs
-    from reference.quant import real_range
+    from cases.quant import real_range
     from reference.tolerance import budget_for
 
     t = case.outputs[i]

@@ -26,6 +26,7 @@ from cases import determinism
 
 determinism.pin_hypothesis_constants()  # the same seed draws the same cases in any process (cases/determinism.py)
 
+from cases.case import EDGE, TIERS, TYPICAL  # noqa: E402
 from cases.generate.configurations import (  # noqa: E402
     Config,
     Infer,
@@ -65,6 +66,7 @@ from cases.generate.strategy import _drawn_by, case_strategy  # noqa: E402
 from cases.generate.values import (  # noqa: E402
     EDGE_REGIMES,
     TYPICAL_REGIMES,
+    TensorDraw,
     _tensor_with_data,
     code_range,
     encoding_covering,
@@ -73,14 +75,14 @@ from cases.generate.values import (  # noqa: E402
     random_encoding,
     symmetric_encoding,
 )
-from reports.record import EDGE, TIERS, TYPICAL  # noqa: E402  (the tiers of the records' vocabulary)
 
 __all__ = [
     "EDGE", "TIERS", "TYPICAL", "Config", "Infer", "Settings", "configs", "first_index", "skip_reason",
     "_curated_config", "_first_index", "_listed", "_bool_list", "_default_or", "_int_list", "_ints", "_n_of",
     "_permutation", "_permutation_picks", "_pick", "_pick_list", "_picks", "_eval_int", "_fits", "_holds",
     "_param_checks", "EDGE_REGIMES", "TYPICAL_REGIMES", "code_range", "encoding_covering", "float_values",
-    "is_weight", "random_encoding", "symmetric_encoding", "_tensor_with_data", "_draw_shape", "_fold_last",
+    "is_weight", "random_encoding", "symmetric_encoding", "TensorDraw", "_tensor_with_data", "_draw_shape",
+    "_fold_last",
     "_last_dim_limits", "enumerated_slots", "typical_slots", "param_dtype", "_deferred_params", "_draw_param",
     "_formula_default", "_leaves_room", "_needed_params", "declared_rows", "draw_steps", "case_strategy", "_drawn_by",
 ]

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cases import check
-from cases.case import Case, Tensor
+from cases.case import EDGE, Case, Tensor
 from opdefs import OpDef, dtypes, expr, presets
-from reports.record import EDGE
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 

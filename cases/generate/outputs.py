@@ -10,13 +10,12 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from cases import check
-from cases.case import Case, Encoding, Tensor, encoding_for_range
+from cases.case import TYPICAL, Case, Encoding, Tensor, encoding_for_range
 from cases.generate.configurations import Config, Settings, _first_index
 from cases.generate.draws import _elements, _ints
 from cases.generate.evaluate import _eval_dim
 from cases.generate.values import encoding_covering
 from opdefs import OpDef, dtypes
-from reports.record import TYPICAL
 
 
 def _output_encoding(case: Case, real: np.ndarray | None, dtype: str, moves_values: bool = False) -> Encoding:

@@ -22,7 +22,7 @@ from opdefs import OpDef, dtypes, expr
 
 if TYPE_CHECKING:
     from cases.generate.strategy import CaseDrawing
-from reports.record import TYPICAL
+from cases.case import TYPICAL
 
 
 def _deferred_params(op: OpDef) -> list[str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cases.case import TYPICAL
 from cases.generate.configurations import Config, Settings, _first_index
 from cases.generate.evaluate import _ratio, _same_shape_targets
 from cases.generate.params import _deferred_params, _needed_params
 from cases.generate.shapes import _last_dim_limits, _rank_limits, _typical_presence
 from cases.generate.slots import _datatype_stand_ins, _reads_only_datatypes
 from opdefs import OpDef, expr
-from reports.record import TYPICAL
 
 
 @dataclass(frozen=True, eq=False)

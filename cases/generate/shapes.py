@@ -19,7 +19,7 @@ from opdefs import OpDef, expr
 
 if TYPE_CHECKING:
     from cases.generate.strategy import CaseDrawing
-from reports.record import TYPICAL
+from cases.case import TYPICAL
 
 
 def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:

@@ -42,6 +42,7 @@ from cases.generate.slots import (
 from cases.generate.values import (
     EDGE_REGIMES,
     TYPICAL_REGIMES,
+    TensorDraw,
     _axis_of,
     _encoding_source,
     _share_encoding,
@@ -274,10 +275,10 @@ class CaseDrawing:
                     inputs.append(None)
 
                 def make(shape, ref=ref, dtype=dtype, values=values, decl=decl, static=static) -> Tensor:
-                    t = _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, self.env, typical,
-                                          _axis_of(decl, config), _encoding_source(decl, inputs, typical),
-                                          config.bits_of(decl["name"]),
-                                          is_weight(decl) or decl.get("role") == "bias")  # fmt: skip
+                    what = TensorDraw(ref, dtype, values, regime, typical, _axis_of(decl, config),
+                                      _encoding_source(decl, inputs, typical), config.bits_of(decl["name"]),
+                                      is_weight(decl) or decl.get("role") == "bias")  # fmt: skip
+                    t = _tensor_with_data(rng, what, shape, shapes, self.env)
                     t.static = static
                     return t
 

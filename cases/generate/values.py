@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,8 +12,8 @@ from hypothesis import assume
 from cases.case import Encoding, Param, Tensor, encoding_for_range
 from cases.generate.configurations import Config, _first_index
 from cases.generate.evaluate import _curation_tables, _eval_dim
+from cases.quant import code_range, quantize
 from opdefs import OpDef, dtypes, expr
-from reference.quant import code_range
 
 
 def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: float = 4.0) -> Encoding:
@@ -161,8 +162,30 @@ def _special_codes(rng: np.random.Generator, d: dtypes.QnnDtype, enc: Encoding, 
     return codes
 
 
-def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typical=False, axis=None,
-                      product=None, bits=None, weight=False) -> Tensor:  # fmt: skip
+@dataclass(frozen=True)
+class TensorDraw:
+    """What the spec and the configuration say about one input tensor's values, fixed before its shape is drawn:
+    its name (``in[2]``), datatype, the spec's ``values:`` block, the tier, the quantization axis, the encodings a
+    bias's scale is the product of, the bit width of a bit-width encoding, and whether it is a weight or a bias
+    (converters quantize those symmetrically). ``regime``: the case's value regime (``special``: corner values)."""
+
+    ref: str
+    dtype: str
+    values: dict[str, Any]
+    regime: str
+    typical: bool = False
+    axis: int | None = None
+    product: Any = None
+    bits: int | None = None
+    weight: bool = False
+
+
+def _tensor_with_data(rng: np.random.Generator, what: TensorDraw, shape: tuple[int, ...],
+                      shapes: dict[str, tuple[int, ...]], env: dict[str, Any]) -> Tensor:
+    """The tensor ``what`` describes, of ``shape``, its values drawn; ``shapes`` are the case's tensors drawn so far
+    and ``env`` its parameters (a ``values:`` formula reads them)."""
+    ref, dtype, values, regime, typical = what.ref, what.dtype, what.values, what.regime, what.typical
+    axis, product, bits, weight = what.axis, what.product, what.bits, what.weight
     d = dtypes.get(dtype)
     if "product" in values and len(shape) == 1:  # a shape for the op to take: whole numbers multiplying out
         n_in = 1 + max((_first_index(k) for k in shapes if k.startswith("in[")), default=-1)
@@ -190,9 +213,7 @@ def _tensor_with_data(rng, ref, dtype, shape, regime, values, shapes, env, typic
     elif d.quantized:
         if product is not None and len(shape) == 1:
             enc = _product_encoding(*product, shape[0])
-            real = rng.normal(0.0, 1.0, shape)
-            scales = np.asarray(enc.scales, dtype=np.float64)
-            data = np.clip(np.round(real / scales), d.qmin, d.qmax).astype(d.storage)
+            data = quantize(rng.normal(0.0, 1.0, shape), enc, dtype)
         elif axis is not None and axis < len(shape):
             enc = _per_axis_encoding(rng, dtype, shape[axis], axis, bits)
             qmin, qmax = code_range(dtype, bits)
@@ -296,5 +317,5 @@ def _tensor_in_range(rng, ref, dtype, shape, gen: dict, env: dict) -> Tensor:
     scale, offset = enc.scales[0], enc.offsets[0]
     q_lo = max(d.qmin, int(np.ceil(lo / scale - offset - 1e-9)))
     q_hi = min(d.qmax, int(np.floor(hi / scale - offset + 1e-9)))
-    codes = np.clip(np.round(real / scale) - offset, q_lo, max(q_lo, q_hi))
+    codes = np.clip(quantize(real, enc, dtype), q_lo, max(q_lo, q_hi))
     return Tensor(ref, dtype, shape, codes.astype(d.storage), enc)

@@ -6,7 +6,7 @@ picks a rootdir (an option it does not know takes its value for a path); and the
 any directory once the package is installed, editable or not. Without ``--backend`` the plugin does
 nothing, so it is harmless in every other pytest run of the same environment.
 
-What it holds for ``cases/test_conformance.py``:
+What it holds for ``conformance/test_conformance.py``:
 - the checks at the door: an unknown or unavailable backend, ``--examples`` below 1, a
   ``--case-timeout`` that is not a positive number of seconds, an ``--op`` that is no regular
   expression or matches no op, an unknown ``--qnn-precision``, a missing op package, a ``--specs``
@@ -46,9 +46,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from cases import options as option_table
-from cases.options import PRECISIONS
-from cases.run_end import RunEnd
+from conformance import options as option_table
+from conformance.options import PRECISIONS
+from conformance.run_end import RunEnd
 from reports import record as results
 
 settings.register_profile("dev", max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
@@ -63,7 +63,7 @@ def use_profile() -> None:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-SPECS_ENV = "QNN_CONFORMANCE_SPECS"  # read by opdefs.spec: extra spec directories, searched first
+SPECS_ENV = option_table.SPECS_ENV  # read by opdefs.spec: extra spec directories, searched first
 _WIRE = "qnn_conformance_run"  # key of the run description in an xdist worker's workerinput
 
 

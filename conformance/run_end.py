@@ -1,5 +1,5 @@
 """The end of a conformance run, seen from the controller: cells lost with a worker, what is left to run, which
-expectations did nothing or too much. Registered by ``cases.plugin`` once the door has let the run in."""
+expectations did nothing or too much. Registered by ``conformance.plugin`` once the door has let the run in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from reports import record as results
 
 if TYPE_CHECKING:
-    from cases.plugin import Run
+    from conformance.plugin import Run
 
 
 def _param(nodeid: str) -> str:

@@ -1,4 +1,4 @@
-"""The main job (``python -m suite``): bad options stop it before any case runs, progress is counted
+"""The main job (``python -m conformance``): bad options stop it before any case runs, progress is counted
 from the run's own files, the console shows progress and one line per problem (no tracebacks), and
 the exit status says whether every requested backend ran."""
 
@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import suite
-import suite_progress
+from conformance import main_job, progress
 
-REPO = Path(suite.__file__).resolve().parent
+REPO = Path(main_job.__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
@@ -30,9 +29,9 @@ REPO = Path(suite.__file__).resolve().parent
 )
 def test_a_bad_option_is_one_line_and_exit_4_before_anything_runs(argv, says, tmp_path: Path, capsys) -> None:
     out, runs = tmp_path / "out", tmp_path / "runs"
-    rc = suite.main([*argv, "--out", str(out), "--runs", str(runs)])
+    rc = main_job.main([*argv, "--out", str(out), "--runs", str(runs)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == suite.EXIT_USAGE, f"exit {rc}"
+    assert rc == main_job.EXIT_USAGE, f"exit {rc}"
     assert len(err) == 1 and says in err[0], f"stderr: {err}"
     assert not runs.exists(), "nothing may run or be written before the options are known to be good"
 
@@ -40,7 +39,7 @@ def test_a_bad_option_is_one_line_and_exit_4_before_anything_runs(argv, says, tm
 def test_an_unknown_backend_lists_the_valid_choices(tmp_path: Path, capsys) -> None:
     import adapters
 
-    suite.main(["--backends", "bogus", "--runs", str(tmp_path)])
+    main_job.main(["--backends", "bogus", "--runs", str(tmp_path)])
     err = capsys.readouterr().err
     assert all(name in err for name in adapters.names()), f"choices missing from: {err}"
 
@@ -51,7 +50,7 @@ def write_lines(path: Path, records: list[dict]) -> None:
 
 
 def test_progress_reads_the_results_file_only_not_a_leftover_worker_part_file(tmp_path: Path) -> None:
-    run = suite_progress.BackendRun("qnn-htp", tmp_path, examples=2, edge_examples=None)
+    run = progress.BackendRun("qnn-htp", tmp_path, examples=2, edge_examples=None)
     write_lines(tmp_path / "qnn-htp.jsonl.gw0.part", [{"kind": "positive", "verdict": "FAIL"}])  # an old suite's
     write_lines(run.results, [{"kind": "positive", "verdict": "PASS"}, {"kind": "negative", "verdict": "REJECTED"},
                               {"kind": "cell", "verdict": ""}])  # fmt: skip
@@ -60,7 +59,7 @@ def test_progress_reads_the_results_file_only_not_a_leftover_worker_part_file(tm
 
 
 def test_progress_waits_for_a_line_still_being_written(tmp_path: Path) -> None:
-    run = suite_progress.BackendRun("reference", tmp_path, examples=2, edge_examples=None)
+    run = progress.BackendRun("reference", tmp_path, examples=2, edge_examples=None)
     path = tmp_path / "reference.jsonl"
     path.write_text('{"kind": "positive", "verdict": "PASS"}\n{"kind": "posi')
     run.poll()
@@ -72,7 +71,7 @@ def test_progress_waits_for_a_line_still_being_written(tmp_path: Path) -> None:
 
 
 def test_planned_cases_come_from_the_collected_tests_and_the_examples(tmp_path: Path) -> None:
-    run = suite_progress.BackendRun("reference", tmp_path, examples=8, edge_examples=None)
+    run = progress.BackendRun("reference", tmp_path, examples=8, edge_examples=None)
     ids = ["m.py::test_op[A-FLOAT_32-typical]", "m.py::test_op[A-FLOAT_32-edge]", "m.py::test_rejects[A-x]",
            "m.py::test_op[B-not-generated]"]  # fmt: skip
     write_lines(run.events, [{"collected": ids}])
@@ -98,10 +97,11 @@ def test_skips():
 def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[str], tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(textwrap.dedent(TEST_MODULE))
     events = tmp_path / "events.jsonl"
-    code = "import sys, suite_progress; raise SystemExit(suite_progress.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    code = ("import sys; from conformance import progress; "
+            "raise SystemExit(progress.pytest_with_events(sys.argv[1], sys.argv[2:]))")
     subprocess.run([sys.executable, "-c", code, str(events), "-q", "-p", "no:cacheprovider", *workers,
                     str(tmp_path / "test_sample.py")], cwd=REPO, capture_output=True, timeout=120,
-                   env=suite._child_env())  # fmt: skip
+                   env=main_job._child_env())  # fmt: skip
     lines = [json.loads(x) for x in events.read_text().splitlines()]
     collected = [e["collected"] for e in lines if "collected" in e]
     done = {e["done"].rsplit("::", 1)[1]: e for e in lines if "done" in e}
@@ -114,28 +114,28 @@ def test_the_pytest_plugin_reports_collection_starts_and_outcomes(workers: list[
 
 def test_exit_status_is_1_when_a_requested_backend_did_not_run_to_the_end(tmp_path: Path, monkeypatch) -> None:
     def broken_runs(args, backends, runs, console):
-        run = suite_progress.BackendRun(backends[0], runs, 1, None)
+        run = progress.BackendRun(backends[0], runs, 1, None)
         run.rc = 3  # pytest internal error
         return [run]
 
-    monkeypatch.setattr(suite, "_run_backends", broken_runs)
-    rc = suite.main(["--backends", "reference", "--op", "^ElementWiseAdd$", "--out", str(tmp_path / "o"),
+    monkeypatch.setattr(main_job, "_run_backends", broken_runs)
+    rc = main_job.main(["--backends", "reference", "--op", "^ElementWiseAdd$", "--out", str(tmp_path / "o"),
                      "--runs", str(tmp_path / "r")])  # fmt: skip
-    assert rc == suite.EXIT_NOT_ALL_RAN
+    assert rc == main_job.EXIT_NOT_ALL_RAN
 
 
 def test_the_main_job_shows_progress_and_problems_not_tracebacks(tmp_path: Path) -> None:
     out, runs = tmp_path / "out", tmp_path / "runs"
-    cmd = [sys.executable, "-m", "suite", "--backends", "reference", "--examples", "1", "--workers", "0",
+    cmd = [sys.executable, "-m", "conformance", "--backends", "reference", "--examples", "1", "--workers", "0",
            "--op", "^(ElementWiseAdd|If)$", "--out", str(out), "--runs", str(runs)]  # fmt: skip
     result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
     console = result.stdout + result.stderr
-    assert result.returncode == suite.EXIT_OK, f"exit {result.returncode}:\n{console[-2000:]}"
+    assert result.returncode == main_job.EXIT_OK, f"exit {result.returncode}:\n{console[-2000:]}"
     assert "Traceback" not in console and "=====" not in console, f"pytest output leaked:\n{console[-2000:]}"
     log = (runs / "reference.log").read_text()
     assert "passed" in log, "the full pytest output goes to the backend's log"
-    wide = [line for line in result.stdout.splitlines() if len(line) > suite.SUMMARY_WIDTH]
-    assert not wide, f"summary lines past {suite.SUMMARY_WIDTH} columns: {wide}"
+    wide = [line for line in result.stdout.splitlines() if len(line) > main_job.SUMMARY_WIDTH]
+    assert not wide, f"summary lines past {main_job.SUMMARY_WIDTH} columns: {wide}"
     md = (out / "matrix.md").read_text()
     assert "|If " in md and "- If: " in md, "the not-generated op has its row and reason in the matrix"
     assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG" and (out / "matrix.html").exists()
@@ -143,13 +143,13 @@ def test_the_main_job_shows_progress_and_problems_not_tracebacks(tmp_path: Path)
 
 # ---- releases and targets as columns -------------------------------------------------------------
 def test_qnn_sdks_and_targets_make_one_qnn_htp_column_per_release_and_target() -> None:
-    got = suite._with_variants(["qnn-htp", "reference"], "2.47,ort-qnn==2.7.0", "default,v73")
+    got = main_job._with_variants(["qnn-htp", "reference"], "2.47,ort-qnn==2.7.0", "default,v73")
     assert got == ["qnn-htp@2.47+default", "qnn-htp@2.47+v73", "qnn-htp@2.51+default", "qnn-htp@2.51+v73",
                    "reference"]  # fmt: skip
 
 
 def test_targets_alone_vary_the_installed_release() -> None:
-    assert suite._with_variants(["reference"], None, "v75") == ["reference", "qnn-htp@v75"]
+    assert main_job._with_variants(["reference"], None, "v75") == ["reference", "qnn-htp@v75"]
 
 
 @pytest.mark.parametrize(("argv", "says"), [
@@ -157,9 +157,9 @@ def test_targets_alone_vary_the_installed_release() -> None:
     (["--targets", "v99"], "--targets: unknown target 'v99'"),
 ])  # fmt: skip
 def test_an_unknown_release_or_target_is_one_line_and_exit_4(argv, says, tmp_path: Path, capsys) -> None:
-    rc = suite.main([*argv, "--backends", "reference", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path)])
+    rc = main_job.main([*argv, "--backends", "reference", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == suite.EXIT_USAGE and len(err) == 1 and says in err[0], (rc, err)
+    assert rc == main_job.EXIT_USAGE and len(err) == 1 and says in err[0], (rc, err)
 
 
 @pytest.mark.slow
@@ -170,10 +170,10 @@ def test_targets_run_the_same_cases_on_each_and_the_job_writes_what_changed(tmp_
     if MISSING:
         pytest.skip(f"QNN HTP simulator not available: {MISSING}")
     out, runs = tmp_path / "out", tmp_path / "runs"
-    cmd = [sys.executable, "-m", "suite", "--backends", "qnn-htp", "--targets", "default,v73", "--examples", "2",
+    cmd = [sys.executable, "-m", "conformance", "--backends", "qnn-htp", "--targets", "default,v73", "--examples", "2",
            "--op", "^Gelu$", "--out", str(out), "--runs", str(runs), "-q"]  # fmt: skip
     result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert result.returncode == suite.EXIT_OK, (result.stdout + result.stderr)[-2000:]
+    assert result.returncode == main_job.EXIT_OK, (result.stdout + result.stderr)[-2000:]
     records = {name: [json.loads(x) for x in (runs / f"qnn-htp@{name}.jsonl").read_text().splitlines()]
                for name in ("default", "v73")}  # fmt: skip
     cases = {name: {r["case_id"] for r in recs if r.get("kind") == "positive"} for name, recs in records.items()}

@@ -1,23 +1,28 @@
-"""The options of a conformance run, declared once: the pytest plugin's (``cases/plugin.py``), the ones
-``python -m cases replay`` takes (a recorded replay line carries them: ``tests/test_replay_lines.py``) and the
-ones the main job (``python -m suite``) shares, with the checks all three apply to them.
+"""The options of a conformance run, declared once: the pytest plugin's (``conformance/plugin.py``), the ones
+``python -m conformance replay`` takes (a recorded replay line carries them: ``replay_line`` below,
+``tests/test_replay_lines.py``) and the ones the main job (``python -m conformance``) shares, with the checks all
+three apply to them.
 
 Each ``Option`` is one row: its flag, how it parses (type, action, choices, metavar), its default and help in a
 conformance run, and whether replay takes it (``replay``, with replay's own default or help where a single case
 needs another). The QNN target and release options (``--qnn-soc``, ``--qnn-arch``, ``--qnn-sdk``) belong to
 the QNN adapters' plugin (adapters/qnn/pytest_plugin.py): it must act on them before this one opens a backend;
-replay's copies of the first two are rows here with ``pytest=False``.
+replay's rows for the first two are made from that plugin's declaration (``pytest=False`` here).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from adapters.qnn import pytest_plugin as qnn_plugin
+from opdefs import spec
 
 PRECISIONS = ("auto", "float32", "float16", "none")
 _SAME = object()  # replay takes the run's default or help
@@ -33,7 +38,7 @@ class Option:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     pytest: bool = True  # declared by the conformance plugin
-    replay: bool = False  # taken by ``python -m cases replay`` (and so may be in a recorded replay line)
+    replay: bool = False  # taken by ``python -m conformance replay`` (and so may be in a recorded replay line)
     replay_default: Any = _SAME
     replay_help: Any = _SAME
 
@@ -78,8 +83,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--qnn-backend-lib", "QNN backend library (default: the wheel's libQnnHtp.so)", replay=True),
     Option("--qnn-precision", f"HTP graph precision: {', '.join(PRECISIONS)}", default="auto", replay=True,
            replay_default=None),
-    Option("--qnn-soc", "HTP SoC model to simulate (qnn-htp, ort-qnn), e.g. 43", pytest=False, replay=True),
-    Option("--qnn-arch", "HTP architecture number (qnn-htp, ort-qnn), e.g. 73", pytest=False, replay=True),
+    # the target: declared by the QNN adapters' plugin, which acts on it first; replay takes it as the run did
+    *(Option(flag, help_text, metavar=metavar, pytest=False, replay=True)
+      for flag, help_text, metavar in qnn_plugin.TARGET_OPTIONS),
     Option("--case-timeout", "seconds a case (or a batch) may take on a worker-backed backend before it is killed "
            "(TIMEOUT); default 5", type=float, metavar="SECONDS", replay=True,
            replay_help="seconds the case may take on a worker-backed backend (the run's --case-timeout)"),
@@ -111,7 +117,7 @@ def add_to_pytest(group: Any) -> None:
 
 
 def add_replay_options(parser: argparse.ArgumentParser) -> None:
-    """What ``python -m cases replay`` takes beside the case: every option a recorded replay line may carry."""
+    """What ``python -m conformance replay`` takes beside the case: every option a recorded replay line may carry."""
     for o in OPTIONS:
         if o.replay:
             parser.add_argument(o.flag, **o.kwargs(o.replay_default, o.replay_help))
@@ -125,6 +131,35 @@ def add_shared(parser: argparse.ArgumentParser, flags: Iterable[str], defaults: 
     for flag in flags:
         o = BY_FLAG[flag]
         parser.add_argument(flag, **o.kwargs(defaults.get(flag, _SAME), helps.get(flag, _SAME)))
+
+
+SPECS_ENV = spec.SPECS_ENV  # the run's --specs directories, searched first by opdefs
+
+
+def replay_line(options: dict[str, Any], environ: dict[str, str]) -> str:
+    """The options a case's replay line carries, so that it runs alone as the run ran it: the backend library,
+    the graph precision, the op packages, the target (from the environment the QNN plugin set), the extra spec
+    directories (the case's op may live there) and the case timeout. Every flag here is a replay row of the table
+    (``tests/test_options.py`` checks it)."""
+    from adapters.qnn.adapter import ENV_ARCH, ENV_SOC  # set by the QNN plugin's --qnn-soc/--qnn-arch
+
+    adapter_options = options.get("adapter_options") or {}
+    opts = []
+    if options.get("qnn_backend_lib"):
+        opts.append(f"--qnn-backend-lib {options['qnn_backend_lib']}")
+    if options.get("qnn_precision") not in (None, "auto"):
+        opts.append(f"--qnn-precision {options['qnn_precision']}")
+    for pkg in adapter_options.get("op_packages", []):
+        opts.append(f"--qnn-op-package {':'.join(x for x in (pkg['path'], pkg['interface'], pkg['target']) if x)}")
+    for flag, env in (("--qnn-soc", ENV_SOC), ("--qnn-arch", ENV_ARCH)):
+        if environ.get(env, "").strip():
+            opts.append(f"{flag} {environ[env].strip()}")
+    for d in environ.get(SPECS_ENV, "").split(os.pathsep):
+        if d:
+            opts.append(f"--specs {d}")
+    if adapter_options.get("timeout") is not None:
+        opts.append(f"--case-timeout {adapter_options['timeout']}")
+    return " ".join(opts)
 
 
 # ---- the checks at the door, one wording wherever the option is given ---------------------------------------

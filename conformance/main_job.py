@@ -1,246 +1,17 @@
-"""The composition root of a conformance run: one case through reference, backend and comparison; and the main job.
-
-Every other room stays in its lane (DESIGN.md); this module and the pytest plugin (``cases/plugin.py``) are where
-they meet. ``execute`` turns one Case into one results Record; the pytest module, ``python -m cases replay``
-and the main job all go through it, so a verdict means the same thing wherever it was produced.
-
-The main job (``python -m suite``, below ``main``) runs the conformance module once per backend in a pytest
-process of its own, shows their progress (``suite_progress.py`` reads their events and records) and writes
-the reports of all of them.
+"""The main job (``python -m conformance``): the conformance module once per backend, each in a pytest process of
+its own, their progress live (``conformance/progress.py`` reads their events and records), then the reports of all
+of them.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import Any
 
 import opdefs
-import reference
-from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Adapter, Outcome, run_all, run_each
-from cases import check
-from cases.case import Case
-from opdefs import expr
-from reference.compare import judge
-from reference.expected import expected, reading
-from reports.record import FP16_ACCURATE, Record
+from conformance.progress import BackendRun
 
-if TYPE_CHECKING:  # the main job's progress (suite_progress.py) is imported by the main job only
-    from suite_progress import BackendRun
-
-_NOT_RUN = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
-
-
-def case_stem(case: Case, backend: str) -> str:
-    """No dot in the stem: ``Case.save`` takes what follows the last one for a suffix, and a release in the
-    backend's name (``qnn-htp@2.47``) would make every case of the backend one file."""
-    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-")
-    return f"{case.op}/{backend.replace('.', '_')}-{kind}-{case.tier or 'case'}-{case.case_id()}"
-
-
-def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
-    """K of the op's ``tolerance.accumulation`` expression on this case (None if the op has none or it
-    cannot be evaluated: the budget then stays the class default, never a guess)."""
-    source = op.tolerance.get("accumulation")
-    if not source:
-        return None
-    env = {**op.param_defaults(), **check.environment(op, case)}
-    try:
-        k = float(expr.parse(str(source)).evaluate(env))
-    except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):
-        return None
-    return k if k > 0 else None
-
-
-def _declared_float16(adapter: Adapter, case: Case) -> str:
-    """Where the adapter declares that its backend computes this case's float32 outputs in float16 arithmetic
-    (``capabilities()["arithmetic"]``, with the documentation that says so): that source, else "". A case with a
-    FLOAT_32 output beside others (DetectionOutput's boxes beside fixed-point scores) counts: the budget relaxed is the
-    FLOAT_32 outputs' only (``reference.tolerance.budget_for``), the others are judged as before."""
-    if not any(t.dtype == "FLOAT_32" for t in case.outputs):
-        return ""
-    try:
-        declared = ((adapter.capabilities() or {}).get("arithmetic") or {}).get("FLOAT_32") or {}
-    except Exception:  # noqa: BLE001 - an adapter that cannot say declares nothing
-        return ""
-    if declared.get("computes_in") != "float16":
-        return ""
-    return f"the backend computes FLOAT_32 in float16 ({declared.get('source', 'its documentation')})"
-
-
-def _models(case: Case, outputs: list[np.ndarray], known: Any, backend_name: str, adapter: Adapter,
-            op: opdefs.OpDef, graph_precision: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """The failing case's outputs against the model of each finding about its cell (``reference.models``), at the
-    precision the case was judged at (``graph_precision``: a graph run at float16 precision) or the arithmetic the
-    backend declares: a model of where FLOAT_32 values land is held to binary16's budget on a backend that computes
-    FLOAT_32 in float16, as the verdict itself is (FP16_ACCURATE)."""
-    from reference import models
-
-    info = adapter.info() if hasattr(adapter, "info") else {}
-    names = (backend_name, str(info["wraps"])) if info.get("wraps") else (backend_name,)
-    soc = str(info.get("soc") or "default")
-    precision = "float16" if graph_precision == "float16" or _declared_float16(adapter, case) else graph_precision
-    out = {}
-    for model in known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
-        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case),
-                                              precision=precision)  # fmt: skip
-    return out
-
-
-def replay_command(case_path: str | None, backend_name: str, options: str = "") -> str:
-    if not case_path:
-        return ""
-    return f"python -m cases replay {case_path} --backend {backend_name}{' ' + options if options else ''}"
-
-
-def execute_many(cases: list[Case], adapter: Adapter, backend_name: str, case_dir: Path | None = None,
-                 run_id: str = "", generate_seconds: list[float] | None = None, test_id: str = "",
-                 replay_options: str = "", batch: int | None = None, known: Any = None) -> list[Record]:  # fmt: skip
-    """``execute`` for many cases, run through the adapter's ``run_many`` where it has one (several
-    cases per backend call); ``batch`` overrides its batch size (1: every case alone)."""
-    if batch is not None and hasattr(adapter, "batch_size"):
-        adapter.batch_size = batch
-    outcomes = run_each(adapter, cases) if batch == 1 else run_all(adapter, cases)
-    seconds = generate_seconds or [0.0] * len(cases)
-    records = [execute(c, adapter, backend_name, case_dir, run_id, g, test_id, replay_options, outcome=o, known=known)
-               for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip
-    for k, (case, outcome, rec) in enumerate(zip(cases, outcomes, records, strict=True)):
-        if rec.verdict in ("FAIL", FP16_ACCURATE) and "index" in (outcome.details.get("batch") or {}):
-            records[k] = _confirmed_alone(case, adapter, backend_name, case_dir, run_id, seconds[k], test_id,
-                                          replay_options, rec, known)  # fmt: skip
-    return records
-
-
-def _confirmed_alone(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None, run_id: str,
-                     generate_seconds: float, test_id: str, replay_options: str,
-                     batched: Record, known: Any = None) -> Record:  # fmt: skip
-    """A FAIL from a batch, run again alone: the verdict that stands is the one its replay (always alone)
-    gives. Why: a kernel that reads past its own buffers sees its neighbours' data in a shared graph or
-    session; on the HTP simulator a TransposeConv1d case failed in one 19-case session and passed in the
-    same session of another run and alone. Where the two differ, the record keeps the batched verdict
-    beside the alone one (``details.batch.batched_verdict``): a deviation that depends on neighbours."""
-    alone = adapter.run(case)
-    rec = execute(case, adapter, backend_name, case_dir, run_id, generate_seconds, test_id, replay_options,
-                  outcome=alone, known=known)  # fmt: skip
-    size = ((batched.extra.get("details") or {}).get("batch") or {}).get("size")
-    note: dict[str, Any] = {"size": size, "alone": "a FAIL in its batch, run again alone"}
-    if rec.verdict != batched.verdict:
-        note.update(batched_verdict=batched.verdict, batched_message=batched.message[:500])
-    rec.extra.setdefault("details", {})["batch"] = note
-    return rec
-
-
-def execute(case: Case, adapter: Adapter, backend_name: str, case_dir: Path | None = None,
-            run_id: str = "", generate_seconds: float = 0.0, test_id: str = "",
-            replay_options: str = "", outcome: Outcome | None = None, known: Any = None) -> Record:  # fmt: skip
-    """Run ``case`` (unless its ``outcome`` is given: ``execute_many`` ran it already) and judge it
-    against the reference: one Record. ``known``: the findings the run applies (``reports.expectations``); a
-    failing case's outputs are checked against the models of those about its cell, so its record says which
-    finding's bug it shows (``metrics.models``)."""
-    op = opdefs.load(case.op)
-    timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
-    exp: list[np.ndarray] | None = None
-    ref_error = ""
-    if not case.negative and reference.has(case.op):
-        t0 = time.perf_counter()
-        try:
-            exp = expected(case)
-        except Exception as e:  # a reference that cannot compute this case is reported, not fatal
-            ref_error = f"reference failed: {type(e).__name__}: {e}"
-        timings["reference"] = round(time.perf_counter() - t0, 6)
-    t0 = time.perf_counter()
-    if outcome is None:
-        outcome = adapter.run(case)
-    timings["backend"] = round(outcome.seconds or (time.perf_counter() - t0), 6)
-    metrics: dict[str, Any] = {}
-    message = outcome.message
-    if case.negative:
-        # the good outcome for a case that breaks the spec is a clean refusal
-        verdict = _NOT_RUN.get(outcome.status, "FAIL")
-        if verdict == "FAIL":
-            message = f"accepted a case that breaks {case.broken}: {message}".strip()
-    elif outcome.status != OK:
-        verdict = _NOT_RUN[outcome.status]
-    elif exp is None:
-        verdict = "UNCHECKED"
-        message = ref_error or f"no reference for {case.op} yet: ran, not compared"
-    else:
-        t0 = time.perf_counter()
-        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
-                  precision=(outcome.details or {}).get("precision"))  # fmt: skip
-        timings["compare"] = round(time.perf_counter() - t0, 6)
-        verdict = "PASS" if j.passed else "FAIL"
-        metrics = j.metrics
-        message = j.message
-        if not j.passed:
-            relaxed = _declared_float16(adapter, case)
-            if relaxed and judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
-                                 precision="float16").passed:  # fmt: skip
-                verdict = FP16_ACCURATE
-                metrics["float16_budget"] = "inside"
-                message = f"outside binary32's budget, inside binary16's: {relaxed} ({message})"
-            if known is not None:
-                metrics["models"] = _models(case, outcome.outputs, known, backend_name, adapter, op,
-                                            (outcome.details or {}).get("precision"))  # fmt: skip
-        try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
-            metrics.update(reading(case, outcome.outputs))
-        except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict
-            metrics["reading_error"] = f"{type(e).__name__}: {e}"
-        if j.passed and j.checked == 0 and metrics.get("unconstrained") and not metrics.get("n"):
-            verdict = "UNCHECKED"
-            message = "not checkable element by element: the spec leaves every value to the backend (random or noise)"
-        elif j.passed and j.checked == 0 and metrics.get("not_checkable"):
-            verdict = "UNCHECKED"
-            message = ("not checkable: every expected value is NaN or infinite, and the MasterOpDef does not say what "
-                       f"a {', '.join(sorted({t.dtype for t in case.outputs}))} output holds then")  # fmt: skip
-    info = adapter.info() if hasattr(adapter, "info") else {}
-    rec = Record(
-        op=case.op, config=case.config, backend=backend_name, verdict=verdict,
-        kind="negative" if case.negative else "positive", broken=case.broken, test_id=test_id,
-        backend_info=info, metrics=metrics, timings=timings, message=message[:2000], seed=case.seed,
-        dtypes={t.name: t.dtype for t in [*case.inputs, *case.outputs] if t is not None},
-        run_id=run_id, extra={"decisions": case.decisions, "details": outcome.details} if outcome.details else {},
-        case_id=case.case_id(), tier=case.tier,
-    )  # fmt: skip
-    rec.extra["family"] = op.family
-    rec.extra["signature"] = case.signature()  # ranks and integer parameters: python -m reports capabilities
-    good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
-    if not good and case_dir is not None:
-        rec.case_path = str(case.save(Path(case_dir) / case_stem(case, backend_name)))
-        rec.replay = replay_command(rec.case_path, backend_name, replay_options)
-    return rec
-
-
-def onnx_repro(case: Case, stem: Path) -> Path:
-    """Write ``<stem>.onnx`` (the model ``case`` lowers to) and ``<stem>.npz`` (its feeds, the reference's
-    outputs stored as the declared types, and per element the difference the case's budget accepts): a
-    finding on the ort-qnn route as a file the EP's maintainers can run with onnxruntime alone
-    (findings/cases/ort-qnn/repro.py). Returns the model's path."""
-    from adapters.onnx import lower
-    from reference.compare import allowed_difference, encode_outputs
-    from reference.tolerance import budget_for
-
-    op = opdefs.load(case.op)
-    lowered = lower(case)
-    real = expected(case)
-    arrays: dict[str, np.ndarray] = {f"feed:{name}": value for name, value in lowered.feeds.items()}
-    for spec, decl, want, stored in zip(lowered.outputs, case.outputs, real, encode_outputs(case, real), strict=True):
-        budget = budget_for(decl.dtype, op.tolerance, accumulation_length(op, case))
-        arrays[f"expected:{spec.name}"] = np.asarray(stored).reshape(decl.shape)
-        arrays[f"budget:{spec.name}"] = allowed_difference(np.asarray(want).reshape(decl.shape), decl, budget)
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    model = stem.with_suffix(".onnx")
-    model.write_bytes(lowered.model)
-    np.savez_compressed(stem.with_suffix(".npz"), **arrays)
-    return model
-
-
-# ---------------------------------------------------------------------------------------------
-# The main job: python -m suite
-# ---------------------------------------------------------------------------------------------
 DEFAULT_BACKENDS = ("qnn-htp", "onnxruntime", "ort-qnn", "reference")
 EXIT_OK, EXIT_NOT_ALL_RAN, EXIT_USAGE = 0, 1, 4
 SUMMARY_WIDTH = 100
@@ -269,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args, plan = _main_options(argv)
     except _UsageError as exc:
-        print(f"python -m suite: error: {exc}", file=sys.stderr)
+        print(f"python -m conformance: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     out, runs = Path(args.out), Path(args.runs)
     out.mkdir(parents=True, exist_ok=True)
@@ -298,16 +69,16 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     import re
 
     import adapters
-    from cases import options as option_table
+    from conformance import options as option_table
 
     ap = argparse.ArgumentParser(
-        prog="python -m suite", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog="python -m conformance", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="The main job: the conformance cases on every default backend available here (each cell drawn "
                     "once for all of them), one live progress line per backend, the full pytest output in "
                     "RUNS/<backend>.log, then the support matrix (md, html, json, csv), a chart and a summary.")
     ap.add_argument("--backends", default=None,
                     help=f"comma-separated; None: {','.join(DEFAULT_BACKENDS)} (those available here)")
-    # passed on to each backend's conformance run, declared as it declares them (cases/options.py)
+    # passed on to each backend's conformance run, declared as it declares them (conformance/options.py)
     option_table.add_shared(ap, ("--examples", "--edge-examples", "--op", "--seed", "--specs"),
                        defaults={"--examples": 5, "--seed": 0},
                        helps={"--seed": "hypothesis seed: the same seed draws the same cases"})  # fmt: skip
@@ -330,7 +101,7 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     if args.specs:  # the same channel the pytest plugin uses: opdefs searches these first
         import os
 
-        from cases.plugin import SPECS_ENV
+        from conformance.plugin import SPECS_ENV
 
         os.environ[SPECS_ENV] = os.pathsep.join(str(Path(d).resolve()) for d in args.specs)
     specs = sorted(opdefs.load_all())
@@ -392,7 +163,6 @@ def _with_variants(requested: list[str], sdks: str | None, targets_text: str | N
     return requested[:at] + variants + requested[at + 1:]
 
 
-
 def _pytest_command(args: Any, name: str, run: BackendRun, runs: Path) -> list[str]:
     """``key=value`` forms only: a path given as a separate word is taken by pytest for a test path
     (and may move its rootdir) before the conformance options are known."""
@@ -404,7 +174,7 @@ def _pytest_command(args: Any, name: str, run: BackendRun, runs: Path) -> list[s
             f"--case-cache={(runs / 'case-cache').resolve()}"]  # fmt: skip  (each cell drawn once for all backends)
     if args.edge_examples:
         opts.append(f"--edge-examples={args.edge_examples}")
-    findings = Path(__file__).resolve().parent / "findings" / f"{name.partition('@')[0]}.yaml"  # qnn-htp@2.47 too
+    findings = Path(__file__).resolve().parents[1] / "findings" / f"{name.partition('@')[0]}.yaml"  # qnn-htp@2.47 too
     if findings.exists():  # recorded deviations show as XFAIL with their reason, fixed ones as XPASS
         opts.append(f"--expectations={findings}")
     if args.op:
@@ -413,9 +183,9 @@ def _pytest_command(args: Any, name: str, run: BackendRun, runs: Path) -> list[s
         opts.append(f"--specs={Path(d).resolve()}")
     if args.workers not in ("0", "", None):
         opts += ["-n", str(args.workers)]
-    code = "import sys, suite_progress; raise SystemExit(suite_progress.pytest_with_events(sys.argv[1], sys.argv[2:]))"
+    code = ("import sys; from conformance import progress; "
+            "raise SystemExit(progress.pytest_with_events(sys.argv[1], sys.argv[2:]))")
     return [sys.executable, "-c", code, str(run.events.resolve()), *opts]
-
 
 
 def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> list[BackendRun]:
@@ -430,9 +200,9 @@ def _run_backends(args: Any, backends: list[str], runs: Path, console: Any) -> l
         TimeRemainingColumn,
     )
 
-    from suite_progress import PYTEST_CODES, TALLY_LEGEND, BackendRun
+    from conformance.progress import PYTEST_CODES, TALLY_LEGEND, BackendRun
 
-    repo = Path(__file__).resolve().parent
+    repo = Path(__file__).resolve().parents[1]
     live = console.is_terminal
     progress = Progress(
         TextColumn("{task.fields[backend]:<9.9}"), TextColumn("{task.fields[op]:<16.16}", style="cyan"),

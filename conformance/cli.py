@@ -1,14 +1,14 @@
 """``qnn-conformance``: one command for the people who run the suite, installed with the package.
 
 Why one front door: after ``pip install qnn-opdef-conformance`` there is no checkout to ``cd`` into, and
-``python -m suite``, ``python -m reports``, ``python -m cases`` and ``pytest --pyargs`` are four
+``python -m conformance``, ``python -m reports``, ``python -m cases`` and ``pytest --pyargs`` are four
 spellings to remember. Each subcommand hands its arguments to the module that already does the job,
-so ``python -m suite`` and the others keep working unchanged:
+so ``python -m conformance`` and the others keep working unchanged:
 
-    qnn-conformance run [--backends reference,qnn-htp] [--op REGEX] ...   the main job (python -m suite)
+    qnn-conformance run [--backends reference,qnn-htp] [--op REGEX] ...   the main job (python -m conformance)
     qnn-conformance test --backend NAME [pytest options]                  one backend through pytest
     qnn-conformance report matrix|diff|catalogues|summary ...             python -m reports
-    qnn-conformance replay CASE.json --backend NAME                       python -m cases replay
+    qnn-conformance replay CASE.json --backend NAME                       python -m conformance replay
     qnn-conformance configs OP                                            python -m cases configs
     qnn-conformance opdefs lint|new|coverage|import ...                   python -m opdefs
     qnn-conformance bench [speed|mutants|drawn|qnn-worker] [options]      python -m bench (default speed)
@@ -24,9 +24,9 @@ EXIT_USAGE = 4  # pytest's usage-error status, used for every front-door refusal
 
 
 def _run(args: list[str]) -> int:
-    import suite
+    from conformance import main_job
 
-    return suite.main(args)
+    return main_job.main(args)
 
 
 def _test(args: list[str]) -> int:
@@ -42,7 +42,7 @@ def _report(args: list[str]) -> int:
 
 
 def _replay(args: list[str]) -> int:
-    from cases.__main__ import main
+    from conformance.replay import main
 
     return main(["replay", *args])
 

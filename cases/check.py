@@ -81,10 +81,10 @@ def _plan(op: OpDef) -> _Plan:
 
 def _make_plan(op: OpDef) -> _Plan:
     declared = []
-    for is_input, decls in ((True, op.inputs), (False, op.outputs)):
+    for is_input, decls in ((True, op.input_specs), (False, op.output_specs)):
         for decl in decls:
-            first = int(re.match(r"^\w+\[(\d+)", decl["name"]).group(1))
-            sh = decl.get("shape") or {}
+            first = decl.first_index
+            sh = decl.shape
             r = sh.get("rank")
             rank = r if isinstance(r, str) and r.isidentifier() else None
             declared.append((is_input, first, rank, list(sh.get("dims") or []), list(sh.get("trailing") or [])))

@@ -27,7 +27,7 @@ from cases import quant
 from cases.case import Case, Encoding, Tensor, encoding_for_range
 from cases.generate import first_index, is_weight
 from cases.quant import code_range
-from opdefs import OpDef, dtypes
+from opdefs import OpDef, TensorSpec, dtypes
 
 Infer = Callable[[OpDef, Case], "list[np.ndarray] | None"]
 
@@ -64,7 +64,7 @@ def symmetric_grid(real: np.ndarray, dtype: str, axis: int | None) -> Encoding:
     return Encoding(tuple(float(np.float32(max(x, 1e-6) / qmax)) for x in tops), (0,) * len(tops), axis)
 
 
-def _inputs(op: OpDef, case: Case, wanted: Callable[[dict], bool]) -> list[int]:
+def _inputs(op: OpDef, case: Case, wanted: Callable[[TensorSpec], bool]) -> list[int]:
     """Positions of the present quantized inputs whose declaration ``wanted`` selects."""
     out = []
     for k, t in enumerate(case.inputs):
@@ -74,11 +74,11 @@ def _inputs(op: OpDef, case: Case, wanted: Callable[[dict], bool]) -> list[int]:
     return out
 
 
-def _decl(op: OpDef, k: int) -> dict | None:
+def _decl(op: OpDef, k: int) -> TensorSpec | None:
     """The declaration input ``k`` falls under (a repeated one covers a range)."""
     found = None
-    for d in op.inputs:
-        if first_index(d["name"]) <= k:
+    for d in op.input_specs:
+        if d.first_index <= k:
             found = d
     return found
 
@@ -138,16 +138,16 @@ def bias_32bit(op: OpDef, case: Case) -> Case | None:
     weights are per axis), offset 0, so it adds straight into the accumulator; a bias the spec marks ``role:
     bias`` without ``encoding_from`` (a normalisation's beta, a gate's bias) on a fine 32-bit grid, offset 0."""
     changed = {}
-    for k in _inputs(op, case, lambda decl: decl.get("role") == "bias" and not decl.get("encoding_from")):
+    for k in _inputs(op, case, lambda decl: decl.role == "bias" and not decl.encoding_from):
         t = case.inputs[k]  # a bias no product of scales gives (a beta, a gate's bias): a fine grid, offset 0
         real = real_values(t)
         top = float(np.max(np.abs(real))) if real.size else 1.0
         enc = Encoding((float(np.float32(max(top, 1e-6) / (1 << 24))),), (0,))
         if t.dtype != "SFIXED_POINT_32" or any(o != 0 for o in t.encoding.offsets):
             changed[k] = requantized(t, "SFIXED_POINT_32", enc)
-    for k in _inputs(op, case, lambda decl: bool(decl.get("encoding_from"))):
+    for k in _inputs(op, case, lambda decl: bool(decl.encoding_from)):
         t = case.inputs[k]
-        refs = [first_index(r) for r in _decl(op, k)["encoding_from"]]
+        refs = [first_index(r) for r in _decl(op, k).encoding_from]
         if any(r >= len(case.inputs) or case.inputs[r] is None or case.inputs[r].encoding is None for r in refs):
             continue
         x, w = case.inputs[refs[0]], case.inputs[refs[1]]

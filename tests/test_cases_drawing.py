@@ -21,6 +21,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 import opdefs
 from cases import check, generate
 from cases.case import Case
+from opdefs import TensorSpec
 from reference.expected import infer
 
 SPECS = opdefs.load_all()
@@ -95,7 +96,7 @@ def _drawing(draw, env: dict, s) -> SimpleNamespace:
 @pytest.mark.parametrize("tier", generate.TIERS)
 def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
     s = generate.Settings(tier=tier)
-    decl = {"name": "in[0]", "shape": {"rank": "n"}}
+    decl = TensorSpec({"name": "in[0]", "shape": {"rank": "n"}})
     used_by_rank = {}
     for r in range(1, s.max_rank + 1):
         env = {"n": r}
@@ -107,7 +108,7 @@ def test_a_free_rank_shape_takes_as_many_choices_whatever_its_rank(tier):
 
 def test_the_first_dims_of_the_widest_draw_make_the_shape():
     s = generate.Settings(tier=generate.EDGE)
-    decl = {"name": "in[0]", "shape": {"rank": "n"}}
+    decl = TensorSpec({"name": "in[0]", "shape": {"rank": "n"}})
     data = ConjectureData.for_choices([1, 2, 3, 4])
     shape = _run(data, lambda draw: generate._draw_shape(_drawing(draw, {"n": 2}, s), decl, "in[0]"))
     assert shape == (1, 2), f"rank 2 out of the dims 1, 2, 3, 4 gave {shape}"

@@ -44,6 +44,6 @@ def test_every_listed_datatype_of_every_spec_is_a_configuration():
         if generate.skip_reason(op):
             continue
         used = {pair for c in generate.configs(op) for pair in c.dtypes}
-        missing += [f"{name}.{d['name']}: {t}" for d in op.inputs + op.outputs for t in generate._listed(d)
-                    if (d["name"], t) not in used]  # fmt: skip
+        missing += [f"{name}.{d.name}: {t}" for d in op.input_specs + op.output_specs for t in generate._listed(d)
+                    if (d.name, t) not in used]  # fmt: skip
     assert not missing, f"{len(missing)} listed datatype(s) never tested: {', '.join(missing[:10])}"

@@ -10,7 +10,7 @@ import numpy as np
 
 from cases import check
 from cases.case import EDGE, Case, Tensor
-from opdefs import OpDef, dtypes, expr, presets
+from opdefs import OpDef, TensorSpec, dtypes, expr, presets
 
 Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 
@@ -93,11 +93,11 @@ def configs(op: OpDef) -> list[Config]:
     if skip_reason(op):
         return []
     gen = op.generation
-    decls = op.inputs + op.outputs
+    decls = op.input_specs + op.output_specs
     curated = gen.get("configs")
     if curated:
         return [c for c in (_curated_config(decls, c) for c in curated) if _dtypes_allowed(op, c)]
-    flexible = any("backend_specific" in (d.get("dtypes") or ["backend_specific"]) for d in decls)
+    flexible = any("backend_specific" in (d.dtypes or ["backend_specific"]) for d in decls)
     if flexible:
         primaries = tuple(dict.fromkeys([*dtypes.BACKEND_SPECIFIC_DEFAULT, *gen.get("primaries_extra", [])]))
     else:  # every type explicit: the float types the data tensors list are the primaries (Log: F32, F16)
@@ -108,11 +108,11 @@ def configs(op: OpDef) -> list[Config]:
         chosen = []
         for d in decls:
             listed = _listed(d)
-            takes_any = "backend_specific" in (d.get("dtypes") or ["backend_specific"])
+            takes_any = "backend_specific" in (d.dtypes or ["backend_specific"])
             if primary and _prefer_primary(d) and (takes_any or primary in listed):
-                chosen.append((d["name"], primary))
+                chosen.append((d.name, primary))
             else:
-                chosen.append((d["name"], listed[0] if listed else primary or "FLOAT_32"))
+                chosen.append((d.name, listed[0] if listed else primary or "FLOAT_32"))
         return chosen
 
     for primary in primaries:
@@ -131,8 +131,8 @@ def configs(op: OpDef) -> list[Config]:
             continue
         for alt in listed[1:]:
             chosen = base(first)
-            chosen[k] = (d["name"], alt)
-            out.append(Config(_label(chosen, first), tuple(chosen), why=f"{d['name']} also lists {alt}"))
+            chosen[k] = (d.name, alt)
+            out.append(Config(_label(chosen, first), tuple(chosen), why=f"{d.name} also lists {alt}"))
     for c in presets.expand(gen.get("extra_configs")):
         out.append(_curated_config(decls, c))
     unique: dict[str, Config] = {}
@@ -141,15 +141,15 @@ def configs(op: OpDef) -> list[Config]:
     return [c for c in unique.values() if _dtypes_allowed(op, c)]
 
 
-def _listed(decl: dict) -> list[str]:
-    return [x for x in (decl.get("dtypes") or []) if x != "backend_specific" and _usable(x)]
+def _listed(decl: TensorSpec) -> list[str]:
+    return [x for x in decl.dtypes if x != "backend_specific" and _usable(x)]
 
 
-def _curated_config(decls: list[dict], c: dict) -> Config:
+def _curated_config(decls: list[TensorSpec], c: dict) -> Config:
     """A configuration written in the spec: tensor -> dtype, plus ``per_axis`` and ``why``."""
     per_axis = tuple(c.get("per_axis") or ())
     bitwidth = {str(k): int(v) for k, v in (c.get("bitwidth") or {}).items()}
-    chosen = [(d["name"], c.get(d["name"], "FLOAT_32")) for d in decls]
+    chosen = [(d.name, c.get(d.name, "FLOAT_32")) for d in decls]
     label = _label(chosen, "", per_axis, bitwidth)
     return Config(label, tuple(chosen), per_axis, c.get("why", "curated in the spec (generate.configs)"),
                   tuple(sorted(bitwidth.items())))
@@ -165,7 +165,7 @@ def _dtypes_allowed(op: OpDef, config: Config) -> bool:
     tensors = {}
     for name, dt in config.dtypes:
         tensors[f"{name.split('[')[0]}[{_first_index(name)}]"] = Tensor(name, dt, ())
-    ins = [tensors.get(f"in[{i}]") for i in range(max([_first_index(d["name"]) for d in op.inputs] or [-1]) + 1)]
+    ins = [tensors.get(f"in[{i}]") for i in range(max([d.first_index for d in op.input_specs] or [-1]) + 1)]
     outs = [tensors[f"out[{i}]"] for i in range(len(op.outputs)) if f"out[{i}]" in tensors]
     probe = Case(op.name, ins, {}, outs)
     env = check.environment(op, probe)
@@ -179,10 +179,10 @@ def _dtypes_allowed(op: OpDef, config: Config) -> bool:
     return True
 
 
-def _prefer_primary(decl: dict) -> bool:
+def _prefer_primary(decl: TensorSpec) -> bool:
     """'FLOAT_32, FLOAT_16, backend specific' reads as 'the data type'; 'BOOL_8, backend specific'
     (a comparison's output) or 'INT_32, UINT_32, backend specific' (an index) keeps its own type."""
-    listed = [x for x in decl.get("dtypes") or [] if x != "backend_specific"]
+    listed = [x for x in decl.dtypes if x != "backend_specific"]
     return all(dtypes.get(x).kind == "float" for x in listed)
 
 

@@ -70,8 +70,8 @@ def _names_call(e: expr.Expr, fn: str, name: str) -> bool:
 
 
 def _declared_scalar(op: OpDef, name: str) -> bool:
-    decl = next((d for d in reversed(op.outputs) if _first_index(d["name"]) <= _first_index(name)), None)
-    return bool(decl and (OpDef.shape_of(decl).get("scalar") or OpDef.shape_of(decl).get("rank") == 0))
+    decl = next((d for d in reversed(op.output_specs) if d.first_index <= _first_index(name)), None)
+    return bool(decl and (decl.shape.get("scalar") or decl.shape.get("rank") == 0))
 
 
 def _holds(condition: expr.Expr, env: dict[str, Any]) -> bool:

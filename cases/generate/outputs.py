@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import TYPICAL, Case, Encoding, Tensor, encoding_for_range
-from cases.generate.configurations import Config, Settings, _first_index
+from cases.generate.configurations import Config, Settings
 from cases.generate.draws import _elements, _ints
 from cases.generate.evaluate import _eval_dim
 from cases.generate.values import encoding_covering
@@ -87,21 +87,21 @@ def _outputs(op: OpDef, config: Config, case: Case, env, shapes, same_shape,
             if real is not None and [tuple(np.shape(r)) for r in real] != [t.shape for t in provisional[0]]:
                 real = None  # the reference sized them otherwise: keep the spec's shapes, uncalibrated
     outs: list[Tensor] = []
-    decls = op.outputs
+    decls = op.output_specs
     # without a reference: the curated number of outputs (generate.outputs_count), else one per declaration
     n = len(real) if real is not None else op.generation.get("outputs_count", [len(decls)])[0]
     for i in range(n):
-        decl = next((d for d in reversed(decls) if _first_index(d["name"]) <= i), decls[-1] if decls else None)
+        decl = next((d for d in reversed(decls) if d.first_index <= i), decls[-1] if decls else None)
         if decl is None:
             return None
         ref = f"out[{i}]"
-        dtype = config.dtype_of(decl["name"])
+        dtype = config.dtype_of(decl.name)
         if real is not None:
             shape = declared_rows(op, i, tuple(np.shape(real[i])), case, env)
         elif ref in same_shape and same_shape[ref] in shapes:
             shape = shapes[same_shape[ref]]
         else:
-            dims = OpDef.shape_of(decl).get("dims")
+            dims = decl.dims
             shape = tuple(_eval_dim(d, env) for d in dims) if dims else None
             if shape is None or any(s is None for s in shape):
                 return None

@@ -35,11 +35,11 @@ def _deferred_params(op: OpDef) -> list[str]:
     def note(x: Any) -> None:
         used.update(words.findall(str(x)))
 
-    for d in op.inputs + op.outputs:
+    for d in op.input_specs + op.output_specs:
         for key in ("shape", "values", "repeated", "encoding_from"):  # a shape_from draws what it reads when reached
-            if key in d:
-                note(d[key] if key != "shape" else {k: v for k, v in d[key].items() if k != "text"})
-        used.update(_curation_tables(d.get("values") or {}))  # the enum a tensor's values depend on: first
+            if key in d.raw:
+                note(d.raw[key] if key != "shape" else {k: v for k, v in d.shape.items() if k != "text"})
+        used.update(_curation_tables(d.values))  # the enum a tensor's values depend on: first
     for src in op.derived.values():
         note(src)
     for name, p in op.params.items():
@@ -56,7 +56,7 @@ def _deferred_params(op: OpDef) -> list[str]:
         if c.check is not None:
             for cond, _a, _b in c.check.dim_equalities():
                 used.update(cond.names() & set(op.params) if cond is not None else ())
-    ranks = {str(OpDef.shape_of(d).get("rank")) for d in op.inputs + op.outputs}
+    ranks = {str(d.shape.get("rank")) for d in op.input_specs + op.output_specs}
     for c in op.constraints:  # a divisibility on named dims and parameters alone (SpaceToBatch's '(height + pad) %
         # block == 0'): the dims are drawn to meet it, so its parameters come first. Not a bound or an equality: those
         # parameters wait and are drawn inside the bounds the tensors give (Stft's frame_length <= signal_length)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cases.case import TYPICAL
-from cases.generate.configurations import Config, Settings, _first_index
+from cases.generate.configurations import Config, Settings
 from cases.generate.evaluate import _ratio, _same_shape_targets
 from cases.generate.params import _deferred_params, _needed_params
 from cases.generate.shapes import _last_dim_limits, _rank_limits, _typical_presence
@@ -60,18 +60,18 @@ def plan_cell(op: OpDef, config: Config, settings: Settings) -> CellPlan:
     # the typical tier, as converters do; on a coin flip in the edge tier, where both forms are valid
     shapers = set(op.generation.get("typical_drop") or [])
     typical_when = [expr.parse(x) for x in op.generation.get("typical_when") or []] if typical else []
-    explicit_ranks = {len(op.dims_of(d)) for d in op.inputs + op.outputs}
+    explicit_ranks = {len(d.dims) for d in op.input_specs + op.output_specs}
     same_shape = _same_shape_targets(op)
     derived = op.derived
     deferred = _deferred_params(op)
     divisible = [pair for c in op.constraints if c.check is not None for pair in c.check.divisibility()]
     # a dim that is 'a / b' (a derived one, or one a shape lists: Conv2d's filter has channel_in/group) makes b divide a
-    ratio_dims = [*derived.values(), *(d for t in op.inputs for d in op.dims_of(t) if isinstance(d, str) and "/" in d)]
+    ratio_dims = [*derived.values(), *(d for t in op.input_specs for d in t.dims if isinstance(d, str) and "/" in d)]
     divisible += [pair for src in ratio_dims if (pair := _ratio(src))]
     rank_limits = _rank_limits(op)
     last_limits = _last_dim_limits(op)
-    unique_values = {f"values(in[{_first_index(d['name'])}])" for d in op.inputs for c in op.constraints
-                     if c.check is not None and c.check.requires_unique(f"values(in[{_first_index(d['name'])}])")}
+    unique_values = {f"values(in[{d.first_index}])" for d in op.input_specs for c in op.constraints
+                     if c.check is not None and c.check.requires_unique(f"values(in[{d.first_index}])")}
     symbols = op.symbols()
     sized_by: dict[str, list[expr.Expr]] = {}  # dim -> the derived dims' formulas that read it
     for src in derived.values():

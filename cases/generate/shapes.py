@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import Settings, _first_index
+from cases.generate.configurations import Settings
 from cases.generate.draws import _BOOL, _int_list, _ints
 from cases.generate.evaluate import _eval_dim, _eval_int, _fits, _holds, _unknown
-from opdefs import OpDef, expr
+from opdefs import OpDef, TensorSpec, expr
 
 if TYPE_CHECKING:
     from cases.generate.strategy import CaseDrawing
@@ -27,15 +27,14 @@ def _typical_presence(op: OpDef, shapers: set[str]) -> list[expr.TensorInfo]:
     drawn: a condition on ``present(in[k])`` can then steer the dims drawn earlier."""
     out: list[expr.TensorInfo] = []
     stop = False  # as the drawing goes: after an optional input left out, the later ones are left out too
-    for decl in op.inputs:
-        idx = _first_index(decl["name"])
-        optional = decl.get("mandatory") is False and not decl.get("repeated")
-        weights = decl.get("static") in ("preferred", "always") or decl["name"] in shapers
-        given = not optional or (not stop and weights)
-        stop = stop or (optional and not given)
+    for decl in op.input_specs:
+        idx = decl.first_index
+        weights = decl.given_static or decl.name in shapers
+        given = not decl.optional or (not stop and weights)
+        stop = stop or (decl.optional and not given)
         while len(out) <= idx:
             out.append(expr.TensorInfo((), "", present=False))
-        out[idx] = expr.TensorInfo((), "", present=bool(given) and not decl.get("repeated"))
+        out[idx] = expr.TensorInfo((), "", present=bool(given) and not decl.repeated)
     return out
 
 
@@ -111,8 +110,8 @@ def _shape_from(op: OpDef, source: str, inputs: list[Tensor | None], params: dic
 def _rank_limits(op: OpDef) -> dict[str, tuple[int, int]]:
     """tensor -> the constant rank bounds its checks give (``rank(in[0]) > 2``: InstanceNorm's [3, inf))."""
     out = {}
-    for decl in op.inputs:
-        ref = f"in[{_first_index(decl['name'])}]"
+    for decl in op.input_specs:
+        ref = f"in[{decl.first_index}]"
         lows, highs = [], []
         for c in op.constraints:
             if c.check is not None and "rank" in c.check.source:
@@ -128,11 +127,11 @@ def _last_dim_limits(op: OpDef) -> dict[str, tuple[list[expr.Expr], list[expr.Ex
     """tensor -> the bounds its checks put on its last dim (``0 < shape(in[1])[k - 1] <= n - batch_dims``, k its
     rank symbol), for tensors of a drawn rank: GatherNd's and ScatterNd's index depth."""
     out = {}
-    for decl in op.inputs:
-        sh = OpDef.shape_of(decl)
-        if sh.get("dims") or sh.get("trailing") or sh.get("scalar") or decl.get("shape_from"):
+    for decl in op.input_specs:
+        sh = decl.shape
+        if sh.get("dims") or sh.get("trailing") or sh.get("scalar") or decl.shape_from:
             continue  # a named last dim is drawn where its own checks say (it may be shared)
-        ref = f"in[{_first_index(decl['name'])}]"
+        ref = f"in[{decl.first_index}]"
         rank = sh.get("rank")
         names = [f"shape({ref})[-1]"] + ([f"shape({ref})[{rank} - 1]"] if isinstance(rank, str) else [])
         lows, highs = [], []
@@ -165,7 +164,7 @@ def _fold_last(shape: tuple[int, ...], limits: tuple[list[expr.Expr], list[expr.
     return shape[:-1] + (b_lo + (last - b_lo) % (b_hi - b_lo + 1),)
 
 
-def _draw_shape(d: CaseDrawing, decl: dict, ref: str,
+def _draw_shape(d: CaseDrawing, decl: TensorSpec, ref: str,
                 rank_limit: tuple[int, int] | None = None) -> tuple[int, ...] | None:  # fmt: skip
     """The shape of input ``ref`` (declared as ``decl``): its spec's dims, or a rank and dims drawn - like in[0]'s, or
     broadcasting onto the input that leads ``broadcast``, or free - with the named trailing dims the spec gives."""
@@ -174,7 +173,7 @@ def _draw_shape(d: CaseDrawing, decl: dict, ref: str,
     same_shape, settings, broadcast = d.plan.same_shape, d.plan.settings, d.plan.broadcast
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
-    sh = OpDef.shape_of(decl)
+    sh = decl.shape
     dims = sh.get("dims")
     if dims:
         out = []

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cases.case import Case
-from cases.generate.configurations import Config, _first_index
+from cases.generate.configurations import Config
 from cases.generate.evaluate import _fits
-from opdefs import OpDef, expr
+from opdefs import OpDef, TensorSpec, expr
 
 _FREE = object()  # no value forced on a parameter: it is drawn
 
@@ -125,13 +125,13 @@ def _datatype_stand_ins(op: OpDef, config: Config) -> dict[str, Any]:
     """``_in``/``_out`` for conditions that read only datatypes: each declared tensor with the configuration's type
     (a repeated one's at each of its indices) and no shape yet."""
 
-    def stand_ins(decls: list[dict]) -> list[expr.TensorInfo]:
+    def stand_ins(decls: list[TensorSpec]) -> list[expr.TensorInfo]:
         typed: dict[int, str] = {}
         for d in decls:
-            first, rep = _first_index(d["name"]), d.get("repeated") or {}
+            first, rep = d.first_index, d.repeated or {}
             last = rep["last"] if isinstance(rep.get("last"), int) else first + (_REPEATED_AT_MOST - 1 if rep else 0)
-            typed.update(dict.fromkeys(range(first, last + 1), config.dtype_of(d["name"])))
+            typed.update(dict.fromkeys(range(first, last + 1), config.dtype_of(d.name)))
         return [expr.TensorInfo((), typed[k]) if k in typed else expr.TensorInfo((), "", present=False)
                 for k in range(max(typed, default=-1) + 1)]  # fmt: skip
 
-    return {"_in": stand_ins(op.inputs), "_out": stand_ins(op.outputs)}
+    return {"_in": stand_ins(op.input_specs), "_out": stand_ins(op.output_specs)}

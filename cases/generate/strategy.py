@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
-from cases.generate.configurations import Config, Settings, _first_index
+from cases.generate.configurations import Config, Settings
 from cases.generate.draws import _BOOL, _elements, _ints, _pick
 from cases.generate.evaluate import _declared_scalar, _eval_dim, _holds
 from cases.generate.outputs import _outputs, draw_steps
@@ -217,31 +217,30 @@ class CaseDrawing:
         inputs, shapes = self.inputs, self.shapes
         stop_optional = False
         total_lo, total_hi = op.generation.get("inputs_count", (0, 2**31))
-        for k_decl, decl in enumerate(op.inputs):
-            name = decl["name"]
-            idx = _first_index(name)
-            rep = decl.get("repeated")
+        for k_decl, decl in enumerate(op.input_specs):
+            name = decl.name
+            idx = decl.first_index
+            rep = decl.repeated
             count = 1
             if rep:
                 last = rep.get("last")
                 hi = min((int(last) - idx + 1) if isinstance(last, int) else _REPEATED_AT_MOST, total_hi - idx)
-                lo = 0 if decl.get("mandatory") is False else 1
+                lo = 0 if decl.mandatory is False else 1
                 if k_decl < len(op.inputs) - 1:  # inputs are positional: a range others follow is given in full
                     lo = hi
                 else:  # the last one makes up the curated number of inputs (generate.inputs_count)
                     lo = max(lo, total_lo - idx)
                 lo = _least_count(op, idx, lo, max(lo, hi))  # 'num_inputs() - 1 >= 1' (Concat, Pack): not 1
                 count = draw(_ints(lo, max(lo, hi)), label=f"count {name}")
-            optional = decl.get("mandatory") is False and not rep
-            if optional:
+            if decl.optional:
                 # typical: present exactly where converters emit the input (weights and biases)
-                give = (decl.get("static") in ("preferred", "always") or name in plan.shapers) if typical else \
+                give = (decl.given_static or name in plan.shapers) if typical else \
                     (name in plan.shapers or draw(_BOOL, label=f"give {name}"))  # fmt: skip
                 if stop_optional or not give:
                     stop_optional = True
                     continue
             dtype = config.dtype_of(name)
-            static = decl.get("static") == "always" or (decl.get("static") == "preferred" and (
+            static = decl.static == "always" or (decl.static == "preferred" and (
                 typical or draw(_BOOL, label=f"static {name}")))  # fmt: skip
             values = _value_curation(decl, self.params, op)
             if f"values(in[{idx}])" in plan.unique_values:
@@ -250,19 +249,19 @@ class CaseDrawing:
                 for dname in sorted(expr.parse(str(bound)).names() & plan.symbols):  # batches of a later input): now
                     if dname not in self.env:
                         self.dim_value(dname)
-            dims_named = op.dims_of(decl)
+            dims_named = decl.dims
             if typical and values.get("unique") and "in[0]" in shapes and len(dims_named) == 1 \
                     and isinstance(dims_named[0], str) and shapes["in[0]"]:  # fmt: skip
                 # unique indices stay inside in[0]'s smallest dim in typical cases: no more of them than that
                 self.caps[dims_named[0]] = min(shapes["in[0]"])
             for k in range(count):
                 ref = f"in[{idx + k}]"
-                if decl.get("shape_from"):  # the spec's formula for the whole shape, from earlier tensors
+                if decl.shape_from:  # the spec's formula for the whole shape, from earlier tensors
                     # a parameter it reads that waits for the tensors (LayerNorm's axes) is drawn now, on those before
                     for name in plan.deferred:
-                        if name not in self.settled and name in expr.parse(str(decl["shape_from"])).names():
+                        if name not in self.settled and name in expr.parse(str(decl.shape_from)).names():
                             self.draw_deferred(name)
-                    shape = _shape_from(op, decl["shape_from"], inputs, self.params, self.env)
+                    shape = _shape_from(op, decl.shape_from, inputs, self.params, self.env)
                 else:
                     shape = _draw_shape(self, decl, ref, plan.rank_limits.get(ref))
                     if shape and ref in plan.last_limits and ref not in plan.same_shape:  # 'shape(in[1])[-1] <= n'
@@ -276,8 +275,8 @@ class CaseDrawing:
 
                 def make(shape, ref=ref, dtype=dtype, values=values, decl=decl, static=static) -> Tensor:
                     what = TensorDraw(ref, dtype, values, regime, typical, _axis_of(decl, config),
-                                      _encoding_source(decl, inputs, typical), config.bits_of(decl["name"]),
-                                      is_weight(decl) or decl.get("role") == "bias")  # fmt: skip
+                                      _encoding_source(decl, inputs, typical), config.bits_of(decl.name),
+                                      is_weight(decl) or decl.role == "bias")  # fmt: skip
                     t = _tensor_with_data(rng, what, shape, shapes, self.env)
                     t.static = static
                     return t

@@ -13,7 +13,7 @@ from cases.case import Encoding, Param, Tensor, encoding_for_range
 from cases.generate.configurations import Config, _first_index
 from cases.generate.evaluate import _curation_tables, _eval_dim
 from cases.quant import code_range, quantize
-from opdefs import OpDef, dtypes, expr
+from opdefs import OpDef, TensorSpec, dtypes, expr
 
 
 def random_encoding(rng: np.random.Generator, dtype: str, lo: float = -4.0, hi: float = 4.0) -> Encoding:
@@ -81,32 +81,32 @@ def float_values(rng: np.random.Generator, shape: tuple[int, ...], regime: str, 
     return v.astype(dtypes.get(dtype).storage)
 
 
-def _value_curation(decl: dict, params: dict[str, Param], op: OpDef) -> dict[str, Any]:
+def _value_curation(decl: TensorSpec, params: dict[str, Param], op: OpDef) -> dict[str, Any]:
     """The tensor's ``values`` curation, with the entry for the drawn member of an enum parameter merged in:
     ``by_operation`` for ``operation`` (ElementWiseUnary's LOG needs positive inputs, its ABS does not),
     ``by_param`` for any other (MaskedSoftmax's COMPRESSED mask holds whole sequence lengths)."""
-    values = {k: v for k, v in (decl.get("values") or {}).items() if k not in ("by_param", "by_operation")}
-    for name, table in _curation_tables(decl.get("values") or {}).items():
+    values = {k: v for k, v in decl.values.items() if k not in ("by_param", "by_operation")}
+    for name, table in _curation_tables(decl.values).items():
         if name in params and table:
             members = {v: k for k, v in (op.params[name].get("values") or {}).items()}
             values.update(table.get(members.get(int(params[name].value)), {}))
     return values
 
 
-def _axis_of(decl: dict, config: Config) -> int | None:
+def _axis_of(decl: TensorSpec, config: Config) -> int | None:
     """The quantization axis of a tensor the configuration quantizes per axis (``per_axis(k)``)."""
-    if decl["name"] not in config.per_axis:
+    if decl.name not in config.per_axis:
         return None
-    for q in decl.get("quantization") or []:
+    for q in decl.quantization:
         m = re.fullmatch(r"per_axis\((\d+)\)", q)
         if m:
             return int(m.group(1))
-    raise ValueError(f"{decl['name']} is per axis in a configuration but declares no per_axis(k) quantization")
+    raise ValueError(f"{decl.name} is per axis in a configuration but declares no per_axis(k) quantization")
 
 
-def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> tuple[Tensor, Tensor] | None:
+def _encoding_source(decl: TensorSpec, inputs: list[Tensor | None], typical: bool) -> tuple[Tensor, Tensor] | None:
     """For a bias in the typical tier: the two quantized inputs whose scales multiply into its scale."""
-    refs = decl.get("encoding_from")
+    refs = decl.encoding_from
     if not (typical and refs):
         return None
     ts = [inputs[_first_index(r)] if _first_index(r) < len(inputs) else None for r in refs]
@@ -115,13 +115,12 @@ def _encoding_source(decl: dict, inputs: list[Tensor | None], typical: bool) -> 
     return ts[0], ts[1]
 
 
-def is_weight(decl: dict) -> bool:
+def is_weight(decl: TensorSpec) -> bool:
     """Whether a declared input is one a converter quantizes as a weight (filters, gamma, beta, a scale): a
     static input other than in[0] that is not a bias scaled from other tensors (``encoding_from``)."""
-    if decl.get("role") in ("weights", "bias"):  # a dynamic operand converters quantize as a weight (MatMul's B),
-        return decl["role"] == "weights"  # or a static input they quantize as a bias (a normalisation's beta)
-    return (decl.get("static") in ("preferred", "always") and not decl["name"].startswith("in[0]")
-            and not decl.get("encoding_from"))  # fmt: skip
+    if decl.role in ("weights", "bias"):  # a dynamic operand converters quantize as a weight (MatMul's B),
+        return decl.role == "weights"  # or a static input they quantize as a bias (a normalisation's beta)
+    return decl.given_static and not decl.name.startswith("in[0]") and not decl.encoding_from
 
 
 def _per_axis_encoding(rng: np.random.Generator, dtype: str, channels: int, axis: int,

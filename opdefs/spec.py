@@ -33,6 +33,7 @@ import yaml
 
 from opdefs import budget, computed_as, expr
 from opdefs.computed_as import ComputedAs
+from opdefs.tensors import TensorSpec
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
@@ -190,92 +191,6 @@ class Constraint:
     @property
     def checkable(self) -> bool:
         return self.check is not None
-
-
-_FIRST_INDEX = re.compile(r"^\w+\[(\d+)")
-GIVEN_STATIC = ("preferred", "always")  # a tensor converters pass as a constant (weights, biases)
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """One input or output of a spec, typed: what the generator, the checks and the forms read of it, each field
-    named once here instead of ``(decl.get("shape") or {}).get("dims")`` at every use. ``raw`` is the spec's
-    mapping itself (never changed: an OpDef is read-only)."""
-
-    raw: Mapping[str, Any]
-
-    @property
-    def name(self) -> str:
-        """``in[0]``, ``in[1..n]`` (a repeated range), ``out[0]``."""
-        return str(self.raw["name"])
-
-    @property
-    def first_index(self) -> int:
-        """The index of the first tensor this entry declares (``in[1..n]`` -> 1)."""
-        return int(_FIRST_INDEX.match(self.name).group(1))
-
-    @property
-    def dtypes(self) -> list[str]:
-        return list(self.raw.get("dtypes") or [])
-
-    @property
-    def mandatory(self) -> bool | None:
-        return self.raw.get("mandatory")
-
-    @property
-    def repeated(self) -> dict[str, Any] | None:
-        """``{first, last, min, max}`` for a range of tensors (Concat's inputs), else None."""
-        return self.raw.get("repeated")
-
-    @property
-    def optional(self) -> bool:
-        """An input a case may leave out (the spec says not mandatory; a repeated range has its own count)."""
-        return self.mandatory is False and not self.repeated
-
-    @property
-    def static(self) -> str | None:
-        """``always``, ``preferred`` or ``never``: how cases pass it."""
-        return self.raw.get("static")
-
-    @property
-    def given_static(self) -> bool:
-        """Passed as a constant, as converters pass weights and biases."""
-        return self.static in GIVEN_STATIC
-
-    @property
-    def role(self) -> str | None:
-        """``weights`` or ``bias``: how converters quantize it, where the spec says."""
-        return self.raw.get("role")
-
-    @property
-    def shape(self) -> dict[str, Any]:
-        """The ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
-        return self.raw.get("shape") or {}
-
-    @property
-    def dims(self) -> list[Any]:
-        return self.shape.get("dims") or []
-
-    @property
-    def shape_from(self) -> str | None:
-        """A formula for the whole shape from the tensors drawn before it (ScatterNd's updates)."""
-        return self.raw.get("shape_from")
-
-    @property
-    def values(self) -> dict[str, Any]:
-        """The ``values:`` block: how its data are drawn (ranges, domains, curation tables)."""
-        return self.raw.get("values") or {}
-
-    @property
-    def quantization(self) -> list[str]:
-        """``per_tensor`` / ``per_axis(k)`` entries."""
-        return list(self.raw.get("quantization") or [])
-
-    @property
-    def encoding_from(self) -> list[str] | None:
-        """The two inputs whose scales multiply to this one's (a bias), in the typical tier."""
-        refs = self.raw.get("encoding_from")
-        return list(refs) if refs else None
 
 
 @dataclass

@@ -238,9 +238,14 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
 # ---- record by record: did a change of the suite's code change any result? -----------------------
 # What describes the run rather than a case's result: two runs of the same cases differ here even when
 # every verdict, message and number is the same (times, ids, where files went, the backend's build).
-RUN_SPECIFIC = frozenset({"timings", "timing_ms", "pid", "run_id", "backend_info", "case_path", "replay", "worker_age"})
+# ``log_tail``: the last lines a dying process wrote (thread addresses, this machine's paths, a window that starts
+# wherever their lengths put it); the verdict and message of the crash are compared.
+RUN_SPECIFIC = frozenset({"timings", "timing_ms", "pid", "run_id", "backend_info", "case_path", "replay", "worker_age",
+                          "log_tail"})  # fmt: skip
 # a QNN worker's process id in a timeout's message ("qnn-worker 13556 killed"): another number every run
 _WORKER_PID = re.compile(r"qnn-worker \d+")
+# the HTP's object ids in its log ("op id=0x401d00000056"): they count the graphs the worker process built before
+_OBJECT_ID = re.compile(r"\b0x[0-9a-f]+\b")
 _RUN_SPECIFIC_SUFFIX = "seconds"  # details.session_seconds, a round trip's seconds ...
 
 RecordKey = tuple[str, str, str, str, str, str, str]
@@ -256,9 +261,16 @@ def _test_name(node_id: Any) -> Any:
     return node_id.partition("::")[2] or node_id if isinstance(node_id, str) else node_id
 
 
+def _backend_log(lines: Any) -> Any:
+    if not isinstance(lines, list):
+        return _comparable(lines)
+    return [_OBJECT_ID.sub("0x<id>", line) if isinstance(line, str) else _comparable(line) for line in lines]
+
+
 def _comparable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _test_name(v) if k == "test_id" else _comparable(v) for k, v in value.items()
+        return {k: _test_name(v) if k == "test_id" else _backend_log(v) if k == "log" else _comparable(v)
+                for k, v in value.items()
                 if k not in RUN_SPECIFIC and not str(k).endswith(_RUN_SPECIFIC_SUFFIX)}  # fmt: skip
     if isinstance(value, list):
         return [_comparable(v) for v in value]

@@ -120,6 +120,14 @@ def test_a_qnn_workers_timings_and_process_id_are_run_specific() -> None:
     assert diff.record_differences([first], [again]) == []
 
 
+def test_the_htp_object_ids_in_a_backend_log_are_run_specific() -> None:
+    first = _case(extra={"details": {"log": ["could not create op: q::Gather, op id=0x401d00000056"]}})
+    again = _case(extra={"details": {"log": ["could not create op: q::Gather, op id=0x401d00000016"]}})
+    assert diff.record_differences([first], [again]) == []
+    other = _case(extra={"details": {"log": ["could not create op: q::Concat, op id=0x401d00000016"]}})
+    assert diff.record_differences([first], [other]) != [], "another log line is another record"
+
+
 def test_the_same_test_in_a_module_that_moved_is_the_same_record() -> None:
     first = _case(test_id="cases/test_conformance.py::test_op[Relu-FLOAT_32-typical]")
     again = _case(test_id="conformance/test_conformance.py::test_op[Relu-FLOAT_32-typical]")

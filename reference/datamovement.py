@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from reference import member, register
-from reference.models import register_model
+from reference.models import nearest_of, real_outputs, register_model, register_symptom
 
 # Enum values, from the seed's "Values" lists.
 # Enum parameters are compared by the spec's member names (the numbers live in the YAML only):
@@ -535,6 +535,22 @@ def extract_patches_batch_repeats_first(case: Any) -> list[np.ndarray]:
     t = case.inputs[0]
     first = np.broadcast_to(t.data[:1], t.data.shape).copy()
     return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))
+
+
+@register_symptom("SpaceToDepth", name="values-from-outside-the-input")
+def spacetodepth_values_from_outside_the_input(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels and a block of more than 4 pixels
+    (finding spacetodepth-f32-large-blocks-read-outside): the output holds values no input element has (70656, 103,
+    447 ... from a 1..72 ramp; others from the same ramp plus 1000), so the kernel reads memory that is not the
+    input, and where it reads them follows no rule found. A data movement op creates no value: an output that is
+    only input values, wherever they stand, is another bug and stays a failure."""
+    from reference.expected import _real_inputs
+
+    pool = np.asarray(_real_inputs(case.inputs)[0], dtype=np.float64)
+    pool = np.concatenate([pool.ravel(), pool.astype(np.float16).astype(np.float64).ravel()])  # float16 arithmetic
+    if judged([nearest_of(pool, a) for a in real_outputs(case, stored)]).passed:
+        return "every output value is an input value: nothing was read from outside the input"
+    return None
 
 
 @register_model("SpaceToDepth", name="blocks-read-at-block-width-stride")

@@ -14,6 +14,8 @@ A model is data, read by the interpreter below, never code from a file:
     model: {diagnosis: NAME}              # a named model the op's family module registers (register_model)
     model: {diagnosis: [NAME, NAME2]}     # NAME's bug with others already filed beside it, each where the case
                                           # meets its condition (the family's register_combination says how)
+    model: {symptom: NAME}                # what the bug's outputs look like where which values it gives cannot be
+                                          # predicted (a read past a buffer): a test of the outputs (register_symptom)
 
 Bugs add up: a fixed-point DetectionOutput case with share_location false shows its score codes and its unshared
 anchor rows at once, and no single model matches it. A diagnosis list is the first name's bug (the finding's own,
@@ -23,6 +25,12 @@ it knows how its bugs combine. A case none of the others apply to is the first m
 A named model returns NaN for an element whose value the bug leaves undetermined (a kernel reading past its buffer,
 a floor of an inexact reciprocal at an integral quotient): any value matches there, every other element is held to
 the case's budget.
+
+A symptom is the weakest model, for a bug measured to give outputs of one look whose values no rule found predicts:
+the reference's own values at the wrong places, values no input element has, one value broadcast. It is a test of
+the backend's outputs against the case, still held to the case's budget, and still falsifiable: a planted bias drop
+gives values the reference does not have, so "the reference's values, misplaced" does not take it. A finding with a
+symptom says so in its reason; where a rule is found, a named model replaces it.
 """
 
 from __future__ import annotations
@@ -37,13 +45,18 @@ import numpy as np
 from cases.case import Case
 from opdefs import dtypes
 
-KINDS = ("params", "without", "arithmetic", "outputs", "diagnosis")
+KINDS = ("params", "without", "arithmetic", "outputs", "diagnosis", "symptom")
 OUTPUTS = ("zeros", "input-codes")
 
 # op -> name -> fn(case) -> the real outputs the backend with that bug gives
 _NAMED: dict[str, dict[str, Callable[[Case], list[np.ndarray]]]] = {}
 # op -> fn(case, names) -> the real outputs with those named bugs at once (a diagnosis list)
 _COMBINED: dict[str, Callable[[Case, list[str]], list[np.ndarray]]] = {}
+# A judge of real outputs against the stored ones with the case's own budget (``reference.compare.judge`` bound to the
+# case): what a symptom uses to say "within the budget of".
+Judged = Callable[[list[np.ndarray]], Any]
+# op -> name -> fn(case, stored outputs, judged) -> None when the outputs show the symptom, else why they do not
+_SYMPTOMS: dict[str, dict[str, Callable[[Case, list[np.ndarray], Judged], str | None]]] = {}
 
 
 class ModelError(ValueError):
@@ -69,6 +82,18 @@ def register_combination(*ops: str) -> Callable[[Callable[[Case, list[str]], lis
     def deco(fn: Callable[[Case, list[str]], list[np.ndarray]]) -> Callable[[Case, list[str]], list[np.ndarray]]:
         for op in ops:
             _COMBINED[op] = fn
+        return fn
+
+    return deco
+
+
+def register_symptom(*ops: str, name: str) -> Callable[[Callable[..., str | None]], Callable[..., str | None]]:
+    """A named symptom (module docstring): a function of the case, the backend's stored outputs and the case's judge,
+    giving None when the outputs look as the bug makes them, else one line saying why they do not."""
+
+    def deco(fn: Callable[..., str | None]) -> Callable[..., str | None]:
+        for op in ops:
+            _SYMPTOMS.setdefault(op, {})[name] = fn
         return fn
 
     return deco
@@ -109,6 +134,14 @@ def problems(model: Any, op: str | None = None) -> list[str]:
                 return [f"model diagnosis: {op} registers no model {name!r} (known: {sorted(_NAMED.get(op, {}))})"]
         if isinstance(value, list) and len(names) > 1 and op not in _COMBINED:
             return [f"model diagnosis: {op} registers no combination of its models (register_combination)"]
+    if kind == "symptom":
+        import reference
+
+        if not (isinstance(value, str) and value):
+            return ["model symptom: the name of a symptom the op's family registers (register_symptom)"]
+        reference.load_families()
+        if op is not None and value not in _SYMPTOMS.get(op, {}):
+            return [f"model symptom: {op} registers no symptom {value!r} (known: {sorted(_SYMPTOMS.get(op, {}))})"]
     return []
 
 
@@ -123,6 +156,15 @@ def check(case: Case, actual: list[np.ndarray], model: dict[str, Any], op_tolera
     if bad:
         return {"matches": False, "error": bad[0]}
     (kind, value), = model.items()
+    if kind == "symptom":
+        def judged(expected: list[np.ndarray]) -> Any:
+            return judge(case, expected, actual, op_tolerance, accumulation, precision=precision)
+
+        try:
+            why = _SYMPTOMS[case.op][value](case, actual, judged)
+        except Exception as e:  # noqa: BLE001 - a symptom that cannot be tested on this case does not cover it
+            return {"matches": False, "error": f"{type(e).__name__}: {e}"[:300]}
+        return {"matches": True} if why is None else {"matches": False, "message": why[:300]}
     try:
         if kind == "arithmetic":
             expected, precision = _reference(case), "float16"
@@ -140,6 +182,30 @@ def check(case: Case, actual: list[np.ndarray], model: dict[str, Any], op_tolera
         if k in j.metrics:
             out[k] = j.metrics[k]
     return out
+
+
+def real_outputs(case: Case, stored: list[np.ndarray]) -> list[np.ndarray]:
+    """The real values of a backend's stored outputs (codes through their encodings), for a symptom to compare."""
+    from cases.quant import dequantize
+
+    decls = case.outputs * case.executions if case.steps else case.outputs
+    return [dequantize(a, t.encoding) if t.encoding is not None and dtypes.get(t.dtype).quantized
+            else np.asarray(a, dtype=np.float64) for a, t in zip(stored, decls, strict=True)]  # fmt: skip
+
+
+def nearest_of(pool: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each of ``values`` replaced by the element of ``pool`` nearest to it (NaN where the pool has no finite value):
+    judged against the backend's outputs, "every value is one the pool holds, within the budget"."""
+    flat = np.sort(np.asarray(pool, dtype=np.float64).ravel())
+    flat = flat[np.isfinite(flat)]
+    v = np.asarray(values, dtype=np.float64)
+    if flat.size == 0:
+        return np.full(v.shape, np.nan)
+    hi = np.clip(np.searchsorted(flat, v), 0, flat.size - 1)
+    lo = np.clip(hi - 1, 0, flat.size - 1)
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.abs(flat[lo] - v) <= np.abs(flat[hi] - v), flat[lo], flat[hi])
+    return np.where(np.isfinite(v), out, v)
 
 
 def _reference(case: Case) -> list[np.ndarray]:

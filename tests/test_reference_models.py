@@ -67,3 +67,57 @@ def test_the_input_codes_model_reads_only_quantized_inputs_as_codes():
     case = Case("ElementWiseSelect", [cond, a, b], {}, [out])
     assert models.check(case, [np.array([10, 20], np.uint8)], {"outputs": "input-codes"})["matches"] is True
     assert models.check(case, encode_outputs(case, expected(case)), {"outputs": "input-codes"})["matches"] is False
+
+
+def _space_to_depth(block: tuple[int, int]) -> Case:
+    x = Tensor("in[0]", "FLOAT_32", (1, 6, 6, 2), np.arange(1, 73, dtype=np.float32).reshape(1, 6, 6, 2))
+    oh, ow = 6 // block[0], 6 // block[1]
+    return Case("SpaceToDepth", [x], {"block_size": Param("block_size", "UINT_32", np.array(block, np.uint32))},
+                [Tensor("out[0]", "FLOAT_32", (1, oh, ow, 2 * block[0] * block[1]))])
+
+
+def test_a_symptom_of_reading_outside_the_input_takes_values_no_input_has():
+    case = _space_to_depth((2, 3))
+    got = expected(case)[0].copy()
+    got.reshape(-1)[:5] = [70656, 103, 447, 495, 503]  # what the HTP gave for a 1..72 ramp
+    assert models.check(case, [got], {"symptom": "values-from-outside-the-input"})["matches"] is True
+
+
+def test_a_symptom_of_reading_outside_the_input_refuses_input_values_misplaced():
+    case = _space_to_depth((2, 3))
+    misplaced = expected(case)[0][..., ::-1].copy()  # every value an input value, at another place: another bug
+    result = models.check(case, [misplaced], {"symptom": "values-from-outside-the-input"})
+    assert result["matches"] is False and "every output value is an input value" in result["message"], result
+
+
+def _gru_outputs(case: Case, values: list[float]) -> list[np.ndarray]:
+    return [np.full(t.shape, v, np.float16) for v in values for t in case.outputs]
+
+
+def _gru() -> Case:
+    rng = np.random.default_rng(0)
+
+    def t(name: str, shape: tuple[int, ...]) -> Tensor:
+        return Tensor(name, "FLOAT_16", shape, rng.normal(0, 0.5, shape).astype(np.float16), static=name != "in[0]")
+
+    ins = [t("in[0]", (2, 1, 3)), *(t(f"in[{i}]", (2, 3)) for i in (1, 2, 3)),
+           *(t(f"in[{i}]", (2, 2)) for i in (4, 5, 6))]
+    return Case("Gru", ins, {}, [Tensor("out[0]", "FLOAT_16", (2, 1, 2)), Tensor("out[1]", "FLOAT_16", (1, 1, 2))])
+
+
+def test_a_symptom_of_one_hard_value_takes_one_of_minus_one_zero_one_everywhere():
+    case = _gru()
+    for v in (-1.0, 0.0, 1.0):
+        assert models.check(case, _gru_outputs(case, [v]), {"symptom": "one-hard-value-per-execution"})["matches"]
+
+
+def test_a_symptom_of_one_hard_value_refuses_other_values_or_two_of_them():
+    case = _gru()
+    assert not models.check(case, _gru_outputs(case, [0.5]), {"symptom": "one-hard-value-per-execution"})["matches"]
+    mixed = [np.full((2, 1, 2), 1.0, np.float16), np.full((1, 1, 2), 0.0, np.float16)]
+    assert not models.check(case, mixed, {"symptom": "one-hard-value-per-execution"})["matches"]
+
+
+def test_a_symptom_no_family_registers_is_a_problem():
+    assert models.problems({"symptom": "made-up"}, "SpaceToDepth")
+    assert not models.problems({"symptom": "values-from-outside-the-input"}, "SpaceToDepth")

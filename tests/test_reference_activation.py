@@ -22,7 +22,8 @@ from hypothesis.extra import numpy as hnp
 
 import opdefs
 import reference
-from reference import activation, quant
+from cases import quant
+from reference import activation
 from tests.onnx_oracle import ORT, node_function
 from tests.reference_helpers import assert_reading_recorded, member
 

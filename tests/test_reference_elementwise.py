@@ -18,7 +18,8 @@ from hypothesis.extra import numpy as hnp
 
 import opdefs
 import reference
-from reference import elementwise, quant
+from cases import quant
+from reference import elementwise
 from tests.onnx_oracle import ENGINES, ORT, node_function
 from tests.reference_helpers import assert_reading_recorded, member
 

@@ -15,6 +15,12 @@ from tests.paths import REPO
 PATIENCE = 240.0  # seconds a step may take on a loaded 2-core CI machine before the test calls it hung
 
 
+def _ctrl_c_as_a_terminal_sends_it() -> None:
+    """A run started from a shell's background job (``cmd &``: CI scripts, nohup) inherits SIGINT ignored, and
+    Python then never turns it into KeyboardInterrupt: the run under test gets SIGINT as a terminal would give it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Started:
     """A conformance run in its own session (so a group signal reaches it and its xdist workers alone, as a
     terminal's Ctrl-C would), its output in a file (a pipe nobody reads would block it)."""
@@ -23,7 +29,8 @@ class Started:
         self.out = tmp / f"run-{time.monotonic_ns()}.out"
         with open(self.out, "w") as fh:
             self.proc = subprocess.Popen(pytest_cmd(*args), cwd=REPO, env=child_env(**env), stdout=fh,
-                                         stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_ctrl_c_as_a_terminal_sends_it)  # fmt: skip
 
     @property
     def pid(self) -> int:

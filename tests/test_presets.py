@@ -27,7 +27,7 @@ def test_a_spec_that_names_a_preset_gets_each_of_its_configurations(name: str) -
     labels = {c.label for c in generate.configs(op)}
     for preset in _named(op):
         for c in presets.presets()[preset]["configs"]:
-            wanted = generate._curated_config(op.inputs + op.outputs, c).label
+            wanted = generate._curated_config(op.input_specs + op.output_specs, c).label
             assert wanted in labels, f"{name}: preset {preset} configuration {wanted} missing from {sorted(labels)}"
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import reference
-from cases import quant, resampling
+from cases import quant
+from reference import resampling
 from reference.resampling import OutputShapeRequired
 from tests.onnx_oracle import nchw, nhwc, onnx_reference_node, ort_node
 from tests.reference_helpers import member

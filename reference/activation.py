@@ -226,6 +226,32 @@ def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
     return [dequantize(codes, out.encoding)]
 
 
+@register_model("ElementWiseNeuron", name="softplus-linear-from-threshold")
+def neuron_softplus_linear_from_threshold(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 SOFTPLUS (finding neuron-softplus-linear-at-threshold): out[0] is in[0] where
+    in[0] x beta >= threshold and in[0] x beta > 0, with beta rounded to float16 (the product taken exactly), where the
+    spec reverts to in[0] only where in[0] x beta > threshold (line 4509); ln(e^(beta x) + 1) / beta elsewhere. At
+    x = 2, beta 0.5, threshold 1 that is 2 for 2.6265; at threshold 0, x = 0 stays ln 2 / beta; beta 0.1 as float16
+    (0.09998) puts x = 5 below threshold 0.5. A case with no element where the two tests differ does not show the
+    bug: the model refuses it (it then covers nothing), so plain inaccuracy stays the accuracy findings'."""
+    from reference import member
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    if member(case.op, params, "operation") != "SOFTPLUS":
+        raise ValueError("the model is SOFTPLUS's")
+    x = np.asarray(inputs[0], dtype=np.float64)
+    beta = _neuron_param(params, "beta", "SOFTPLUS")
+    threshold = float(params.get("threshold", -1.0))
+    if threshold < 0:
+        raise ValueError("threshold disabled (negative): nothing to compare")
+    product = x * float(np.float16(beta))
+    linear = (product >= threshold) & (product > 0)
+    if not np.any(linear != (x * beta > threshold)):
+        raise ValueError("no element where the backend's threshold test and the spec's differ")
+    return [np.where(linear, x, np.logaddexp(0.0, beta * x) / beta)]
+
+
 # The output grids the ONNX Runtime QNN EP puts on 16-bit Sigmoid and Tanh whatever the model's QuantizeLinear says
 # (finding ep-sigmoid-tanh-16bit-output-encoding), measured with onnxruntime-qnn 2.7.0: (scale, QNN offset).
 _EP_FIXED_GRIDS = {

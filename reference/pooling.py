@@ -149,6 +149,26 @@ def pool_avg_before_pad_moved_after(case: Any) -> list[np.ndarray]:
     return _before_pads_moved_after(case, range(2))
 
 
+@register_model("PoolAvg2d", name="before-pad-moved-after-column-past-row")
+def pool_avg_before_pad_moved_after_column_past_row(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 PoolAvg2d with stride 2, a 2 x 2 window and a width of 4k + 2 (finding
+    poolavg2d-f16-width-4k2-column-past-row): ``before-pad-moved-after``'s windows, and the column just past each row
+    counts as an input cell holding the pixel that follows the row in memory (the next row's first, row-major NHWC).
+    Past an image's last row (that column, and the rows below) the kernel reads memory past the input: left open (NaN).
+    A [1, 4, 6, 1] ramp 0 .. 23, pads [1, 1] on both axes: output (0, 3) averages cells 6 and 12 (9), where the window
+    lies wholly in the pad."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    n, h, w, c = x.shape
+    past = np.full((n, h, 1, c), np.nan)
+    past[:, :-1, 0] = x[:, 1:, 0]
+    wide = np.concatenate([x, past], axis=2)
+    wide = np.concatenate([wide, np.full((n, size[0], w + 1, c), np.nan)], axis=1)
+    (_, _), (left, right) = pads
+    moved = ((0, 0), (0, max(0, left + right - 1)))
+    count_pad = bool(params.get("count_pad_for_edges", False))
+    return [_cropped(pool_nd(wide, size, stride, moved, _ceil(case.op, params), "avg", count_pad), shape)]
+
+
 @register_model("PoolAvg3d", name="width-before-pad-moved-after")
 def pool_avg_width_before_pad_moved_after(case: Any) -> list[np.ndarray]:
     """The HTP simulator's PoolAvg3d with count_pad_for_edges (finding poolavg3d-width-before-pad-ignored): the width

@@ -440,3 +440,23 @@ def test_sigmoid_model_puts_the_result_on_the_eps_fixed_grid() -> None:
     for op in ("Sigmoid", "Tanh"):
         c = case(op, [x], {}, [("UFIXED_POINT_16", (1,), enc_out)])
         np.testing.assert_allclose(modelled(c, "result-on-the-eps-fixed-grid")[0], [0.25])
+
+
+def test_softplus_model_reverts_to_the_input_at_the_threshold() -> None:
+    """beta 0.5, threshold 1: x = 2 (x beta == threshold) comes back 2 where the spec has 2 ln(e + 1) = 2.6265; x = 1.75
+    and 2.25 stay the reference's. A case with no element where the backend's test and the spec's differ does not show
+    the bug and the model refuses it: threshold 0 (x = 0 stays ln 2 in both), and beta 0.1, which is float16 0.09998,
+    so x = 5 is below threshold 0.5 for the backend as x beta = 0.5 is not above it for the spec."""
+    from tests.reference_helpers import case, modelled, ref
+
+    params = {"operation": 7, "beta": 0.5, "threshold": 1.0}
+    x = np.array([1.75, 2.0, 2.25], np.float16)
+    c = case("ElementWiseNeuron", [x], params, [("FLOAT_16", (3,))])
+    np.testing.assert_allclose(modelled(c, "softplus-linear-from-threshold")[0],
+                               [2 * np.log1p(np.exp(0.875)), 2.0, 2.25], rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(ref("ElementWiseNeuron", [x.astype(np.float64)], params)[0][1], 2.6265, atol=1e-4)
+    for beta, threshold, x in ((1.0, 0.0, [0.0, 5.0]), (0.1, 0.5, [5.0, 6.0])):
+        c = case("ElementWiseNeuron", [np.array(x, np.float16)], {"operation": 7, "beta": beta, "threshold": threshold},
+                 [("FLOAT_16", (2,))])  # fmt: skip
+        with pytest.raises(ValueError, match="differ"):
+            modelled(c, "softplus-linear-from-threshold")

@@ -185,6 +185,22 @@ def test_pool_avg2d_model_moves_the_before_pads_after_the_input() -> None:
     np.testing.assert_array_equal(modelled(c, "before-pad-moved-after")[0].ravel(), [2.5, 0.0])
 
 
+def test_pool_avg2d_model_counts_the_column_past_each_row() -> None:
+    """A [1, 4, 6, 1] ramp 0 .. 23, 2 x 2 windows, stride 2, pads [1, 1] on both axes, count_pad off: the before-pads
+    move after the input; the window wholly in the width pad averages the column past rows 0 and 1, i.e. the next
+    rows' first pixels 6 and 12 (9); the one past rows 2 and 3 reads row 3's past column, past the input (open), as
+    does the row of windows past the last row."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(24, dtype=np.float16).reshape(1, 4, 6, 1)
+    c = case("PoolAvg2d", [x], {"filter_size": [2, 2], "stride": [2, 2], "pad_amount": [[1, 1], [1, 1]],
+                                "count_pad_for_edges": False}, [("FLOAT_16", (1, 3, 4, 1))])  # fmt: skip
+    got = modelled(c, "before-pad-moved-after-column-past-row")[0][0, :, :, 0]
+    np.testing.assert_array_equal(got[0], [3.5, 5.5, 7.5, 9.0])
+    np.testing.assert_array_equal(got[1, :3], [15.5, 17.5, 19.5])
+    assert np.isnan(got[1, 3]) and np.isnan(got[2]).all()
+
+
 def test_pool_avg3d_model_moves_the_width_before_pad_after_the_row() -> None:
     """[0.5, -1, -2], window 2, width pad [1, 0], count_pad on: [-0.25, -1.5, -1] for [0.25, -0.25, -1.5]."""
     from tests.reference_helpers import case, modelled

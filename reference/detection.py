@@ -313,11 +313,14 @@ def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     return _detection_output(inputs, params, out_shapes, out_dtypes, op)
 
 
-def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False):
+def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False,
+                      labels_past_background=False):
     """``anchor_rows(b, num_anchors, num_classes)``: the rows of in[2] that batch b's boxes are decoded against,
     [num_anchors, num_classes] (a model of a backend that reads other rows; NaN where it reads past in[2]);
     ``background_kept``: a model's output_background false that keeps the background's detections, every detection
-    labelled class - background_class_idx - 1 (the reference drops them and numbers the others past it)."""
+    labelled class - background_class_idx - 1 (the reference drops them and numbers the others past it);
+    ``labels_past_background``: a model's output_background false that labels every detection class -
+    background_class_idx - 1 (the background's own detections dropped, as the reference does)."""
     scores, loc, anchors = _f64(inputs[0]), _f64(inputs[1]), _f64(inputs[2])
     if scores.ndim != 3:
         raise ValueError("scores must be [batch, num_anchors, num_classes]")
@@ -383,7 +386,8 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
         for j, (sc, c, a) in enumerate(dets):
             out_scores[b, j] = sc
             out_boxes[b, j] = decoded[a, c]
-            out_labels[b, j] = c if output_bg else c - bg - 1 if background_kept else c if c < bg else c - 1
+            shifted = background_kept or labels_past_background
+            out_labels[b, j] = c if output_bg else c - bg - 1 if shifted else c if c < bg else c - 1
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
@@ -423,6 +427,10 @@ def _background_kept(case: Any, params: dict[str, Any]) -> bool:
     return bool(scalar(params, "use_bg_in_nms", False)) and not bool(scalar(params, "output_background", True))
 
 
+def _labels_past_background(case: Any, params: dict[str, Any]) -> bool:
+    return not bool(scalar(params, "output_background", True)) and int(scalar(params, "background_class_idx", 0)) > 0
+
+
 def _several_batches(case: Any, params: dict[str, Any]) -> bool:
     return case.inputs[0].shape[0] > 1
 
@@ -436,6 +444,7 @@ def _unshared(case: Any, params: dict[str, Any]) -> bool:
 _DETECTION_OUTPUT_BUGS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "fast-nms-ranks-background": _fast_without_background,
     "background-kept-labelled-minus-one": _background_kept,
+    "labels-class-minus-background-minus-one": _labels_past_background,
     "batches-decoded-against-first-anchors": _several_batches,
     "unshared-boxes-against-anchor-rows": _unshared,
     "scores-as-input-codes": _fixed_scores,
@@ -477,7 +486,8 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
         raise ValueError("first-batch anchors and per-class anchor rows together: not measured")
     outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
                              anchor_rows=rows[0] if rows else None,
-                             background_kept="background-kept-labelled-minus-one" in applied)  # fmt: skip
+                             background_kept="background-kept-labelled-minus-one" in applied,
+                             labels_past_background="labels-class-minus-background-minus-one" in applied)  # fmt: skip
     if "scores-as-input-codes" in applied and _fixed_scores(case, params):  # a float out[0] has no codes
         scores, out0 = case.inputs[0], case.outputs[0]
         outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
@@ -499,6 +509,16 @@ def detection_output_background_kept_labelled_minus_one(case: Any) -> list[np.nd
     detection is labelled class - background_class_idx - 1 (the background -1; with background 1 of 3 classes, class
     0 is -2 and class 2 is 0)."""
     return detection_output_with(case, ["background-kept-labelled-minus-one"])
+
+
+@register_model("DetectionOutput", name="labels-class-minus-background-minus-one")
+def detection_output_labels_class_minus_background_minus_one(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's REGULAR DetectionOutput with output_background false (finding detectionoutput-labels-past-
+    background): the background's detections are dropped, as line 2823 says, but every other detection is labelled
+    class - background_class_idx - 1, where the classes past the background are renumbered one down and those before
+    it keep their index (background 1 of 3 classes: class 0 comes back -2, class 2 0, where 0 and 1 belong). With
+    background 0 the two agree."""
+    return detection_output_with(case, ["labels-class-minus-background-minus-one"])
 
 
 @register_model("DetectionOutput", name="scores-as-input-codes")

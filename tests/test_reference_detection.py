@@ -626,6 +626,31 @@ def test_detection_output_model_labels_every_kept_detection_class_minus_backgrou
     np.testing.assert_array_equal(out[3], [3])
 
 
+def test_detection_output_model_labels_class_minus_background_minus_one_with_the_background_dropped() -> None:
+    """REGULAR, background 1 of 3 classes, use_bg_in_nms and output_background false (measured on the simulator): the
+    background's detection is dropped as the reference drops it, class 0 comes back -2 and class 2 0 where the reference
+    numbers them 0 and 1; with background 0 the model is the reference."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.9, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.7]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2], [19, 19, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 3, 4)), anchors, nms_type=1, output_background=False,
+                        background_class_idx=1)  # fmt: skip
+    out = modelled(c, "labels-class-minus-background-minus-one")
+    np.testing.assert_allclose(out[0][0, :2], [0.9, 0.7], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :2], [-2, 0])
+    np.testing.assert_array_equal(out[3], [2])
+    right = reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                          [t.shape for t in c.outputs])  # fmt: skip
+    np.testing.assert_array_equal(right[2][0, :2], [0, 1])
+    first = _detection_case(scores, np.zeros((1, 3, 4)), anchors, nms_type=1, output_background=False)
+    for got, want in zip(modelled(first, "labels-class-minus-background-minus-one"),
+                         reference.run("DetectionOutput", [t.data for t in first.inputs],
+                                       {k: p.value for k, p in first.params.items()}, [t.shape for t in first.outputs]),
+                         strict=True):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+
+
 def test_detection_output_fast_model_ranks_the_background_with_use_bg_in_nms_false() -> None:
     """FAST, use_bg_in_nms false, output_background true: anchor 1's background (0.8) outranks its class 1 (0.3) and is
     output; with output_background false the model is the reference (the background is ignored, as measured)."""

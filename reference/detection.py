@@ -308,13 +308,40 @@ def _caffe_nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, eta: float
     return kept
 
 
+def _fast_rows_per_anchor(s: np.ndarray, decoded: np.ndarray, params: dict[str, Any], num_classes: int,
+                          cap: int) -> tuple[list[tuple[float, int, int]], int]:
+    """The HTP simulator's fixed-point FAST NMS over one batch's scores ``s`` [num_anchors, num_classes] (finding
+    detectionoutput-fast-count-anchors): each anchor ranks every class with output_background true (the background
+    too, whatever use_bg_in_nms), every class but the background with output_background false; NMS keeps anchors by
+    their best ranked score (at least confidence_threshold) as the reference's FAST does; each kept anchor then writes
+    its top detection_limit ranked classes (all of them with the default -1), in descending score, whether or not they
+    pass confidence_threshold; out[3] counts the anchors kept, not the rows written. Measured with background 0 where
+    output_background is false (another background: ValueError, not modelled)."""
+    bg = int(scalar(params, "background_class_idx", 0))
+    output_bg = bool(scalar(params, "output_background", True))
+    if not output_bg and bg != 0:
+        raise ValueError("FAST rows per anchor, output_background false, a background other than 0: not measured")
+    limit = int(scalar(params, "detection_limit", -1))
+    ranked_set = [c for c in range(num_classes) if output_bg or c != bg]
+    k = limit if limit > 0 else len(ranked_set)
+    ranked = [sorted(ranked_set, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(s.shape[0])]
+    best = np.array([s[a, r[0]] for a, r in enumerate(ranked)]) if ranked_set else np.zeros(0)
+    cand = np.flatnonzero(best >= float(scalar(params, "confidence_threshold")))
+    nms_boxes = np.array([decoded[a, ranked[a][0]] for a in cand]).reshape(-1, 4)
+    sel, _ = greedy_nms(nms_boxes, best[cand], hard_decay(float(scalar(params, "iou_threshold")), suppress_equal=False))
+    dets = [(float(s[int(cand[i]), c]), c, int(cand[i])) for i in sel for c in ranked[int(cand[i])]]
+    if len(dets) > cap:
+        raise ValueError("FAST rows per anchor past out[0]'s capacity: not measured")
+    return dets, len(sel)
+
+
 @register("DetectionOutput", verified_by=HAND)
 def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     return _detection_output(inputs, params, out_shapes, out_dtypes, op)
 
 
 def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False,
-                      labels_past_background=False):
+                      labels_past_background=False, fast_rows_per_anchor=False):
     """``anchor_rows(b, num_anchors, num_classes)``: the rows of in[2] that batch b's boxes are decoded against,
     [num_anchors, num_classes] (a model of a backend that reads other rows; NaN where it reads past in[2]);
     ``background_kept``: a model's output_background false that keeps the background's detections, every detection
@@ -369,6 +396,8 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
                 kept = _caffe_nms(decoded[cand, c], s[cand, c], iou_thr, eta, limit if limit > 0 else None)
                 dets += [(float(s[cand[i], c]), c, int(cand[i])) for i in kept]
             dets = _merge_by_score(dets)
+        elif fast_rows_per_anchor:
+            dets, counts[b] = _fast_rows_per_anchor(s, decoded, params, num_classes, cap)
         elif classes:
             k = limit if limit > 0 else 1
             ranked = [sorted(classes, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(num_anchors)]
@@ -379,15 +408,18 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             for i in sel:
                 a = int(cand[i])
                 dets += [(float(s[a, c]), c, a) for c in ranked[a] if s[a, c] >= conf]
-        if not output_bg and not background_kept:
+        if not output_bg and not background_kept and not fast_rows_per_anchor:
             dets = [d for d in dets if d[1] != bg]
         dets = dets[:cap]
-        counts[b] = len(dets)
+        if not fast_rows_per_anchor:
+            counts[b] = len(dets)
         for j, (sc, c, a) in enumerate(dets):
             out_scores[b, j] = sc
             out_boxes[b, j] = decoded[a, c]
             shifted = background_kept or labels_past_background
             out_labels[b, j] = c if output_bg else c - bg - 1 if shifted else c if c < bg else c - 1
+            if fast_rows_per_anchor and not output_bg and len(dets) > counts[b]:  # several rows per anchor
+                out_labels[b, j] = c - 2
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
@@ -431,6 +463,10 @@ def _labels_past_background(case: Any, params: dict[str, Any]) -> bool:
     return not bool(scalar(params, "output_background", True)) and int(scalar(params, "background_class_idx", 0)) > 0
 
 
+def _fast_shared(case: Any, params: dict[str, Any]) -> bool:
+    return member(case.op, params, "nms_type") == "FAST" and bool(scalar(params, "share_location", True))
+
+
 def _several_batches(case: Any, params: dict[str, Any]) -> bool:
     return case.inputs[0].shape[0] > 1
 
@@ -442,6 +478,7 @@ def _unshared(case: Any, params: dict[str, Any]) -> bool:
 # name -> the condition under which a case shows it beside another finding's. Order matters: the FAST ranking's
 # use_bg_in_nms is what the background's condition then reads.
 _DETECTION_OUTPUT_BUGS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
+    "fast-classes-per-anchor-count-anchors": _fast_shared,
     "fast-nms-ranks-background": _fast_without_background,
     "background-kept-labelled-minus-one": _background_kept,
     "labels-class-minus-background-minus-one": _labels_past_background,
@@ -487,7 +524,8 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
     outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
                              anchor_rows=rows[0] if rows else None,
                              background_kept="background-kept-labelled-minus-one" in applied,
-                             labels_past_background="labels-class-minus-background-minus-one" in applied)  # fmt: skip
+                             labels_past_background="labels-class-minus-background-minus-one" in applied,
+                             fast_rows_per_anchor="fast-classes-per-anchor-count-anchors" in applied)  # fmt: skip
     if "scores-as-input-codes" in applied and _fixed_scores(case, params):  # a float out[0] has no codes
         scores, out0 = case.inputs[0], case.outputs[0]
         outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
@@ -519,6 +557,20 @@ def detection_output_labels_class_minus_background_minus_one(case: Any) -> list[
     it keep their index (background 1 of 3 classes: class 0 comes back -2, class 2 0, where 0 and 1 belong). With
     background 0 the two agree."""
     return detection_output_with(case, ["labels-class-minus-background-minus-one"])
+
+
+@register_model("DetectionOutput", name="fast-classes-per-anchor-count-anchors")
+def detection_output_fast_classes_per_anchor_count_anchors(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FAST DetectionOutput with share_location true (finding detectionoutput-fast-
+    count-anchors, ``_fast_rows_per_anchor``): each anchor NMS keeps writes detection_limit rows (every ranked class
+    with the default), out[3] counts the anchors; with output_background false and several rows per anchor each class
+    comes back labelled class - 2 (background 0). share_location false: ValueError (those cases read past in[0], not
+    modelled)."""
+    from reference.expected import arguments
+
+    if not bool(scalar(arguments(case)[1], "share_location", True)):
+        raise ValueError("FAST with share_location false reads past in[0]: not modelled")
+    return detection_output_with(case, ["fast-classes-per-anchor-count-anchors"])
 
 
 @register_model("DetectionOutput", name="scores-as-input-codes")

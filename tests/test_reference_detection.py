@@ -651,6 +651,38 @@ def test_detection_output_model_labels_class_minus_background_minus_one_with_the
         np.testing.assert_array_equal(got, want)
 
 
+def test_detection_output_fast_model_writes_the_ranked_classes_of_each_kept_anchor_and_counts_anchors() -> None:
+    """FAST, three anchors far apart, classes 1 and 2 above the threshold on anchors 0 and 1 (measured on the
+    simulator): detection_limit 2 writes both classes of each kept anchor and counts 2 (the anchors) where the
+    reference counts 4; the default -1 writes every class, the background (0.04, below the threshold) too; with
+    output_background false the background is not ranked and the classes come back labelled c - 2."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.04, 0.8, 0.6], [0.04, 0.7, 0.5], [0.04, 0.08, 0.1]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2], [19, 19, 2, 2]]
+    two = _detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3, detection_limit=2)
+    out = modelled(two, "fast-classes-per-anchor-count-anchors")
+    np.testing.assert_allclose(out[0][0, :4], [0.8, 0.6, 0.7, 0.5], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :4], [1, 2, 1, 2])
+    np.testing.assert_array_equal(out[3], [2])
+    np.testing.assert_array_equal(out[1][0, 2], [8, 8, 10, 10])
+    right = reference.run("DetectionOutput", [t.data for t in two.inputs], {k: p.value for k, p in two.params.items()},
+                          [t.shape for t in two.outputs])  # fmt: skip
+    np.testing.assert_array_equal(right[3], [4])
+    every = modelled(_detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3),
+                     "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_allclose(every[0][0, :6], [0.8, 0.6, 0.04, 0.7, 0.5, 0.04], rtol=1e-6)
+    np.testing.assert_array_equal(every[2][0, :6], [1, 2, 0, 1, 2, 0])
+    np.testing.assert_array_equal(every[3], [2])
+    hidden = modelled(_detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3,
+                                      output_background=False), "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_array_equal(hidden[2][0, :4], [-1, 0, -1, 0])
+    np.testing.assert_array_equal(hidden[3], [2])
+    with pytest.raises(ValueError, match="share_location false"):
+        modelled(_detection_case(scores, np.zeros((1, 9, 4)), anchors, share_location=False),
+                 "fast-classes-per-anchor-count-anchors")  # fmt: skip
+
+
 def test_detection_output_fast_model_ranks_the_background_with_use_bg_in_nms_false() -> None:
     """FAST, use_bg_in_nms false, output_background true: anchor 1's background (0.8) outranks its class 1 (0.3) and is
     output; with output_background false the model is the reference (the background is ignored, as measured)."""

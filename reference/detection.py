@@ -309,30 +309,31 @@ def _caffe_nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, eta: float
 
 
 def _fast_rows_per_anchor(s: np.ndarray, decoded: np.ndarray, params: dict[str, Any], num_classes: int,
-                          cap: int) -> tuple[list[tuple[float, int, int]], int]:
+                          cap: int) -> tuple[list[tuple[float, int, int]], int, int]:
     """The HTP simulator's fixed-point FAST NMS over one batch's scores ``s`` [num_anchors, num_classes] (finding
     detectionoutput-fast-count-anchors): each anchor ranks every class with output_background true (the background
-    too, whatever use_bg_in_nms), every class but the background with output_background false; NMS keeps anchors by
-    their best ranked score (at least confidence_threshold) as the reference's FAST does; each kept anchor then writes
-    its top detection_limit ranked classes (all of them with the default -1), in descending score, whether or not they
-    pass confidence_threshold; out[3] counts the anchors kept, not the rows written. Measured with background 0 where
-    output_background is false (another background: ValueError, not modelled)."""
+    too, whatever use_bg_in_nms), only the classes after the background with output_background false (those before it
+    are never output); NMS keeps anchors by their best ranked score (at least confidence_threshold) as the reference's
+    FAST does; each kept anchor then writes its top detection_limit ranked classes (all of them with the default -1),
+    in descending score, whether or not they pass confidence_threshold; out[3] counts the anchors kept, not the rows
+    written. Returns the rows (score, class, anchor), the count and what the labels are short of the classes: 0 with
+    output_background true; with false background_class_idx + 1 for one row per anchor, twice that for several."""
     bg = int(scalar(params, "background_class_idx", 0))
     output_bg = bool(scalar(params, "output_background", True))
-    if not output_bg and bg != 0:
-        raise ValueError("FAST rows per anchor, output_background false, a background other than 0: not measured")
     limit = int(scalar(params, "detection_limit", -1))
-    ranked_set = [c for c in range(num_classes) if output_bg or c != bg]
-    k = limit if limit > 0 else len(ranked_set)
+    ranked_set = [c for c in range(num_classes) if output_bg or c > bg]
+    if not ranked_set:
+        return [], 0, 0
+    k = min(limit if limit > 0 else len(ranked_set), len(ranked_set))
     ranked = [sorted(ranked_set, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(s.shape[0])]
-    best = np.array([s[a, r[0]] for a, r in enumerate(ranked)]) if ranked_set else np.zeros(0)
+    best = np.array([s[a, r[0]] for a, r in enumerate(ranked)])
     cand = np.flatnonzero(best >= float(scalar(params, "confidence_threshold")))
     nms_boxes = np.array([decoded[a, ranked[a][0]] for a in cand]).reshape(-1, 4)
     sel, _ = greedy_nms(nms_boxes, best[cand], hard_decay(float(scalar(params, "iou_threshold")), suppress_equal=False))
     dets = [(float(s[int(cand[i]), c]), c, int(cand[i])) for i in sel for c in ranked[int(cand[i])]]
     if len(dets) > cap:
         raise ValueError("FAST rows per anchor past out[0]'s capacity: not measured")
-    return dets, len(sel)
+    return dets, len(sel), 0 if output_bg else (bg + 1) * (2 if k > 1 else 1)
 
 
 @register("DetectionOutput", verified_by=HAND)
@@ -397,7 +398,7 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
                 dets += [(float(s[cand[i], c]), c, int(cand[i])) for i in kept]
             dets = _merge_by_score(dets)
         elif fast_rows_per_anchor:
-            dets, counts[b] = _fast_rows_per_anchor(s, decoded, params, num_classes, cap)
+            dets, counts[b], label_short = _fast_rows_per_anchor(s, decoded, params, num_classes, cap)
         elif classes:
             k = limit if limit > 0 else 1
             ranked = [sorted(classes, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(num_anchors)]
@@ -418,8 +419,8 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             out_boxes[b, j] = decoded[a, c]
             shifted = background_kept or labels_past_background
             out_labels[b, j] = c if output_bg else c - bg - 1 if shifted else c if c < bg else c - 1
-            if fast_rows_per_anchor and not output_bg and len(dets) > counts[b]:  # several rows per anchor
-                out_labels[b, j] = c - 2
+            if fast_rows_per_anchor:
+                out_labels[b, j] = c - label_short
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
@@ -563,9 +564,9 @@ def detection_output_labels_class_minus_background_minus_one(case: Any) -> list[
 def detection_output_fast_classes_per_anchor_count_anchors(case: Any) -> list[np.ndarray]:
     """The HTP simulator's fixed-point FAST DetectionOutput with share_location true (finding detectionoutput-fast-
     count-anchors, ``_fast_rows_per_anchor``): each anchor NMS keeps writes detection_limit rows (every ranked class
-    with the default), out[3] counts the anchors; with output_background false and several rows per anchor each class
-    comes back labelled class - 2 (background 0). share_location false: ValueError (those cases read past in[0], not
-    modelled)."""
+    with the default), out[3] counts the anchors; with output_background false only the classes after the background
+    are ranked, labelled class - (background_class_idx + 1), or twice that short with several rows per anchor.
+    share_location false: ValueError (those cases read past in[0], not modelled)."""
     from reference.expected import arguments
 
     if not bool(scalar(arguments(case)[1], "share_location", True)):

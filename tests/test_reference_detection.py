@@ -678,6 +678,19 @@ def test_detection_output_fast_model_writes_the_ranked_classes_of_each_kept_anch
                                       output_background=False), "fast-classes-per-anchor-count-anchors")  # fmt: skip
     np.testing.assert_array_equal(hidden[2][0, :4], [-1, 0, -1, 0])
     np.testing.assert_array_equal(hidden[3], [2])
+    # background 1 of 4, output_background false: class 0 (0.8 on anchor 0) is never ranked, classes 2 and 3 come back
+    # labelled -2 and -1 (several rows), or 0 and 1 with detection_limit 1
+    four = [[[0.8, 0.04, 0.2, 0.35], [0.5, 0.04, 0.7, 0.25], [0.04, 0.08, 0.1, 0.02]]]
+    after = modelled(_detection_case(four, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3,
+                                     output_background=False, background_class_idx=1),
+                     "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_allclose(after[0][0, :4], [0.7, 0.25, 0.35, 0.2], rtol=1e-6)
+    np.testing.assert_array_equal(after[2][0, :4], [-2, -1, -1, -2])
+    np.testing.assert_array_equal(after[3], [2])
+    one = modelled(_detection_case(four, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3, detection_limit=1,
+                                   output_background=False, background_class_idx=1),
+                   "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_array_equal(one[2][0, :2], [0, 1])
     with pytest.raises(ValueError, match="share_location false"):
         modelled(_detection_case(scores, np.zeros((1, 9, 4)), anchors, share_location=False),
                  "fast-classes-per-anchor-count-anchors")  # fmt: skip

@@ -468,6 +468,10 @@ def _fast_shared(case: Any, params: dict[str, Any]) -> bool:
     return member(case.op, params, "nms_type") == "FAST" and bool(scalar(params, "share_location", True))
 
 
+def _fast_unshared(case: Any, params: dict[str, Any]) -> bool:
+    return member(case.op, params, "nms_type") == "FAST" and not bool(scalar(params, "share_location", True))
+
+
 def _several_batches(case: Any, params: dict[str, Any]) -> bool:
     return case.inputs[0].shape[0] > 1
 
@@ -480,6 +484,7 @@ def _unshared(case: Any, params: dict[str, Any]) -> bool:
 # use_bg_in_nms is what the background's condition then reads.
 _DETECTION_OUTPUT_BUGS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "fast-classes-per-anchor-count-anchors": _fast_shared,
+    "fast-unshared-anchors-past-scores": _fast_unshared,
     "fast-nms-ranks-background": _fast_without_background,
     "background-kept-labelled-minus-one": _background_kept,
     "labels-class-minus-background-minus-one": _labels_past_background,
@@ -519,18 +524,44 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
             applied.append(name)
             if name == "fast-nms-ranks-background":
                 params = {**params, "use_bg_in_nms": True}
+    past = "fast-unshared-anchors-past-scores" in applied
+    if past:  # decoded as if shared; the per-class anchor rows are REGULAR's reading
+        inputs, params = _first_boxes_shared(inputs, params)
+        applied = [n for n in applied if n != "unshared-boxes-against-anchor-rows"]
     rows = [_ANCHOR_ROWS[n] for n in applied if n in _ANCHOR_ROWS]
     if len(rows) > 1:
         raise ValueError("first-batch anchors and per-class anchor rows together: not measured")
+    fast = "fast-classes-per-anchor-count-anchors" in applied or past
     outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
                              anchor_rows=rows[0] if rows else None,
                              background_kept="background-kept-labelled-minus-one" in applied,
                              labels_past_background="labels-class-minus-background-minus-one" in applied,
-                             fast_rows_per_anchor="fast-classes-per-anchor-count-anchors" in applied)  # fmt: skip
+                             fast_rows_per_anchor=fast)  # fmt: skip
     if "scores-as-input-codes" in applied and _fixed_scores(case, params):  # a float out[0] has no codes
         scores, out0 = case.inputs[0], case.outputs[0]
         outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
+    if past:  # the rows past the real anchors' and the count are open (NaN): reference.compare's open count
+        known = int(np.asarray(outs[3]).reshape(-1)[0])
+        outs = [np.asarray(o, dtype=np.float64).copy() for o in outs]
+        for o in outs[:3]:
+            o[:, known:] = np.nan
+        outs[3][:] = np.nan
     return outs
+
+
+def _first_boxes_shared(inputs: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A FAST share_location false case as the HTP simulator reads it (finding detectionoutput-fast-unshared-past-
+    scores): in[1]'s first num_anchors rows as shared boxes. Only batch 1 (past in[0] is then no other batch's
+    scores) and one row per anchor (several rows per anchor put an open number of other anchors' rows before the
+    real ones in the counted rows) are modelled: ValueError otherwise."""
+    scores = _f64(inputs[0])
+    batch, num_anchors, num_classes = scores.shape
+    bg = int(scalar(params, "background_class_idx", 0))
+    ranked = [c for c in range(num_classes) if bool(scalar(params, "output_background", True)) or c > bg]
+    limit = int(scalar(params, "detection_limit", -1))
+    if batch != 1 or min(limit if limit > 0 else len(ranked), len(ranked)) != 1:
+        raise ValueError("FAST share_location false with several batches or rows per anchor: not modelled")
+    return [inputs[0], _f64(inputs[1])[:, :num_anchors], *inputs[2:]], {**params, "share_location": True}
 
 
 @register_model("DetectionOutput", name="fast-nms-ranks-background")
@@ -572,6 +603,17 @@ def detection_output_fast_classes_per_anchor_count_anchors(case: Any) -> list[np
     if not bool(scalar(arguments(case)[1], "share_location", True)):
         raise ValueError("FAST with share_location false reads past in[0]: not modelled")
     return detection_output_with(case, ["fast-classes-per-anchor-count-anchors"])
+
+
+@register_model("DetectionOutput", name="fast-unshared-anchors-past-scores")
+def detection_output_fast_unshared_anchors_past_scores(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FAST DetectionOutput with share_location false (finding detectionoutput-fast-
+    unshared-past-scores): anchor a's box is in[1]'s row a decoded against in[2]'s row a, as if share_location were
+    true, and the kernel goes on over num_anchors x num_classes anchors, the others' scores and anchors read past in[0]
+    and in[2]: the rows of the real anchors (``fast-classes-per-anchor-count-anchors``) are known, any further row and
+    the count are open (NaN; the count at least the known rows). Batch 1 with one row per anchor only (ValueError
+    otherwise)."""
+    return detection_output_with(case, ["fast-unshared-anchors-past-scores"])
 
 
 @register_model("DetectionOutput", name="scores-as-input-codes")

@@ -696,6 +696,32 @@ def test_detection_output_fast_model_writes_the_ranked_classes_of_each_kept_anch
                  "fast-classes-per-anchor-count-anchors")  # fmt: skip
 
 
+def test_detection_output_fast_unshared_model_reads_box_row_a_and_leaves_the_count_open() -> None:
+    """FAST, share_location false, 2 anchors, 2 classes, output_background false (one row per anchor; measured on the
+    simulator): anchor 0 reads in[1]'s row 0 (zeros: its own anchor) and anchor 1 row 1 (dy 0.5: shifted by half its
+    height), where the reference reads rows 1 and 3; the rows past those two and the count are open (NaN). Several
+    rows per anchor, or several batches, are not modelled."""
+    from tests.reference_helpers import modelled
+
+    loc = np.zeros((1, 4, 4))
+    loc[0, 1, 0] = 0.5
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2]]
+    c = _detection_case([[[0.04, 0.8], [0.04, 0.7]]], loc, anchors, confidence_threshold=0.3, share_location=False,
+                        output_background=False)  # fmt: skip
+    out = modelled(c, "fast-unshared-anchors-past-scores")
+    np.testing.assert_allclose(out[0][0, :2], [0.8, 0.7], rtol=1e-6)
+    np.testing.assert_allclose(out[1][0, :2], [[0, 0, 2, 2], [9, 8, 11, 10]])
+    np.testing.assert_array_equal(out[2][0, :2], [0, 0])
+    assert np.isnan(out[0][0, 2:]).all() and np.isnan(out[1][0, 2:]).all() and np.isnan(out[3]).all()
+    right = reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                          [t.shape for t in c.outputs])  # fmt: skip
+    np.testing.assert_allclose(right[1][0, :2], [[1, 0, 3, 2], [8, 8, 10, 10]])
+    several = _detection_case([[[0.04, 0.8, 0.6], [0.04, 0.7, 0.5]]], np.zeros((1, 6, 4)), anchors,
+                              confidence_threshold=0.3, share_location=False)  # fmt: skip
+    with pytest.raises(ValueError, match="several batches or rows per anchor"):
+        modelled(several, "fast-unshared-anchors-past-scores")
+
+
 def test_detection_output_fast_model_ranks_the_background_with_use_bg_in_nms_false() -> None:
     """FAST, use_bg_in_nms false, output_background true: anchor 1's background (0.8) outranks its class 1 (0.3) and is
     output; with output_background false the model is the reference (the background is ignored, as measured)."""

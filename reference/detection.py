@@ -308,16 +308,47 @@ def _caffe_nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, eta: float
     return kept
 
 
+def _fast_rows_per_anchor(s: np.ndarray, decoded: np.ndarray, params: dict[str, Any], num_classes: int,
+                          cap: int) -> tuple[list[tuple[float, int, int]], int, int]:
+    """The HTP simulator's fixed-point FAST NMS over one batch's scores ``s`` [num_anchors, num_classes] (finding
+    detectionoutput-fast-count-anchors): each anchor ranks every class with output_background true (the background
+    too, whatever use_bg_in_nms), only the classes after the background with output_background false (those before it
+    are never output); NMS keeps anchors by their best ranked score (at least confidence_threshold) as the reference's
+    FAST does; each kept anchor then writes its top detection_limit ranked classes (all of them with the default -1),
+    in descending score, whether or not they pass confidence_threshold; out[3] counts the anchors kept, not the rows
+    written. Returns the rows (score, class, anchor), the count and what the labels are short of the classes: 0 with
+    output_background true; with false background_class_idx + 1 for one row per anchor, twice that for several."""
+    bg = int(scalar(params, "background_class_idx", 0))
+    output_bg = bool(scalar(params, "output_background", True))
+    limit = int(scalar(params, "detection_limit", -1))
+    ranked_set = [c for c in range(num_classes) if output_bg or c > bg]
+    if not ranked_set:
+        return [], 0, 0
+    k = min(limit if limit > 0 else len(ranked_set), len(ranked_set))
+    ranked = [sorted(ranked_set, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(s.shape[0])]
+    best = np.array([s[a, r[0]] for a, r in enumerate(ranked)])
+    cand = np.flatnonzero(best >= float(scalar(params, "confidence_threshold")))
+    nms_boxes = np.array([decoded[a, ranked[a][0]] for a in cand]).reshape(-1, 4)
+    sel, _ = greedy_nms(nms_boxes, best[cand], hard_decay(float(scalar(params, "iou_threshold")), suppress_equal=False))
+    dets = [(float(s[int(cand[i]), c]), c, int(cand[i])) for i in sel for c in ranked[int(cand[i])]]
+    if len(dets) > cap:
+        raise ValueError("FAST rows per anchor past out[0]'s capacity: not measured")
+    return dets, len(sel), 0 if output_bg else (bg + 1) * (2 if k > 1 else 1)
+
+
 @register("DetectionOutput", verified_by=HAND)
 def detection_output(inputs, params, out_shapes, out_dtypes, *, op):
     return _detection_output(inputs, params, out_shapes, out_dtypes, op)
 
 
-def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False):
+def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows=None, background_kept=False,
+                      labels_past_background=False, fast_rows_per_anchor=False):
     """``anchor_rows(b, num_anchors, num_classes)``: the rows of in[2] that batch b's boxes are decoded against,
     [num_anchors, num_classes] (a model of a backend that reads other rows; NaN where it reads past in[2]);
     ``background_kept``: a model's output_background false that keeps the background's detections, every detection
-    labelled class - background_class_idx - 1 (the reference drops them and numbers the others past it)."""
+    labelled class - background_class_idx - 1 (the reference drops them and numbers the others past it);
+    ``labels_past_background``: a model's output_background false that labels every detection class -
+    background_class_idx - 1 (the background's own detections dropped, as the reference does)."""
     scores, loc, anchors = _f64(inputs[0]), _f64(inputs[1]), _f64(inputs[2])
     if scores.ndim != 3:
         raise ValueError("scores must be [batch, num_anchors, num_classes]")
@@ -366,6 +397,8 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
                 kept = _caffe_nms(decoded[cand, c], s[cand, c], iou_thr, eta, limit if limit > 0 else None)
                 dets += [(float(s[cand[i], c]), c, int(cand[i])) for i in kept]
             dets = _merge_by_score(dets)
+        elif fast_rows_per_anchor:
+            dets, counts[b], label_short = _fast_rows_per_anchor(s, decoded, params, num_classes, cap)
         elif classes:
             k = limit if limit > 0 else 1
             ranked = [sorted(classes, key=lambda c, a=a: (-s[a, c], c))[:k] for a in range(num_anchors)]
@@ -376,14 +409,18 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
             for i in sel:
                 a = int(cand[i])
                 dets += [(float(s[a, c]), c, a) for c in ranked[a] if s[a, c] >= conf]
-        if not output_bg and not background_kept:
+        if not output_bg and not background_kept and not fast_rows_per_anchor:
             dets = [d for d in dets if d[1] != bg]
         dets = dets[:cap]
-        counts[b] = len(dets)
+        if not fast_rows_per_anchor:
+            counts[b] = len(dets)
         for j, (sc, c, a) in enumerate(dets):
             out_scores[b, j] = sc
             out_boxes[b, j] = decoded[a, c]
-            out_labels[b, j] = c if output_bg else c - bg - 1 if background_kept else c if c < bg else c - 1
+            shifted = background_kept or labels_past_background
+            out_labels[b, j] = c if output_bg else c - bg - 1 if shifted else c if c < bg else c - 1
+            if fast_rows_per_anchor:
+                out_labels[b, j] = c - label_short
     return [out_scores, out_boxes, as_index_dtype(out_labels, out_dtype(out_dtypes, 2, np.int32)),
             as_index_dtype(counts, out_dtype(out_dtypes, 3, np.uint32))]  # fmt: skip
 
@@ -423,6 +460,18 @@ def _background_kept(case: Any, params: dict[str, Any]) -> bool:
     return bool(scalar(params, "use_bg_in_nms", False)) and not bool(scalar(params, "output_background", True))
 
 
+def _labels_past_background(case: Any, params: dict[str, Any]) -> bool:
+    return not bool(scalar(params, "output_background", True)) and int(scalar(params, "background_class_idx", 0)) > 0
+
+
+def _fast_shared(case: Any, params: dict[str, Any]) -> bool:
+    return member(case.op, params, "nms_type") == "FAST" and bool(scalar(params, "share_location", True))
+
+
+def _fast_unshared(case: Any, params: dict[str, Any]) -> bool:
+    return member(case.op, params, "nms_type") == "FAST" and not bool(scalar(params, "share_location", True))
+
+
 def _several_batches(case: Any, params: dict[str, Any]) -> bool:
     return case.inputs[0].shape[0] > 1
 
@@ -434,8 +483,11 @@ def _unshared(case: Any, params: dict[str, Any]) -> bool:
 # name -> the condition under which a case shows it beside another finding's. Order matters: the FAST ranking's
 # use_bg_in_nms is what the background's condition then reads.
 _DETECTION_OUTPUT_BUGS: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
+    "fast-classes-per-anchor-count-anchors": _fast_shared,
+    "fast-unshared-anchors-past-scores": _fast_unshared,
     "fast-nms-ranks-background": _fast_without_background,
     "background-kept-labelled-minus-one": _background_kept,
+    "labels-class-minus-background-minus-one": _labels_past_background,
     "batches-decoded-against-first-anchors": _several_batches,
     "unshared-boxes-against-anchor-rows": _unshared,
     "scores-as-input-codes": _fixed_scores,
@@ -472,16 +524,44 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
             applied.append(name)
             if name == "fast-nms-ranks-background":
                 params = {**params, "use_bg_in_nms": True}
+    past = "fast-unshared-anchors-past-scores" in applied
+    if past:  # decoded as if shared; the per-class anchor rows are REGULAR's reading
+        inputs, params = _first_boxes_shared(inputs, params)
+        applied = [n for n in applied if n != "unshared-boxes-against-anchor-rows"]
     rows = [_ANCHOR_ROWS[n] for n in applied if n in _ANCHOR_ROWS]
     if len(rows) > 1:
         raise ValueError("first-batch anchors and per-class anchor rows together: not measured")
+    fast = "fast-classes-per-anchor-count-anchors" in applied or past
     outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
                              anchor_rows=rows[0] if rows else None,
-                             background_kept="background-kept-labelled-minus-one" in applied)  # fmt: skip
+                             background_kept="background-kept-labelled-minus-one" in applied,
+                             labels_past_background="labels-class-minus-background-minus-one" in applied,
+                             fast_rows_per_anchor=fast)  # fmt: skip
     if "scores-as-input-codes" in applied and _fixed_scores(case, params):  # a float out[0] has no codes
         scores, out0 = case.inputs[0], case.outputs[0]
         outs[0] = dequantize(quantize(outs[0], scores.encoding, scores.dtype), out0.encoding)
+    if past:  # the rows past the real anchors' and the count are open (NaN): reference.compare's open count
+        known = int(np.asarray(outs[3]).reshape(-1)[0])
+        outs = [np.asarray(o, dtype=np.float64).copy() for o in outs]
+        for o in outs[:3]:
+            o[:, known:] = np.nan
+        outs[3][:] = np.nan
     return outs
+
+
+def _first_boxes_shared(inputs: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A FAST share_location false case as the HTP simulator reads it (finding detectionoutput-fast-unshared-past-
+    scores): in[1]'s first num_anchors rows as shared boxes. Only batch 1 (past in[0] is then no other batch's
+    scores) and one row per anchor (several rows per anchor put an open number of other anchors' rows before the
+    real ones in the counted rows) are modelled: ValueError otherwise."""
+    scores = _f64(inputs[0])
+    batch, num_anchors, num_classes = scores.shape
+    bg = int(scalar(params, "background_class_idx", 0))
+    ranked = [c for c in range(num_classes) if bool(scalar(params, "output_background", True)) or c > bg]
+    limit = int(scalar(params, "detection_limit", -1))
+    if batch != 1 or min(limit if limit > 0 else len(ranked), len(ranked)) != 1:
+        raise ValueError("FAST share_location false with several batches or rows per anchor: not modelled")
+    return [inputs[0], _f64(inputs[1])[:, :num_anchors], *inputs[2:]], {**params, "share_location": True}
 
 
 @register_model("DetectionOutput", name="fast-nms-ranks-background")
@@ -499,6 +579,41 @@ def detection_output_background_kept_labelled_minus_one(case: Any) -> list[np.nd
     detection is labelled class - background_class_idx - 1 (the background -1; with background 1 of 3 classes, class
     0 is -2 and class 2 is 0)."""
     return detection_output_with(case, ["background-kept-labelled-minus-one"])
+
+
+@register_model("DetectionOutput", name="labels-class-minus-background-minus-one")
+def detection_output_labels_class_minus_background_minus_one(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's REGULAR DetectionOutput with output_background false (finding detectionoutput-labels-past-
+    background): the background's detections are dropped, as line 2823 says, but every other detection is labelled
+    class - background_class_idx - 1, where the classes past the background are renumbered one down and those before
+    it keep their index (background 1 of 3 classes: class 0 comes back -2, class 2 0, where 0 and 1 belong). With
+    background 0 the two agree."""
+    return detection_output_with(case, ["labels-class-minus-background-minus-one"])
+
+
+@register_model("DetectionOutput", name="fast-classes-per-anchor-count-anchors")
+def detection_output_fast_classes_per_anchor_count_anchors(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FAST DetectionOutput with share_location true (finding detectionoutput-fast-
+    count-anchors, ``_fast_rows_per_anchor``): each anchor NMS keeps writes detection_limit rows (every ranked class
+    with the default), out[3] counts the anchors; with output_background false only the classes after the background
+    are ranked, labelled class - (background_class_idx + 1), or twice that short with several rows per anchor.
+    share_location false: ValueError (those cases read past in[0], not modelled)."""
+    from reference.expected import arguments
+
+    if not bool(scalar(arguments(case)[1], "share_location", True)):
+        raise ValueError("FAST with share_location false reads past in[0]: not modelled")
+    return detection_output_with(case, ["fast-classes-per-anchor-count-anchors"])
+
+
+@register_model("DetectionOutput", name="fast-unshared-anchors-past-scores")
+def detection_output_fast_unshared_anchors_past_scores(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point FAST DetectionOutput with share_location false (finding detectionoutput-fast-
+    unshared-past-scores): anchor a's box is in[1]'s row a decoded against in[2]'s row a, as if share_location were
+    true, and the kernel goes on over num_anchors x num_classes anchors, the others' scores and anchors read past in[0]
+    and in[2]: the rows of the real anchors (``fast-classes-per-anchor-count-anchors``) are known, any further row and
+    the count are open (NaN; the count at least the known rows). Batch 1 with one row per anchor only (ValueError
+    otherwise)."""
+    return detection_output_with(case, ["fast-unshared-anchors-past-scores"])
 
 
 @register_model("DetectionOutput", name="scores-as-input-codes")

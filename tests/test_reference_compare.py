@@ -230,6 +230,34 @@ def test_a_wrong_valid_count_fails_with_a_message_giving_both_counts() -> None:
     assert not j.passed and "out[2]: valid count expected [3], got [2]" in j.message, j.message
 
 
+def _open_count_model() -> list[np.ndarray]:
+    """A model that knows two rows (0.9 and 0.5) and leaves the others and the count open: NaN."""
+    exp = _nms_expected()
+    boxes, scores = exp[0].copy(), exp[1].copy()
+    boxes[0, 1], scores[0, 1] = boxes[0, 2], scores[0, 2]
+    boxes[0, 2:], scores[0, 2:] = np.nan, np.nan
+    return [boxes, scores, np.array([np.nan])]
+
+
+def test_an_open_count_takes_the_backends_count_and_finds_the_known_rows_among_its_rows() -> None:
+    """A model's NaN count (nan_means_any): the backend's 3 rows hold the 2 the model knows, in another order, and one
+    of its own; the same rows without one the model knows, or with fewer rows than it knows, fail."""
+    act = _as_backend(_nms_expected())
+    act[0][0, :3], act[1][0, :3] = act[0][0, [2, 1, 0]], act[1][0, [2, 1, 0]]
+    tol = {"nan_means_any": True}
+    j = judge(_nms_case(), _open_count_model(), act, tol, rows={0: FREE, 1: FREE})
+    assert j.passed and j.checked > 0, j.message
+    wrong = [a.copy() for a in act]
+    wrong[1][0, 2] = 0.6  # the 0.9 row's score changed
+    assert not judge(_nms_case(), _open_count_model(), wrong, tol, rows={0: FREE, 1: FREE}).passed
+    short = [a.copy() for a in act]
+    short[2][0] = 1
+    j = judge(_nms_case(), _open_count_model(), short, tol, rows={0: FREE, 1: FREE})
+    assert not j.passed and "out[2]: valid count expected at least [2], got [1]" in j.message, j.message
+    # without nan_means_any a NaN count is no count: nothing is lined up with it, nothing is checked
+    assert judge(_nms_case(), _open_count_model(), act, rows={0: FREE, 1: FREE}).checked == 0
+
+
 def test_rows_past_the_count_are_checked_where_the_spec_names_the_fill() -> None:
     exp = _nms_expected()
     act = _as_backend(exp)

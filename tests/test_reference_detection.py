@@ -626,6 +626,102 @@ def test_detection_output_model_labels_every_kept_detection_class_minus_backgrou
     np.testing.assert_array_equal(out[3], [3])
 
 
+def test_detection_output_model_labels_class_minus_background_minus_one_with_the_background_dropped() -> None:
+    """REGULAR, background 1 of 3 classes, use_bg_in_nms and output_background false (measured on the simulator): the
+    background's detection is dropped as the reference drops it, class 0 comes back -2 and class 2 0 where the reference
+    numbers them 0 and 1; with background 0 the model is the reference."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.9, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.7]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2], [19, 19, 2, 2]]
+    c = _detection_case(scores, np.zeros((1, 3, 4)), anchors, nms_type=1, output_background=False,
+                        background_class_idx=1)  # fmt: skip
+    out = modelled(c, "labels-class-minus-background-minus-one")
+    np.testing.assert_allclose(out[0][0, :2], [0.9, 0.7], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :2], [-2, 0])
+    np.testing.assert_array_equal(out[3], [2])
+    right = reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                          [t.shape for t in c.outputs])  # fmt: skip
+    np.testing.assert_array_equal(right[2][0, :2], [0, 1])
+    first = _detection_case(scores, np.zeros((1, 3, 4)), anchors, nms_type=1, output_background=False)
+    for got, want in zip(modelled(first, "labels-class-minus-background-minus-one"),
+                         reference.run("DetectionOutput", [t.data for t in first.inputs],
+                                       {k: p.value for k, p in first.params.items()}, [t.shape for t in first.outputs]),
+                         strict=True):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+
+
+def test_detection_output_fast_model_writes_the_ranked_classes_of_each_kept_anchor_and_counts_anchors() -> None:
+    """FAST, three anchors far apart, classes 1 and 2 above the threshold on anchors 0 and 1 (measured on the
+    simulator): detection_limit 2 writes both classes of each kept anchor and counts 2 (the anchors) where the
+    reference counts 4; the default -1 writes every class, the background (0.04, below the threshold) too; with
+    output_background false the background is not ranked and the classes come back labelled c - 2."""
+    from tests.reference_helpers import modelled
+
+    scores = [[[0.04, 0.8, 0.6], [0.04, 0.7, 0.5], [0.04, 0.08, 0.1]]]
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2], [19, 19, 2, 2]]
+    two = _detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3, detection_limit=2)
+    out = modelled(two, "fast-classes-per-anchor-count-anchors")
+    np.testing.assert_allclose(out[0][0, :4], [0.8, 0.6, 0.7, 0.5], rtol=1e-6)
+    np.testing.assert_array_equal(out[2][0, :4], [1, 2, 1, 2])
+    np.testing.assert_array_equal(out[3], [2])
+    np.testing.assert_array_equal(out[1][0, 2], [8, 8, 10, 10])
+    right = reference.run("DetectionOutput", [t.data for t in two.inputs], {k: p.value for k, p in two.params.items()},
+                          [t.shape for t in two.outputs])  # fmt: skip
+    np.testing.assert_array_equal(right[3], [4])
+    every = modelled(_detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3),
+                     "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_allclose(every[0][0, :6], [0.8, 0.6, 0.04, 0.7, 0.5, 0.04], rtol=1e-6)
+    np.testing.assert_array_equal(every[2][0, :6], [1, 2, 0, 1, 2, 0])
+    np.testing.assert_array_equal(every[3], [2])
+    hidden = modelled(_detection_case(scores, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3,
+                                      output_background=False), "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_array_equal(hidden[2][0, :4], [-1, 0, -1, 0])
+    np.testing.assert_array_equal(hidden[3], [2])
+    # background 1 of 4, output_background false: class 0 (0.8 on anchor 0) is never ranked, classes 2 and 3 come back
+    # labelled -2 and -1 (several rows), or 0 and 1 with detection_limit 1
+    four = [[[0.8, 0.04, 0.2, 0.35], [0.5, 0.04, 0.7, 0.25], [0.04, 0.08, 0.1, 0.02]]]
+    after = modelled(_detection_case(four, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3,
+                                     output_background=False, background_class_idx=1),
+                     "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_allclose(after[0][0, :4], [0.7, 0.25, 0.35, 0.2], rtol=1e-6)
+    np.testing.assert_array_equal(after[2][0, :4], [-2, -1, -1, -2])
+    np.testing.assert_array_equal(after[3], [2])
+    one = modelled(_detection_case(four, np.zeros((1, 3, 4)), anchors, confidence_threshold=0.3, detection_limit=1,
+                                   output_background=False, background_class_idx=1),
+                   "fast-classes-per-anchor-count-anchors")  # fmt: skip
+    np.testing.assert_array_equal(one[2][0, :2], [0, 1])
+    with pytest.raises(ValueError, match="share_location false"):
+        modelled(_detection_case(scores, np.zeros((1, 9, 4)), anchors, share_location=False),
+                 "fast-classes-per-anchor-count-anchors")  # fmt: skip
+
+
+def test_detection_output_fast_unshared_model_reads_box_row_a_and_leaves_the_count_open() -> None:
+    """FAST, share_location false, 2 anchors, 2 classes, output_background false (one row per anchor; measured on the
+    simulator): anchor 0 reads in[1]'s row 0 (zeros: its own anchor) and anchor 1 row 1 (dy 0.5: shifted by half its
+    height), where the reference reads rows 1 and 3; the rows past those two and the count are open (NaN). Several
+    rows per anchor, or several batches, are not modelled."""
+    from tests.reference_helpers import modelled
+
+    loc = np.zeros((1, 4, 4))
+    loc[0, 1, 0] = 0.5
+    anchors = [[1, 1, 2, 2], [9, 9, 2, 2]]
+    c = _detection_case([[[0.04, 0.8], [0.04, 0.7]]], loc, anchors, confidence_threshold=0.3, share_location=False,
+                        output_background=False)  # fmt: skip
+    out = modelled(c, "fast-unshared-anchors-past-scores")
+    np.testing.assert_allclose(out[0][0, :2], [0.8, 0.7], rtol=1e-6)
+    np.testing.assert_allclose(out[1][0, :2], [[0, 0, 2, 2], [9, 8, 11, 10]])
+    np.testing.assert_array_equal(out[2][0, :2], [0, 0])
+    assert np.isnan(out[0][0, 2:]).all() and np.isnan(out[1][0, 2:]).all() and np.isnan(out[3]).all()
+    right = reference.run("DetectionOutput", [t.data for t in c.inputs], {k: p.value for k, p in c.params.items()},
+                          [t.shape for t in c.outputs])  # fmt: skip
+    np.testing.assert_allclose(right[1][0, :2], [[1, 0, 3, 2], [8, 8, 10, 10]])
+    several = _detection_case([[[0.04, 0.8, 0.6], [0.04, 0.7, 0.5]]], np.zeros((1, 6, 4)), anchors,
+                              confidence_threshold=0.3, share_location=False)  # fmt: skip
+    with pytest.raises(ValueError, match="several batches or rows per anchor"):
+        modelled(several, "fast-unshared-anchors-past-scores")
+
+
 def test_detection_output_fast_model_ranks_the_background_with_use_bg_in_nms_false() -> None:
     """FAST, use_bg_in_nms false, output_background true: anchor 1's background (0.8) outranks its class 1 (0.3) and is
     output; with output_background false the model is the reference (the background is ignored, as measured)."""

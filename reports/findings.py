@@ -47,11 +47,16 @@ def load(paths: Iterable[str | Path] | None = None) -> Expectations:
     return Expectations.load_all(files)
 
 
-def masteropdef_lines() -> list[str] | None:
-    """The MasterOpDef's lines (1-based at index 1), or None where the document is not here."""
+def masteropdef_path() -> Path:
+    """Where the MasterOpDef is read from: $QNN_MASTEROPDEF, else the seed beside the repository."""
     import os
 
-    path = Path(os.environ.get(MASTEROPDEF_ENV) or _SEED)
+    return Path(os.environ.get(MASTEROPDEF_ENV) or _SEED)
+
+
+def masteropdef_lines() -> list[str] | None:
+    """The MasterOpDef's lines (1-based at index 1), or None where the document is not here."""
+    path = masteropdef_path()
     try:
         return ["", *path.read_text(encoding="utf-8").splitlines()]
     except OSError:

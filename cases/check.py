@@ -89,8 +89,8 @@ def _make_plan(op: OpDef) -> _Plan:
             rank = r if isinstance(r, str) and r.isidentifier() else None
             declared.append((is_input, first, rank, list(sh.get("dims") or []), list(sh.get("trailing") or [])))
     length_dims = []
-    for name, p in op.params.items():
-        dims = (p.get("shape") or {}).get("dims") or []
+    for name, p in op.param_specs.items():
+        dims = p.dims
         if len(dims) == 1 and isinstance(dims[0], str) and re.fullmatch(r"[A-Z]", dims[0]):
             length_dims.append((name, dims[0]))
     owners = {c.owner: _tensor_owner(c.owner) for c in op.constraints}

@@ -4,6 +4,7 @@ Stable interface (DESIGN.md): ``load_all() -> dict[str, OpDef]``, ``load(name) -
 ``python -m opdefs lint``.
 """
 
-from opdefs.spec import OpDef, Problem, SpecError, TensorSpec, lint, load, load_all, load_each, load_file
+from opdefs.spec import OpDef, ParamSpec, Problem, SpecError, TensorSpec, lint, load, load_all, load_each, load_file
 
-__all__ = ["OpDef", "Problem", "SpecError", "TensorSpec", "lint", "load", "load_all", "load_each", "load_file"]
+__all__ = ["OpDef", "ParamSpec", "Problem", "SpecError", "TensorSpec", "lint", "load", "load_all", "load_each",
+           "load_file"]

@@ -33,7 +33,7 @@ import yaml
 
 from opdefs import budget, computed_as, expr
 from opdefs.computed_as import ComputedAs
-from opdefs.tensors import TensorSpec
+from opdefs.views import ParamSpec, TensorSpec
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
@@ -223,15 +223,10 @@ class OpDef:
     def output_specs(self) -> list[TensorSpec]:
         return self._once("output_specs", lambda: [TensorSpec(d) for d in self.outputs])
 
-    @staticmethod
-    def shape_of(entry: dict[str, Any]) -> dict[str, Any]:
-        """A tensor's or parameter's ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
-        return entry.get("shape") or {}
-
-    @staticmethod
-    def dims_of(entry: dict[str, Any]) -> list[Any]:
-        """A tensor's or parameter's ``shape.dims`` ([] where the spec lists none)."""
-        return (entry.get("shape") or {}).get("dims") or []
+    @property
+    def param_specs(self) -> dict[str, ParamSpec]:
+        """``params`` as typed views, by name, in the spec's order."""
+        return self._once("param_specs", lambda: {n: ParamSpec(p) for n, p in self.params.items()})
 
     @property
     def outputs(self) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from cases.generate.configurations import Config, _first_index
 from cases.generate.draws import _BOOL, _bool_list, _default_or, _int_list, _ints, _permutation, _pick, _pick_list
 from cases.generate.evaluate import _curation_tables, _eval_dim, _eval_int, _fits, _holds, _names_call, _param_checks
 from cases.generate.slots import _FREE
-from opdefs import OpDef, dtypes, expr
+from opdefs import OpDef, ParamSpec, dtypes, expr
 
 if TYPE_CHECKING:
     from cases.generate.strategy import CaseDrawing
@@ -42,11 +42,11 @@ def _deferred_params(op: OpDef) -> list[str]:
         used.update(_curation_tables(d.values))  # the enum a tensor's values depend on: first
     for src in op.derived.values():
         note(src)
-    for name, p in op.params.items():
+    for name, p in op.param_specs.items():
         for key in ("domain", "generate"):
-            if key in p:
-                note(p[key])
-        dims = OpDef.dims_of(p)
+            if key in p.raw:
+                note(p.raw[key])
+        dims = p.dims
         used.update(x for d in dims if isinstance(d, str) for x in words.findall(d) if x != name)
     for c in op.constraints:
         if c.check is not None:  # 'channel % group == 0': the dim is drawn as a multiple, so group comes first
@@ -84,7 +84,7 @@ def _deferred_params(op: OpDef) -> list[str]:
     return placed
 
 
-def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr] = (), later: Sequence[str] = (),
+def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr.Expr] = (), later: Sequence[str] = (),
                   forced: Any = None) -> Any:  # fmt: skip
     """An integer parameter drawn inside the bounds its checks give once the tensors exist: scalars in
     ``[lo, hi]``; vectors unique where a check says ``unique`` (a permutation when the length is the
@@ -100,19 +100,19 @@ def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr
     forced = _FREE if forced is None else forced
     dt = dtypes.get(param_dtype(p, config))
     checks = _param_checks(op, name)
-    sh = OpDef.shape_of(p)
+    sh = p.shape
     scalar = bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
-    if p.get("values") and scalar and "generate" not in p:
+    if p.members and scalar and p.curated is None:
         full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
-        members = [v for v in sorted(p["values"].values()) if _fits([*checks, *others], {**full, name: v})]
+        members = [v for v in sorted(p.members.values()) if _fits([*checks, *others], {**full, name: v})]
         if members:
             drawn = draw(_pick(members), label=name)
             if forced is not _FREE:
                 assume(forced in members)
                 return forced
             return drawn
-    if dt.kind not in ("int", "uint") or "generate" in p or p.get("values"):
-        if dt.kind == "bool" and scalar and forced is not _FREE and "generate" not in p:
+    if dt.kind not in ("int", "uint") or p.curated is not None or p.members:
+        if dt.kind == "bool" and scalar and forced is not _FREE and p.curated is None:
             full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
             _draw_param(d, name, p)
             assume(_fits([*checks, *others], {**full, name: forced}))
@@ -124,7 +124,7 @@ def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr
         lo_e, hi_e = c.bounds(name)
         lows += [v for v in (_eval_int(e, full) for e in lo_e) if v is not None]
         highs += [v for v in (_eval_int(e, full) for e in hi_e) if v is not None]
-    if not highs and "domain" not in p and not (scalar and checks):
+    if not highs and p.domain is None and not (scalar and checks):
         return _draw_param(d, name, p)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
     lo = max(lows) if lows else (1 if positive else 0)
@@ -133,7 +133,7 @@ def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr
         divisor = next((d for c in checks for a, b in c.divisibility()
                         if a == name and (d := _eval_dim(b, full)) is not None and d > 0), None)  # fmt: skip
         hi = max(hi, (divisor or 0) * settings.max_rank)
-    if "domain" in p:
+    if p.domain is not None:
         d_lo, d_hi = _bounds(p, env)
         lo, hi = max(lo, d_lo), min(hi, d_hi)
     if dt.kind == "uint":
@@ -160,8 +160,8 @@ def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr
             matching = sorted(chosen)
         candidates = matching
     if scalar:
-        default = p.get("default")
-        plain_default = isinstance(default, int) and not isinstance(default, bool) and "domain" not in p
+        default = p.default
+        plain_default = isinstance(default, int) and not isinstance(default, bool) and p.domain is None
         if plain_default and default not in candidates:
             candidates.append(default)
         # only the values its own checks allow on these tensors (StridedSlice's new_axes_mask)
@@ -176,7 +176,7 @@ def _draw_bounded(d: CaseDrawing, name: str, p: dict, others: Sequence[expr.Expr
     unique = any(c.requires_unique(name) for c in checks)
     increasing = any(_names_call(c, "increasing", name) for c in checks)
     if len(dims) != 1:
-        along = shapes.get((p.get("rows") or {}).get("along", ""))
+        along = shapes.get(p.rows.get("along", ""))
         return _draw_param(d, name, p, axis_sizes=along)
     n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
     cap = len(candidates) if unique or increasing else settings.max_rank
@@ -229,8 +229,8 @@ def _valid_optional_params(op: OpDef, params: dict[str, Param], waiting: frozens
     env = check.environment(op, probe)
     drop = set()
     for c in op.constraints:
-        p = op.params.get(c.owner)
-        if c.check is None or p is None or p.get("mandatory") is not False or c.owner not in params:
+        p = op.param_specs.get(c.owner)
+        if c.check is None or p is None or not p.optional or c.owner not in params:
             continue
         if waiting and c.check.names() & (waiting - set(params)):
             continue
@@ -242,23 +242,23 @@ def _valid_optional_params(op: OpDef, params: dict[str, Param], waiting: frozens
     return {k: v for k, v in params.items() if k not in drop}
 
 
-def param_dtype(p: dict, config: Config) -> str:
+def param_dtype(p: ParamSpec, config: Config) -> str:
     """A parameter typed 'backend specific' (ConstantOfShape's value, Pad's constant) follows the data."""
-    if p["dtype"] != "backend_specific":
-        return p["dtype"]
+    if p.dtype != "backend_specific":
+        return p.dtype
     primary = config.label.split("+")[0]
     return primary if primary and not dtypes.get(primary).quantized else "FLOAT_32"
 
 
-def _bounds(p: dict, env: dict) -> tuple[int, int] | None:
+def _bounds(p: ParamSpec, env: dict) -> tuple[int, int] | None:
     """A parameter's curated ``domain: [lo, hi]`` (expressions of constants and earlier params)."""
-    if "domain" not in p:
+    if p.domain is None:
         return None
-    lo, hi = (int(np.floor(float(expr.parse(str(x)).evaluate(env)))) for x in p["domain"])
+    lo, hi = (int(np.floor(float(expr.parse(str(x)).evaluate(env)))) for x in p.domain)
     return lo, max(lo, hi)
 
 
-def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] = (),
+def _draw_param(d: CaseDrawing, name: str, p: ParamSpec, prefer: Sequence[expr.Expr] = (),
                 type_env: dict[str, Any] | None = None, axis_sizes: tuple[int, ...] | None = None,
                 forced: Any = _FREE) -> Any:  # fmt: skip
     """A parameter drawn before the tensors (or one ``_draw_bounded`` cannot bound). Among curated choices or an
@@ -271,16 +271,16 @@ def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] 
     env_prefer = {**env, **type_env} if type_env else env
     dt = dtypes.get(param_dtype(p, config))
     domains = op.dims
-    sh = OpDef.shape_of(p)
+    sh = p.shape
     checks = _param_checks(op, name)
     positive = any((c.lower_bound(name) or 0) >= 1 for c in checks)
-    if "generate" in p:
-        options = _preferred(p["generate"], name, prefer, env_prefer)
+    if p.curated is not None:
+        options = _preferred(p.curated, name, prefer, env_prefer)
         v = draw(_pick(options), label=name)
         return np.asarray(v, dtype=dt.storage) if isinstance(v, list) else v
     if sh.get("scalar") or not (sh.get("dims") or sh.get("rank")):
-        if p.get("values"):
-            options = _preferred(sorted(p["values"].values()), name, prefer, env_prefer)
+        if p.members:
+            options = _preferred(sorted(p.members.values()), name, prefer, env_prefer)
             drawn = draw(_pick(options), label=name)
             if forced is not _FREE:  # the scheduled value, or a refused draw (the schedule tries it again)
                 assume(forced in options)
@@ -293,15 +293,15 @@ def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] 
                 return forced
             return drawn
         if dt.kind in ("uint", "int"):
-            if "domain" in p:
+            if p.domain is not None:
                 return draw(_ints(*_bounds(p, env)), label=name)
-            default = p.get("default")
+            default = p.default
             choices = _ints(1 if positive else 0, settings.max_rank)
             if isinstance(default, int) and not isinstance(default, bool):
                 choices = _default_or(default, choices)
             return draw(choices, label=name)
         if dt.kind == "float":
-            default = p.get("default")
+            default = p.default
             pool = [0.5, 1.0, 2.0, 0.1]
             if isinstance(default, int | float) and not isinstance(default, bool):
                 pool.insert(0, float(default))
@@ -329,7 +329,8 @@ def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] 
         return np.asarray(vals, dtype=dt.storage).reshape(shape)
     if any(c.requires_unique(name) for c in checks) and len(shape) == 1:
         vals = _permutation(draw, range(max(size, settings.max_rank)))[:size]
-    elif "domain" in p and len(shape) == 2 and (checks or axis_sizes is not None) and all(_rowwise(c) for c in checks):
+    elif (p.domain is not None and len(shape) == 2 and (checks or axis_sizes is not None)
+          and all(_rowwise(c) for c in checks)):
         # a matrix whose checks hold row by row (StridedSlice's ranges: stride != 0, begin > end when it is
         # negative): each row drawn until its own checks hold, rather than the whole case refused
         lo, hi = _bounds(p, env)
@@ -339,7 +340,7 @@ def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] 
             if valid and axis_sizes is not None and r < len(axis_sizes):
                 # rows that describe an axis (StridedSlice's slices of in[0]): those the curated conditions allow on
                 # an axis of that size, drawn directly instead of refusing the case they would empty
-                fitting = _rows_fitting(p["rows"], tuple(valid), axis_sizes[r], settings.tier == TYPICAL, op, env)
+                fitting = _rows_fitting(p.rows, tuple(valid), axis_sizes[r], settings.tier == TYPICAL, op, env)
                 assume(bool(fitting))
                 rows.append(list(draw(_pick(fitting), label=f"{name}[{r}]")))
                 continue
@@ -352,7 +353,7 @@ def _draw_param(d: CaseDrawing, name: str, p: dict, prefer: Sequence[expr.Expr] 
                     break
             rows.append(row)
         vals = [x for row in rows for x in row]
-    elif "domain" in p:
+    elif p.domain is not None:
         lo, hi = _bounds(p, env)
         vals = draw(_int_list(lo, hi, size), label=name)
     else:
@@ -376,8 +377,8 @@ def _needed_params(op: OpDef) -> frozenset[str]:
     def find() -> frozenset[str]:
         defaults = op.param_defaults()
         out = set()
-        for name, p in op.params.items():
-            if p.get("mandatory") is not False or name not in defaults:
+        for name, p in op.param_specs.items():
+            if not p.optional or name not in defaults:
                 continue
             for src in op.derived.values():
                 formula = expr.parse(str(src))
@@ -480,7 +481,7 @@ def _formula_default(op: OpDef, name: str, env: dict[str, Any]) -> Any:
     """A default the spec writes as a formula (``default: {expr: N-1}``), on the tensors drawn; None where there
     is none or it cannot be worked out yet. The checks leave such a default unbound, so what it rules out for
     other parameters is only seen by the reference, which refuses the case."""
-    default = op.params[name].get("default")
+    default = op.param_specs[name].default
     if not (isinstance(default, dict) and "expr" in default):
         return None
     return _eval_int(expr.parse(str(default["expr"])), env)

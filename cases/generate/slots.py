@@ -28,13 +28,12 @@ def enumerated_slots(op: OpDef) -> list[dict[str, Any]]:
     parameters random, so a value the backend refuses beside one companion (ResizeBilinear's align_corners
     beside antialias) gets a second try beside another."""
     members: dict[str, list[Any]] = {}
-    for name, p in op.params.items():
-        sh = OpDef.shape_of(p)
-        if not (sh.get("scalar") or not (sh.get("dims") or sh.get("rank"))) or "generate" in p:
+    for name, p in op.param_specs.items():
+        if not p.scalar or p.curated is not None:
             continue
-        if p.get("values"):
-            members[name] = sorted(p["values"].values())
-        elif p.get("dtype") == "BOOL_8":
+        if p.members:
+            members[name] = sorted(p.members.values())
+        elif p.dtype == "BOOL_8":
             members[name] = [False, True]
     return [{name: v, **_companions(op, name, v, members)} for name, values in members.items() for v in values]
 

@@ -151,8 +151,8 @@ class CaseDrawing:
         """A parameter that waited for the tensors, drawn inside the bounds their checks give (``_draw_bounded``)."""
         plan, op = self.plan, self.plan.op
         self.settled.add(name)
-        p = op.params[name]
-        if p["dtype"] == "STRING":
+        p = op.param_specs[name]
+        if p.dtype == "STRING":
             assume(False)
         # the checks of the tensors drawn that name it too (GatherNd's 'shape(in[1])[k - 1] <= n - batch_dims',
         # Lrn's 'implies(region == WITHIN_CHANNEL, N == 4)'): its value is chosen where they hold
@@ -161,12 +161,12 @@ class CaseDrawing:
         so_far = Case(op.name, self.inputs, self.params, [])
         # nor the checks of an optional parameter given already: where this value rules it out, it is left out
         # afterwards (``_settle_optional``), so Resize's nearest_mode does not keep interpolation_mode NEAREST
-        settles = {n for n, q in op.params.items() if q.get("mandatory") is False and n in self.params}
+        settles = {n for n, q in op.param_specs.items() if q.optional and n in self.params}
         others = [c.check for c in plan.before_outputs if c.owner != name and name in c.check.names()
                   and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)
                   and c.owner not in settles]  # fmt: skip
         others += [c for c in [*plan.steer, *plan.by_type] if name in c.names() and not (c.names() & pending)]
-        if p.get("mandatory") is False and not plan.typical and not self.draw(_BOOL, label=f"give {name}"):
+        if p.optional and not plan.typical and not self.draw(_BOOL, label=f"give {name}"):
             if _default_fits(op, name, self.inputs, self.params, self.env, others):
                 # left out: the default stands in, and it is valid here. A formula default (ChannelShuffle's
                 # axis = N - 1) is worked out for the parameters drawn after it, which the checks cannot do
@@ -187,14 +187,14 @@ class CaseDrawing:
         regime = draw(_pick(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
 
         # ---- parameters first: shapes often depend on them (group, block_size, axis) ----------
-        for name, p in op.params.items():
-            if p["dtype"] == "STRING":
+        for name, p in op.param_specs.items():
+            if p.dtype == "STRING":
                 assume(False)
-            optional = p.get("mandatory") is False
+            optional = p.optional
             if name in plan.deferred:
                 continue
             give = not optional or typical or name in plan.needed or draw(_BOOL, label=f"give {name}")
-            sh = op.shape_of(p)
+            sh = p.shape
             if not give and (sh.get("dims") or sh.get("rank")):
                 continue  # typical cases give every parameter explicitly, as converters do
             # a scalar is drawn even when its coin leaves it out (and then dropped): as many choices either way, so

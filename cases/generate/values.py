@@ -88,7 +88,7 @@ def _value_curation(decl: TensorSpec, params: dict[str, Param], op: OpDef) -> di
     values = {k: v for k, v in decl.values.items() if k not in ("by_param", "by_operation")}
     for name, table in _curation_tables(decl.values).items():
         if name in params and table:
-            members = {v: k for k, v in (op.params[name].get("values") or {}).items()}
+            members = {v: k for k, v in op.param_specs[name].members.items()}
             values.update(table.get(members.get(int(params[name].value)), {}))
     return values
 

@@ -1,5 +1,6 @@
-"""A spec's tensors as typed views: what the generator, the checks and the converter forms read of an input or
-an output, each field named once here instead of ``(decl.get("shape") or {}).get("dims")`` at every use."""
+"""A spec's tensors and parameters as typed views: what the generator, the checks and the converter forms read of an
+input, an output or a parameter, each field named once here instead of ``(decl.get("shape") or {}).get("dims")`` at
+every use. ``raw`` is the spec's own mapping (an OpDef is read-only)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,66 @@ class TensorSpec:
         """The two inputs whose scales multiply to this one's (a bias), in the typical tier."""
         refs = self.raw.get("encoding_from")
         return list(refs) if refs else None
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter of a spec, typed: its datatype, default, enum members and the curation the spec gives it."""
+
+    raw: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.raw["name"])
+
+    @property
+    def dtype(self) -> str:
+        """A QNN datatype, ``backend_specific`` (it follows the data) or ``STRING``."""
+        return str(self.raw["dtype"])
+
+    @property
+    def mandatory(self) -> bool | None:
+        return self.raw.get("mandatory")
+
+    @property
+    def optional(self) -> bool:
+        return self.mandatory is False
+
+    @property
+    def default(self) -> Any:
+        """The spec's default: a value, ``{expr: ...}`` for a formula, or None."""
+        return self.raw.get("default")
+
+    @property
+    def members(self) -> dict[str, int]:
+        """An enum's members, name -> number ({} for any other parameter)."""
+        return dict(self.raw.get("values") or {})
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        return self.raw.get("shape") or {}
+
+    @property
+    def dims(self) -> list[Any]:
+        return self.shape.get("dims") or []
+
+    @property
+    def scalar(self) -> bool:
+        """One value: the spec says scalar, or names no dims and no rank."""
+        sh = self.shape
+        return bool(sh.get("scalar") or not (sh.get("dims") or sh.get("rank")))
+
+    @property
+    def curated(self) -> list[Any] | None:
+        """The values the spec's curation lists to draw from (``generate:``), or None."""
+        return self.raw.get("generate")
+
+    @property
+    def domain(self) -> list[Any] | None:
+        """A curated ``[lo, hi]`` (expressions of constants and earlier parameters), or None."""
+        return self.raw.get("domain")
+
+    @property
+    def rows(self) -> dict[str, Any]:
+        """How a matrix parameter's rows describe axes (``rows: {along: in[0], ...}``), {} if it says nothing."""
+        return self.raw.get("rows") or {}

@@ -26,11 +26,13 @@ A named model returns NaN for an element whose value the bug leaves undetermined
 a floor of an inexact reciprocal at an integral quotient): any value matches there, every other element is held to
 the case's budget.
 
-A symptom is the weakest model, for a bug measured to give outputs of one look whose values no rule found predicts:
-the reference's own values at the wrong places, values no input element has, one value broadcast. It is a test of
-the backend's outputs against the case, still held to the case's budget, and still falsifiable: a planted bias drop
-gives values the reference does not have, so "the reference's values, misplaced" does not take it. A finding with a
-symptom says so in its reason; where a rule is found, a named model replaces it.
+A symptom is the weakest model, for a bug measured to give outputs of one look whose values no rule found predicts
+(a data movement kernel's output holding values no input element has). It is a test of the backend's outputs against
+the case, still held to the case's budget, and still falsifiable: input values merely misplaced do not show it. A
+symptom stays only where ``python -m bench mutants`` still kills the op's planted bugs in the typical tier: one of
+"-1, 0 or 1 broadcast" for FLOAT_16 Gru was tried and withdrawn, because a Gru computing REVERSE as FORWARD gives
+that look too (gru_direction_ignored went unseen in the typical tier). A finding with a symptom says so in its
+reason; where a rule is found, a named model replaces it.
 """
 
 from __future__ import annotations

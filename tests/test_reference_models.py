@@ -90,34 +90,6 @@ def test_a_symptom_of_reading_outside_the_input_refuses_input_values_misplaced()
     assert result["matches"] is False and "every output value is an input value" in result["message"], result
 
 
-def _gru_outputs(case: Case, values: list[float]) -> list[np.ndarray]:
-    return [np.full(t.shape, v, np.float16) for v in values for t in case.outputs]
-
-
-def _gru() -> Case:
-    rng = np.random.default_rng(0)
-
-    def t(name: str, shape: tuple[int, ...]) -> Tensor:
-        return Tensor(name, "FLOAT_16", shape, rng.normal(0, 0.5, shape).astype(np.float16), static=name != "in[0]")
-
-    ins = [t("in[0]", (2, 1, 3)), *(t(f"in[{i}]", (2, 3)) for i in (1, 2, 3)),
-           *(t(f"in[{i}]", (2, 2)) for i in (4, 5, 6))]
-    return Case("Gru", ins, {}, [Tensor("out[0]", "FLOAT_16", (2, 1, 2)), Tensor("out[1]", "FLOAT_16", (1, 1, 2))])
-
-
-def test_a_symptom_of_one_hard_value_takes_one_of_minus_one_zero_one_everywhere():
-    case = _gru()
-    for v in (-1.0, 0.0, 1.0):
-        assert models.check(case, _gru_outputs(case, [v]), {"symptom": "one-hard-value-per-execution"})["matches"]
-
-
-def test_a_symptom_of_one_hard_value_refuses_other_values_or_two_of_them():
-    case = _gru()
-    assert not models.check(case, _gru_outputs(case, [0.5]), {"symptom": "one-hard-value-per-execution"})["matches"]
-    mixed = [np.full((2, 1, 2), 1.0, np.float16), np.full((1, 1, 2), 0.0, np.float16)]
-    assert not models.check(case, mixed, {"symptom": "one-hard-value-per-execution"})["matches"]
-
-
 def test_a_symptom_no_family_registers_is_a_problem():
     assert models.problems({"symptom": "made-up"}, "SpaceToDepth")
     assert not models.problems({"symptom": "values-from-outside-the-input"}, "SpaceToDepth")

@@ -155,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers per run (default 2)")
     parser.add_argument("--out", default=str(OUT), help=f"where the runs and seeds.json go (default {OUT})")
     parser.add_argument("--reuse", action="store_true",
-                        help="judge a seed's results file already in --out instead of running it again")
+                        help="summarise a seed's results file already in --out instead of running it again: its "
+                             "verdicts as recorded, with the findings of that run (a finding added or withdrawn "
+                             "since needs the run again)")
     args = parser.parse_args(argv)
     if args.examples < 1:
         parser.error("--examples must be at least 1")

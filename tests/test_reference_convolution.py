@@ -531,3 +531,49 @@ def test_depthwise_model_of_channels_past_channel_in_zero_in_batch_0_only() -> N
     got = modelled(c, "channels-past-channel-in-zero-batch-0")[0]
     np.testing.assert_array_equal(got[0, 0, 0], [3.0, -100.0])
     np.testing.assert_array_equal(got[1, 0, 0], [6.0, 8.0])
+
+
+def _depthwise_probe(tap: tuple[int, int, int, int]):
+    """The probe the dilation-phases model was read from: a [1, 1, 8, 2] ramp, a 1 x 2 filter of multiplier 2 with
+    one tap set, dilation [1, 2]."""
+    from cases.case import Case, Param, Tensor
+
+    x = (np.arange(16, dtype=np.float32) + 1).reshape(1, 1, 8, 2)
+    w = np.zeros((1, 2, 1, 4), np.float32)
+    w[tap] = 1.0
+    u32 = np.uint32
+    params = {"dilation": Param("dilation", "UINT_32", np.array([1, 2], u32)),
+              "stride": Param("stride", "UINT_32", np.array([1, 1], u32)),
+              "pad_amount": Param("pad_amount", "UINT_32", np.zeros((2, 2), u32))}
+    ins = [Tensor("in[0]", "FLOAT_32", x.shape, x), Tensor("in[1]", "FLOAT_32", w.shape, w, static=True),
+           Tensor("in[2]", "FLOAT_32", (4,), np.zeros(4, np.float32), static=True)]
+    return Case("DepthWiseConv2d", ins, params, [Tensor("out[0]", "FLOAT_32", (1, 1, 6, 4))])
+
+
+@pytest.mark.parametrize("tap, measured", [
+    ((0, 0, 0, 0), [[1, 0, 3, 0], [3, 0, 0, 0], [0, 0, 7, 0], [7, 0, 0, 0], [0, 0, 11, 0], [11, 0, 0, 0]]),
+    ((0, 0, 0, 2), [[0, 0, 0, 0], [0, 0, 4, 0], [4, 0, 0, 0], [0, 0, 8, 0], [8, 0, 0, 0], [0, 0, 12, 0]]),
+    ((0, 1, 0, 0), [[5, 0, 7, 0], [7, 0, 0, 0], [0, 0, 11, 0], [11, 0, 0, 0], [0, 0, 15, 0], [15, 0, 0, 0]]),
+])
+def test_the_dilation_phases_model_gives_what_the_htp_gave_on_the_probe(tap, measured):
+    """The HTP simulator's outputs for the probe (finding depthwiseconv2d-f32-dilation-phases-overlap): odd columns
+    right, each even column the neighbouring odd columns' channels shifted by channel_in; the batch's last
+    channel_in values are left open."""
+    from reference.models import _NAMED
+
+    reference.load_families()
+    got = _NAMED["DepthWiseConv2d"]["dilation-phases-channel-in-apart"](_depthwise_probe(tap))[0][0, 0]
+    want = np.asarray(measured, dtype=np.float64)
+    open_ = np.isnan(got)
+    assert open_.sum() == 2 and open_[-1, 2:].all(), f"open elements: {np.argwhere(open_).tolist()}"
+    assert np.array_equal(got[~open_], want[~open_]), f"model {got.tolist()}\nHTP   {want.tolist()}"
+
+
+def test_the_dilation_phases_model_is_not_the_right_answer():
+    from reference.expected import expected
+    from reference.models import _NAMED
+
+    case = _depthwise_probe((0, 0, 0, 0))
+    got = _NAMED["DepthWiseConv2d"]["dilation-phases-channel-in-apart"](case)[0]
+    right = expected(case)[0]
+    assert not np.allclose(np.nan_to_num(got), right), "the model of the bug gives the spec's answer"

@@ -14,17 +14,35 @@ GIVEN_STATIC = ("preferred", "always")  # a tensor converters pass as a constant
 
 
 @dataclass(frozen=True)
-class TensorSpec:
-    """One input or output of a spec, typed: what the generator, the checks and the forms read of it, each field
-    named once here instead of ``(decl.get("shape") or {}).get("dims")`` at every use. ``raw`` is the spec's
-    mapping itself (never changed: an OpDef is read-only)."""
+class _Entry:
+    """What a tensor and a parameter of a spec both have: a name, whether it is mandatory, a shape block."""
 
     raw: Mapping[str, Any]
 
     @property
     def name(self) -> str:
-        """``in[0]``, ``in[1..n]`` (a repeated range), ``out[0]``."""
+        """``in[0]``, ``in[1..n]`` (a repeated range), ``out[0]``, or a parameter's name."""
         return str(self.raw["name"])
+
+    @property
+    def mandatory(self) -> bool | None:
+        return self.raw.get("mandatory")
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        """The ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
+        return self.raw.get("shape") or {}
+
+    @property
+    def dims(self) -> list[Any]:
+        return self.shape.get("dims") or []
+
+
+@dataclass(frozen=True)
+class TensorSpec(_Entry):
+    """One input or output of a spec, typed: what the generator, the checks and the forms read of it, each field
+    named once here instead of ``(decl.get("shape") or {}).get("dims")`` at every use. ``raw`` is the spec's
+    mapping itself (never changed: an OpDef is read-only)."""
 
     @property
     def first_index(self) -> int:
@@ -34,10 +52,6 @@ class TensorSpec:
     @property
     def dtypes(self) -> list[str]:
         return list(self.raw.get("dtypes") or [])
-
-    @property
-    def mandatory(self) -> bool | None:
-        return self.raw.get("mandatory")
 
     @property
     def repeated(self) -> dict[str, Any] | None:
@@ -65,15 +79,6 @@ class TensorSpec:
         return self.raw.get("role")
 
     @property
-    def shape(self) -> dict[str, Any]:
-        """The ``shape`` block: ``text`` and ``dims``, ``rank`` or ``scalar`` ({} if none)."""
-        return self.raw.get("shape") or {}
-
-    @property
-    def dims(self) -> list[Any]:
-        return self.shape.get("dims") or []
-
-    @property
     def shape_from(self) -> str | None:
         """A formula for the whole shape from the tensors drawn before it (ScatterNd's updates)."""
         return self.raw.get("shape_from")
@@ -96,23 +101,13 @@ class TensorSpec:
 
 
 @dataclass(frozen=True)
-class ParamSpec:
+class ParamSpec(_Entry):
     """One parameter of a spec, typed: its datatype, default, enum members and the curation the spec gives it."""
-
-    raw: Mapping[str, Any]
-
-    @property
-    def name(self) -> str:
-        return str(self.raw["name"])
 
     @property
     def dtype(self) -> str:
         """A QNN datatype, ``backend_specific`` (it follows the data) or ``STRING``."""
         return str(self.raw["dtype"])
-
-    @property
-    def mandatory(self) -> bool | None:
-        return self.raw.get("mandatory")
 
     @property
     def optional(self) -> bool:
@@ -127,14 +122,6 @@ class ParamSpec:
     def members(self) -> dict[str, int]:
         """An enum's members, name -> number ({} for any other parameter)."""
         return dict(self.raw.get("values") or {})
-
-    @property
-    def shape(self) -> dict[str, Any]:
-        return self.raw.get("shape") or {}
-
-    @property
-    def dims(self) -> list[Any]:
-        return self.shape.get("dims") or []
 
     @property
     def scalar(self) -> bool:

@@ -98,12 +98,7 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     problems += [option_table.specs_problem(d) for d in args.specs]
     if any(problems):
         raise _UsageError(next(p for p in problems if p))
-    if args.specs:  # the same channel the pytest plugin uses: opdefs searches these first
-        import os
-
-        from conformance.plugin import SPECS_ENV
-
-        os.environ[SPECS_ENV] = os.pathsep.join(str(Path(d).resolve()) for d in args.specs)
+    option_table.use_specs(args.specs)  # the same channel the pytest plugin uses: opdefs searches these first
     specs = sorted(opdefs.load_all())
     ops = specs
     if args.op:

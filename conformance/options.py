@@ -136,6 +136,14 @@ def add_shared(parser: argparse.ArgumentParser, flags: Iterable[str], defaults: 
 SPECS_ENV = spec.SPECS_ENV  # the run's --specs directories, searched first by opdefs
 
 
+def use_specs(dirs: Iterable[str]) -> None:
+    """Have opdefs search ``dirs`` (a run's ``--specs``) before the built-in specs, in this process and those it starts
+    (pytest-xdist workers, the main job's backends): the one channel the plugin, replay and the main job all use."""
+    resolved = [str(Path(d).expanduser().resolve()) for d in dirs]
+    if resolved:
+        os.environ[SPECS_ENV] = os.pathsep.join(resolved)
+
+
 def replay_line(options: dict[str, Any], environ: dict[str, str]) -> str:
     """The options a case's replay line carries, so that it runs alone as the run ran it: the backend library,
     the graph precision, the op packages, the target (from the environment the QNN plugin set), the extra spec

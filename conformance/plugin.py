@@ -347,9 +347,7 @@ def _resume_header(path: Path, configuration: dict[str, Any]) -> results.RunHead
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a generated conformance case run on --backend")
     name = config.getoption("--backend")
-    specs = [str(Path(p).expanduser().resolve()) for p in config.getoption("--specs")]
-    if specs:
-        os.environ[SPECS_ENV] = os.pathsep.join(specs)
+    option_table.use_specs(config.getoption("--specs"))
     if not name:
         if config.getoption("--op") and not hasattr(config, "workerinput"):
             raise _usage(f"--op {config.getoption('--op')!r} selects the ops of a conformance run: give --backend NAME "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -45,14 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
-    if args.specs:
-        from conformance.plugin import SPECS_ENV
-
-        missing = [d for d in args.specs if not Path(d).is_dir()]
-        if missing:
-            print(f"error: --specs {missing[0]}: no such directory", file=sys.stderr)
-            return 2
-        os.environ[SPECS_ENV] = os.pathsep.join(str(Path(d).resolve()) for d in args.specs)
+    problem = next((p for p in map(option_table.specs_problem, args.specs) if p), None)
+    if problem:  # the wording the run's own check uses
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    option_table.use_specs(args.specs)
     try:
         case = Case.load(args.case_path)
     except (OSError, ValueError, KeyError) as e:

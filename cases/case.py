@@ -96,6 +96,11 @@ class Case:
         """How many times the graph is executed: 1 + the further steps."""
         return 1 + len(self.steps)
 
+    @property
+    def outputs_per_execution(self) -> list[Tensor]:
+        """The declared outputs once per execution: the layout of an Outcome's outputs and of the reference's."""
+        return self.outputs * self.executions
+
     def step_inputs(self, k: int) -> list[Tensor | None]:
         """The inputs of execution ``k`` (0 is ``inputs``): same tensors, that step's data."""
         if k == 0:

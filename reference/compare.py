@@ -503,8 +503,7 @@ def _judge_distribution(case: Case, actual: np.ndarray, out: Tensor, dist: dict[
 def encode_outputs(case: Case, real: list[np.ndarray]) -> list[np.ndarray]:
     """The reference's real outputs stored as the declared output types (what a perfect backend returns)."""
     out = []
-    decls = case.outputs * case.executions if case.steps else case.outputs  # one set per execution
-    for r, t in zip(real, decls, strict=False):
+    for r, t in zip(real, case.outputs_per_execution, strict=False):
         d = dtypes.get(t.dtype)
         r = np.asarray(r)
         if d.quantized:

@@ -190,9 +190,9 @@ def real_outputs(case: Case, stored: list[np.ndarray]) -> list[np.ndarray]:
     """The real values of a backend's stored outputs (codes through their encodings), for a symptom to compare."""
     from cases.quant import dequantize
 
-    decls = case.outputs * case.executions if case.steps else case.outputs
     return [dequantize(a, t.encoding) if t.encoding is not None and dtypes.get(t.dtype).quantized
-            else np.asarray(a, dtype=np.float64) for a, t in zip(stored, decls, strict=True)]  # fmt: skip
+            else np.asarray(a, dtype=np.float64)
+            for a, t in zip(stored, case.outputs_per_execution, strict=True)]  # fmt: skip
 
 
 def nearest_of(pool: np.ndarray, values: np.ndarray) -> np.ndarray:

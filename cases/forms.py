@@ -42,14 +42,9 @@ class Form:
     why: str
 
 
-def real_values(t: Tensor) -> np.ndarray:
-    """What a quantized tensor's codes stand for: scale x (code + offset), per axis where encoded so."""
-    return quant.dequantize(t.data, t.encoding)
-
-
 def requantized(t: Tensor, dtype: str, enc: Encoding) -> Tensor:
     """``t``'s real values on another datatype and grid, rounded to nearest and saturated to its codes."""
-    return replace(t, dtype=dtype, data=quant.quantize(real_values(t), enc, dtype), encoding=enc)
+    return replace(t, dtype=dtype, data=quant.quantize(quant.real_value(t), enc, dtype), encoding=enc)
 
 
 def symmetric_grid(real: np.ndarray, dtype: str, axis: int | None) -> Encoding:
@@ -99,7 +94,7 @@ def weights_8bit(op: OpDef, case: Case) -> Case | None:
         t = case.inputs[k]
         if _bits(t) in (8, 4):
             continue
-        real = real_values(t)
+        real = quant.real_value(t)
         if dtypes.get(t.dtype).kind == "sfixed":
             changed[k] = requantized(t, "SFIXED_POINT_8", symmetric_grid(real, "SFIXED_POINT_8", t.encoding.axis))
         else:
@@ -115,7 +110,7 @@ def signed_8bit_weights(op: OpDef, case: Case) -> Case | None:
         t = case.inputs[k]
         if _bits(t) == 4 or (t.dtype == "SFIXED_POINT_8" and all(o == 0 for o in t.encoding.offsets)):
             continue
-        real = real_values(t)
+        real = quant.real_value(t)
         changed[k] = requantized(t, "SFIXED_POINT_8", symmetric_grid(real, "SFIXED_POINT_8", t.encoding.axis))
     return _with_inputs(case, changed) if changed else None
 
@@ -129,7 +124,7 @@ def symmetric_weights(op: OpDef, case: Case) -> Case | None:
         if t.encoding.bitwidth or d.bits == 4 or (d.kind == "sfixed" and all(o == 0 for o in t.encoding.offsets)):
             continue
         signed = t.dtype.replace("UFIXED", "SFIXED")
-        changed[k] = requantized(t, signed, symmetric_grid(real_values(t), signed, t.encoding.axis))
+        changed[k] = requantized(t, signed, symmetric_grid(quant.real_value(t), signed, t.encoding.axis))
     return _with_inputs(case, changed) if changed else None
 
 
@@ -140,7 +135,7 @@ def bias_32bit(op: OpDef, case: Case) -> Case | None:
     changed = {}
     for k in _inputs(op, case, lambda decl: decl.role == "bias" and not decl.encoding_from):
         t = case.inputs[k]  # a bias no product of scales gives (a beta, a gate's bias): a fine grid, offset 0
-        real = real_values(t)
+        real = quant.real_value(t)
         top = float(np.max(np.abs(real))) if real.size else 1.0
         enc = Encoding((float(np.float32(max(top, 1e-6) / (1 << 24))),), (0,))
         if t.dtype != "SFIXED_POINT_32" or any(o != 0 for o in t.encoding.offsets):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 
 import opdefs
-from cases import forms, generate
+from cases import forms, generate, quant
 from cases.case import Case, Encoding, Tensor
 from reference.expected import infer
 from tests.simulator import NEEDS_SIMULATOR
@@ -30,7 +30,7 @@ def test_8bit_weights_requantize_the_weights_and_leave_the_activations() -> None
     w, w8 = case.inputs[1], changed.inputs[1]
     assert w8.dtype == "UFIXED_POINT_8" and changed.inputs[0] is case.inputs[0]
     step = w8.encoding.scales[0]
-    moved = np.max(np.abs(forms.real_values(w8) - forms.real_values(w)))
+    moved = np.max(np.abs(quant.real_value(w8) - quant.real_value(w)))
     assert moved <= step / 2 + 1e-12, f"values moved {moved}, more than half a step ({step / 2})"
 
 

@@ -84,22 +84,19 @@ def _declared_float16(adapter: Adapter, case: Case) -> str:
     return f"the backend computes FLOAT_32 in float16 ({declared.get('source', 'its documentation')})"
 
 
-def _models(case: Case, outputs: list[np.ndarray], ctx: RunContext, op: opdefs.OpDef,
-            graph_precision: str | None = None) -> dict[str, Any]:
+def _models(case: Case, outputs: list[np.ndarray], ctx: RunContext, op: opdefs.OpDef, info: dict[str, Any],
+            accumulation: float | None, precision: str | None) -> dict[str, Any]:
     """The failing case's outputs against the model of each finding about its cell (``reference.models``), at the
-    precision the case was judged at (``graph_precision``: a graph run at float16 precision) or the arithmetic the
-    backend declares: a model of where FLOAT_32 values land is held to binary16's budget on a backend that computes
-    FLOAT_32 in float16, as the verdict itself is (FP16_ACCURATE)."""
+    precision the case was judged at (a graph run at float16 precision) or the arithmetic the backend declares: a
+    model of where FLOAT_32 values land is held to binary16's budget on a backend that computes FLOAT_32 in float16,
+    as the verdict itself is (FP16_ACCURATE)."""
     from reference import models
 
-    info = ctx.adapter.info() if hasattr(ctx.adapter, "info") else {}
     names = (ctx.backend, str(info["wraps"])) if info.get("wraps") else (ctx.backend,)
     soc = str(info.get("soc") or "default")
-    precision = "float16" if graph_precision == "float16" or _declared_float16(ctx.adapter, case) else graph_precision
     out = {}
     for model in ctx.known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
-        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation_length(op, case),
-                                              precision=precision)  # fmt: skip
+        out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation, precision=precision)
     return out
 
 
@@ -152,6 +149,7 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
     if outcome is None:
         outcome = adapter.run(case)
     timings["backend"] = round(outcome.seconds or (time.perf_counter() - t0), 6)
+    info = adapter.info() if hasattr(adapter, "info") else {}
     metrics: dict[str, Any] = {}
     message = outcome.message
     if case.negative:
@@ -166,21 +164,22 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
         message = ref_error or f"no reference for {case.op} yet: ran, not compared"
     else:
         t0 = time.perf_counter()
-        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
-                  precision=(outcome.details or {}).get("precision"))  # fmt: skip
+        accumulation = accumulation_length(op, case)
+        graph_precision = (outcome.details or {}).get("precision")
+        j = judge(case, exp, outcome.outputs, op.tolerance, accumulation, precision=graph_precision)
         timings["compare"] = round(time.perf_counter() - t0, 6)
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics
         message = j.message
         if not j.passed:
             relaxed = _declared_float16(adapter, case)
-            if relaxed and judge(case, exp, outcome.outputs, op.tolerance, accumulation_length(op, case),
-                                 precision="float16").passed:  # fmt: skip
+            if relaxed and judge(case, exp, outcome.outputs, op.tolerance, accumulation, precision="float16").passed:
                 verdict = FP16_ACCURATE
                 metrics["float16_budget"] = "inside"
                 message = f"outside binary32's budget, inside binary16's: {relaxed} ({message})"
             if ctx.known is not None:
-                metrics["models"] = _models(case, outcome.outputs, ctx, op, (outcome.details or {}).get("precision"))
+                precision = "float16" if graph_precision == "float16" or relaxed else graph_precision
+                metrics["models"] = _models(case, outcome.outputs, ctx, op, info, accumulation, precision)
         try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
             metrics.update(reading(case, outcome.outputs))
         except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict
@@ -192,7 +191,6 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
             verdict = "UNCHECKED"
             message = ("not checkable: every expected value is NaN or infinite, and the MasterOpDef does not say what "
                        f"a {', '.join(sorted({t.dtype for t in case.outputs}))} output holds then")  # fmt: skip
-    info = adapter.info() if hasattr(adapter, "info") else {}
     rec = Record(
         op=case.op, config=case.config, backend=backend_name, verdict=verdict,
         kind="negative" if case.negative else "positive", broken=case.broken, test_id=ctx.test_id,

@@ -93,3 +93,52 @@ def test_a_symptom_of_reading_outside_the_input_refuses_input_values_misplaced()
 def test_a_symptom_no_family_registers_is_a_problem():
     assert models.problems({"symptom": "made-up"}, "SpaceToDepth")
     assert not models.problems({"symptom": "values-from-outside-the-input"}, "SpaceToDepth")
+
+
+def _reruns(*outputs: list[np.ndarray]):
+    """A backend whose runs of one case give these outputs in turn (the first already stored), counting its runs."""
+    pending = list(outputs)
+    calls = []
+
+    def rerun() -> list[np.ndarray] | None:
+        calls.append(1)
+        return pending.pop(0) if pending else None
+
+    return rerun, calls
+
+
+def test_outputs_that_change_between_runs_show_the_changes_between_runs_symptom():
+    case = _softmax(1.0)
+    first = encode_outputs(case, expected(case))
+    other = [first[0] + np.float32(0.5)]
+    rerun, calls = _reruns(first, other)
+    result = models.check(case, first, {"symptom": "changes-between-runs"}, rerun=rerun)
+    assert result["matches"] is True and result["runs"] == 3 and len(calls) == 2, result
+
+
+def test_a_deterministic_backend_never_shows_the_changes_between_runs_symptom_whatever_its_bug():
+    case = _softmax(2.0)
+    wrong = encode_outputs(case, expected(_softmax(1.0)))  # beta ignored, the same every run
+    rerun, calls = _reruns(*[wrong] * models.RERUNS)
+    result = models.check(case, wrong, {"symptom": "changes-between-runs"}, rerun=rerun)
+    assert result["matches"] is False and len(calls) == models.RERUNS, result
+    assert "gave the same outputs" in result["message"], result
+
+
+def test_a_difference_within_the_budget_is_no_change_between_runs():
+    case = _softmax(1.0)
+    first = encode_outputs(case, expected(case))
+    nudged = [np.nextafter(first[0], np.float32(2))]  # one ulp: inside any float32 budget
+    rerun, _ = _reruns(*[nudged] * models.RERUNS)
+    assert models.check(case, first, {"symptom": "changes-between-runs"}, rerun=rerun)["matches"] is False
+
+
+def test_the_changes_between_runs_symptom_without_the_backend_covers_nothing():
+    case = _softmax(1.0)
+    result = models.check(case, encode_outputs(case, expected(case)), {"symptom": "changes-between-runs"})
+    assert result["matches"] is False and "needs the backend" in result["error"], result
+
+
+def test_changes_between_runs_is_a_symptom_of_every_op():
+    assert not models.problems({"symptom": "changes-between-runs"}, "Softmax")
+    assert not models.problems({"symptom": "changes-between-runs"}, "DetectionOutput")

@@ -205,10 +205,13 @@ class _Builder:
         return t
 
     def buffer(self, name: str, dtype_name: str, shape: tuple[int, ...], data: np.ndarray | None = None) -> np.ndarray:
-        """A C-contiguous buffer of exactly prod(shape) elements of the dtype's storage."""
+        """A C-contiguous buffer of exactly prod(shape) elements of the dtype's storage. An output buffer starts as
+        zeros, not as whatever memory numpy hands back: an element the backend leaves unwritten (a DetectionOutput
+        row past its count, a kernel that skips part of its output) is then the same in every run and every
+        replay, so a difference between two runs of a case is the backend's own."""
         d = _storage(dtype_name)
         if data is None:
-            arr = np.empty(shape, d.storage)
+            arr = np.zeros(shape, d.storage)
         else:
             data = np.asarray(data)
             if tuple(data.shape) != tuple(shape):

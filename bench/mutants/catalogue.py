@@ -197,6 +197,10 @@ MUTANTS: tuple[Mutant, ...] = (
              "NonMaxSuppression keeps boxes under score_threshold (taken as 0, its default)"),
     param_as("nms_max_boxes_ignored", "NonMaxSuppression", "max_boxes_selected", 0,
              "NonMaxSuppression ignores max_boxes_selected (0, its default: no limit)"),
+    input_zeroed("detectionoutput_deltas_ignored", "DetectionOutput", 1,
+                 "DetectionOutput ignores its box deltas (every box comes back as its anchor)"),
+    param_as("detectionoutput_confidence_threshold_ignored", "DetectionOutput", "confidence_threshold", 0.0,
+             "DetectionOutput keeps detections under confidence_threshold (taken as 0)"),
     # ---- elementwise -------------------------------------------------------------------------------------
     param_as("binary_floordiv_as_divide", "ElementWiseBinary", "operation", 2,
              "ElementWiseBinary computes FLOOR_DIV as DIVIDE", kind=ENUM_AS_OTHER,

@@ -312,25 +312,30 @@ def gru_sequence(executions: list[list[np.ndarray | None]], params: dict[str, An
 
 
 def _hard(pre: float, low: float) -> float:
-    """A gate the HTP simulator's FLOAT_16 Gru rounds: the pre-activation rounded to an integer, clipped to the gate's
-    range (a sigmoid to [0, 1], a tanh to [-1, 1])."""
+    """A gate the HTP simulator's FLOAT_16 Gru rounds: the pre-activation rounded to an integer (half to even), clipped
+    to the gate's range (a sigmoid to [0, 1], a tanh to [-1, 1])."""
     return float(np.clip(np.round(pre), low, 1.0))
 
 
 @register_model("Gru", name="unit0-hard-gates-broadcast")
 def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_16 Gru without an initial state (finding gru-f16-zero-output): every execution writes
-    one value to every element of out[0] and out[1]: one step of hidden unit 0 on the first input vector in memory
-    (in[0] flat elements 0 .. input_size - 1), from row 0 of each weight matrix and element 0 of each bias, with every
-    gate's pre-activation rounded to an integer and clipped (z, r to [0, 1], n to [-1, 1]), and a previous state of 0
-    (FORWARD) or of 1 in unit 0 and 0 elsewhere (REVERSE): h = (1 - z) n + z h_prev[0]."""
+    one value to every element of out[0] and out[1], one step of hidden unit 0 on the first input vector in memory
+    (in[0] flat elements 0 .. input_size - 1), from row 0 of each weight matrix and element 0 of each bias, measured
+    gate by gate on the simulator (threshold sweeps of one bias or weight at a time):
+
+    - each gate's input side (W_x[0] . x + b_x[0]) is exact, its recurrent side (W_h[0] . h + b_h[0]) is rounded to an
+      integer before the two are added, and the sum is rounded and clipped (z, r to [0, 1], n to [-1, 1]);
+    - the candidate's form follows time_major, not linear_before_reset: time_major true gives n = x side + r *
+      round(W_hn[0] . h + b_hn[0]) (the linear-before-reset form), false gives n = x side + round((r h) . W_hn[0] +
+      b_hn[0]); linear_before_reset changes nothing;
+    - the previous state is 0 with FORWARD and 1 in unit 0 (0 elsewhere) with REVERSE: h = (1 - z) n + z h_prev[0]."""
     from reference.expected import _real_inputs
 
     outs: list[np.ndarray] = []
     for k in range(case.executions):
         ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
         params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
-        lbr = int(params.get("linear_before_reset") or 0) != 0
         hidden, size = np.shape(ins[1])
         x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
         w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]  # row 0: xz, xr, xn, hz, hr, hn
@@ -338,12 +343,12 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
         h = np.zeros(hidden)
         if member("Gru", params, "direction") == REVERSE:
             h[0] = 1.0
-        r = _hard(w[1] @ x + w[4] @ h + b[1] + b[4], 0.0)
-        z = _hard(w[0] @ x + w[3] @ h + b[0] + b[3], 0.0)
-        if lbr:
-            n = _hard(w[2] @ x + r * (w[5] @ h + b[5]) + b[2], -1.0)
+        r = _hard(w[1] @ x + b[1] + np.round(w[4] @ h + b[4]), 0.0)
+        z = _hard(w[0] @ x + b[0] + np.round(w[3] @ h + b[3]), 0.0)
+        if _flag(params.get("time_major"), True):
+            n = _hard(w[2] @ x + b[2] + r * np.round(w[5] @ h + b[5]), -1.0)
         else:
-            n = _hard(w[2] @ x + r * (h @ w[5]) + b[2] + b[5], -1.0)
+            n = _hard(w[2] @ x + b[2] + np.round((r * h) @ w[5] + b[5]), -1.0)
         value = (1.0 - z) * n + z * h[0]
         outs += [np.full(t.shape, value) for t in case.outputs]
     return outs

@@ -372,3 +372,40 @@ def test_gru_model_broadcasts_one_hard_gated_step_of_unit_0() -> None:
     assert gru(1, 0.4, -0.1) == 1.0
     assert gru(1, 0.4, -0.8) == 0.0
     assert gru(0, 0.6, -0.8) == 0.0
+
+
+def _gru_unit0(direction: int, time_major: bool, lbr: int, x: list[float], rows: dict[str, list[float]],
+               biases: dict[str, float]) -> float:  # fmt: skip
+    """The one value of the unit0-hard-gates-broadcast model for a [1, 1, 2] case of 2 hidden units: ``rows`` gives
+    row 0 of the named weight matrices (the others zero), ``biases`` element 0 of the named biases."""
+    from tests.reference_helpers import case, modelled
+
+    names = ["xz", "xr", "xn", "hz", "hr", "hn"]
+    weights = [np.array([rows.get(n, [0.0, 0.0]), [0.0, 0.0]]) for n in names]
+    bias = [np.array([biases.get("b" + n, 0.0), 0.0]) for n in names]
+    c = case("Gru", [np.array([[x]]), *weights, *bias],
+             {"direction": direction, "time_major": time_major, "linear_before_reset": lbr},
+             [("FLOAT_32", (1, 1, 2)), ("FLOAT_32", (1, 1, 2))])  # fmt: skip
+    outs = modelled(c, "unit0-hard-gates-broadcast")
+    assert len({float(v) for o in outs for v in o.ravel()}) == 1, outs
+    return float(outs[0].ravel()[0])
+
+
+def test_gru_model_rounds_the_recurrent_side_before_adding_the_input_side() -> None:
+    """REVERSE (h_prev 1 in unit 0), z's input side 1.3 and recurrent side W_hz[0, 0] + b_hz[0] = -0.6, n's input
+    side -1: the recurrent side rounded to -1 first gives z = round(0.3) = 0 and h = n = -1; added exact it would give
+    z = round(0.7) = 1 and h = h_prev[0] = 1. Measured on the simulator: z's threshold moves by whole steps of b_hz and
+    W_hz[0, 0], by exact amounts of b_xz and x."""
+    value = _gru_unit0(1, False, 0, [1.0, 0.0], {"xz": [1.3, 0.0], "hz": [-0.4, 0.0]},
+                       {"bhz": -0.2, "bxn": -1.0})  # fmt: skip
+    assert value == -1.0, value
+
+
+def test_gru_model_follows_time_major_for_the_candidate_form_and_ignores_linear_before_reset() -> None:
+    """FORWARD (h_prev 0), r's pre-activation negative (r = 0), n's input side -0.334 and b_hn[0] -0.671, the numbers
+    of the simulator case d5dce90c82925f19: time_major false adds round(b_hn) whatever r (n = round(-1.334) = -1),
+    time_major true multiplies it by r (n = round(-0.334) = 0); linear_before_reset 0 or 1 changes neither, as on the
+    simulator (-1, 0, -1, 0 for the four)."""
+    got = {(tm, lbr): _gru_unit0(0, tm, lbr, [1.0, 0.0], {"xr": [-0.5, 0.0], "xn": [-0.334, 0.0]}, {"bhn": -0.671})
+           for tm in (False, True) for lbr in (0, 1)}  # fmt: skip
+    assert got == {(False, 0): -1.0, (False, 1): -1.0, (True, 0): 0.0, (True, 1): 0.0}, got

@@ -94,6 +94,7 @@ def _models(case: Case, outputs: list[np.ndarray], ctx: RunContext, op: opdefs.O
 
     names = (ctx.backend, str(info["wraps"])) if info.get("wraps") else (ctx.backend,)
     soc = str(info.get("soc") or "default")
+
     def rerun() -> list[np.ndarray] | None:
         again = ctx.adapter.run(case)
         return again.outputs if again.status == OK else None

@@ -11,6 +11,8 @@ reference, the form users have for their own backends).
 - ``killing_qnn_htp`` / ``killing_ort_qnn``: a real worker-backed adapter whose worker process is killed
   with SIGKILL from outside while it runs the N-th case ($KILL_AT_CASE, default 2), as an OOM killer or
   a crashing driver would; every other case runs normally.
+- ``Canned``: no backend at all, outputs given by the test (a backend whose answers change from run to run, one
+  that declares float16 arithmetic), for tests that call ``conformance.execute`` directly.
 """
 
 from __future__ import annotations
@@ -25,6 +27,33 @@ import numpy as np
 
 from adapters.base import OK, REJECTED, Outcome
 from cases.case import Case
+
+
+class Canned:
+    """Answers its k-th run with ``runs[k % len(runs)]`` (one list: the same outputs every run) and declares
+    ``capabilities``; ``runs`` counts the runs made."""
+
+    name = "fake"
+
+    def __init__(self, *runs: list[np.ndarray], capabilities: dict[str, Any] | None = None) -> None:
+        self.outputs, self.declared, self.runs = runs, capabilities or {}, 0
+
+    def available(self) -> tuple[bool, str]:
+        return True, ""
+
+    def info(self) -> dict[str, Any]:
+        return {}
+
+    def capabilities(self) -> dict[str, Any]:
+        return self.declared
+
+    def run(self, case: Case) -> Outcome:
+        out = self.outputs[self.runs % len(self.outputs)]
+        self.runs += 1
+        return Outcome(OK, list(out))
+
+    def close(self) -> None:
+        pass
 
 
 class _Wrapper:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from adapters.base import OK, Outcome
 from cases.case import Case, Param, Tensor
 from conformance.execute import RunContext, execute
 from reference import models
 from reference.expected import expected
 from reports.expectations import Expectations
+from tests.fake_backends import Canned
 
 FINDING = """
 - id: softmax-changes
@@ -31,48 +31,22 @@ def _softmax() -> Case:
     return Case("Softmax", [x], {"beta": Param("beta", "FLOAT_32", 1.0)}, [Tensor("out[0]", "FLOAT_32", (2, 5))])
 
 
-class _Backend:
-    """Gives ``outputs[k % len(outputs)]`` on its k-th run."""
-
-    name = "fake"
-
-    def __init__(self, *outputs: np.ndarray) -> None:
-        self.outputs, self.runs = outputs, 0
-
-    def available(self):
-        return True, ""
-
-    def info(self):
-        return {}
-
-    def capabilities(self):
-        return {}
-
-    def run(self, case):
-        out = self.outputs[self.runs % len(self.outputs)]
-        self.runs += 1
-        return Outcome(OK, [out])
-
-    def close(self):
-        pass
-
-
-def _judged(backend: _Backend) -> tuple[str, str | None, dict]:
+def _judged(backend: Canned) -> tuple[str, dict]:
+    """The verdict with the finding applied, and the models' results the record keeps."""
     known = Expectations.from_text(FINDING, "f.yaml")
     rec = execute(_softmax(), RunContext(backend, "fake", known=known))
-    applied = known.apply_record(rec)
-    return applied.verdict, applied.extra.get("finding") or applied.message, rec.metrics.get("models") or {}
+    return known.apply_record(rec).verdict, rec.metrics.get("models") or {}
 
 
 def test_a_case_whose_outputs_change_between_runs_is_the_findings():
     right = expected(_softmax())[0].astype(np.float32)
-    verdict, _, found = _judged(_Backend(right * 1.2, right * 1.2, right * 0.7))
+    verdict, found = _judged(Canned([right * 1.2], [right * 1.2], [right * 0.7]))
     assert verdict == "XFAIL", (verdict, found)
 
 
 def test_a_deterministic_wrong_answer_in_the_same_cell_stays_a_failure():
     right = expected(_softmax())[0].astype(np.float32)
-    backend = _Backend(right * 1.2)
-    verdict, _, found = _judged(backend)
+    backend = Canned([right * 1.2])
+    verdict, found = _judged(backend)
     assert verdict == "FAIL", (verdict, found)
     assert backend.runs == 1 + models.RERUNS, backend.runs

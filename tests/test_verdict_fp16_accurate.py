@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from adapters.base import OK, Outcome
 from cases.case import Case, Param, Tensor
 from conformance.execute import RunContext, execute
 from reference.expected import expected
+from tests.fake_backends import Canned
 
 
 def _softmax() -> Case:
@@ -16,29 +16,12 @@ def _softmax() -> Case:
     return Case("Softmax", [x], {"beta": Param("beta", "FLOAT_32", 1.0)}, [Tensor("out[0]", "FLOAT_32", (2, 5))])
 
 
-class _Backend:
+FLOAT16_DECLARED = {"arithmetic": {"FLOAT_32": {"computes_in": "float16", "source": "the vendor's manual"}}}
+
+
+def _backend(outputs: list[np.ndarray], declares: bool) -> Canned:
     """Returns fixed outputs; declares float16 arithmetic for FLOAT_32 where told to."""
-
-    name = "fake"
-
-    def __init__(self, outputs: list[np.ndarray], declares: bool) -> None:
-        self.outputs, self.declares = outputs, declares
-
-    def available(self):
-        return True, ""
-
-    def info(self):
-        return {}
-
-    def capabilities(self):
-        return {"arithmetic": {"FLOAT_32": {"computes_in": "float16", "source": "the vendor's manual"}}} \
-            if self.declares else {}  # fmt: skip
-
-    def run(self, case):
-        return Outcome(OK, self.outputs)
-
-    def close(self):
-        pass
+    return Canned(outputs, capabilities=FLOAT16_DECLARED if declares else {})
 
 
 def _as_float16(case: Case) -> list[np.ndarray]:
@@ -47,20 +30,20 @@ def _as_float16(case: Case) -> list[np.ndarray]:
 
 def test_float16_accuracy_on_a_backend_that_documents_it_is_its_own_verdict():
     case = _softmax()
-    rec = execute(case, RunContext(_Backend(_as_float16(case), declares=True), "fake"))
+    rec = execute(case, RunContext(_backend(_as_float16(case), declares=True), "fake"))
     assert rec.verdict == "FP16_ACCURATE", (rec.verdict, rec.message)
     assert "the vendor's manual" in rec.message, rec.message
 
 
 def test_float16_accuracy_on_a_backend_that_promises_float32_is_a_failure():
     case = _softmax()
-    assert execute(case, RunContext(_Backend(_as_float16(case), declares=False), "fake")).verdict == "FAIL"
+    assert execute(case, RunContext(_backend(_as_float16(case), declares=False), "fake")).verdict == "FAIL"
 
 
 def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
     case = _softmax()
     off = [(expected(case)[0] * 1.05).astype(np.float32)]
-    assert execute(case, RunContext(_Backend(off, declares=True), "fake")).verdict == "FAIL"
+    assert execute(case, RunContext(_backend(off, declares=True), "fake")).verdict == "FAIL"
 
 
 def test_the_ort_qnn_route_on_htp_declares_float16_arithmetic_and_on_another_library_does_not(tmp_path):

@@ -71,10 +71,12 @@ class CellCache:
         base = self.root / op / key
         return base.with_suffix(".json"), base.with_suffix(".npz")
 
-    def get(self, op: str, key: str) -> Cell | None:
+    def get(self, op: str, key: str, may_be_empty: bool = False) -> Cell | None:
         """The stored cell, or None: never stored, or not a cell this key could have drawn. Why an entry that
         fails to read is deleted: it would fail the same way on every later run (a truncated npz, a JSON
-        edited by hand, ``"cases": []``), so it is drawn again and stored afresh instead."""
+        edited by hand, ``"cases": []``), so it is drawn again and stored afresh instead. ``may_be_empty``: a
+        satisfiable entry with no case is a result (a negative test whose mutations never break its constraint
+        alone), not damage."""
         meta_path, arrays_path = self._paths(op, key)
         if not meta_path.is_file():
             return None
@@ -84,7 +86,7 @@ class CellCache:
             if not (isinstance(meta["cases"], list) and all(isinstance(n, int) and n >= 0 for n in counts)
                     and isinstance(meta["satisfiable"], bool)):  # fmt: skip
                 raise ValueError("not a stored cell")
-            if meta["satisfiable"] and not meta["cases"]:
+            if meta["satisfiable"] and not meta["cases"] and not may_be_empty:
                 raise ValueError("a satisfiable cell with no case")
             with np.load(arrays_path, allow_pickle=False) as z:
                 stored = {name: z[name] for name in z.files}

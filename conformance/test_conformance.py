@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 import pytest
 
 import opdefs
 from cases import generate, negative
+from cases.cell_cache import Cell, CellCache
 from conformance import options as option_table
-from conformance.cell import CellRunner, drive
+from conformance.cell import CellRunner, first_made
 from conformance.execute import RunContext, execute
 from conformance.plugin import append_records, take_adapter
 from reference.expected import infer
@@ -173,6 +175,26 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         pytest.xfail(outcome.xfail)
 
 
+def _negative_case(op, config, target, options: dict) -> tuple[bool, Any]:
+    """The case that breaks ``target`` alone (None if no mutation of a drawn case does) and whether base cases
+    could be drawn at all; read from the run's case cache when another backend found it already, as cells are
+    (``--case-cache``): the same seed finds the same case, and only the first backend pays for the search."""
+    cache = CellCache(options["case_cache"]) if options.get("case_cache") else None
+    key = cache.key(op.path, f"negative:{target.id}", "negative", options["seed"], options["examples"], 0) \
+        if cache is not None else ""
+    got = cache.get(op.name, key, may_be_empty=True) if cache is not None else None
+    if got is not None:
+        return got.satisfiable, (got.cases or [None])[0]
+    strategy = generate.case_strategy(op, config, generate.Settings(infer=infer))
+    satisfiable, bad = first_made(lambda case: negative.break_one(op, case, target), strategy, options)
+    if cache is not None:
+        try:
+            cache.put(op.name, key, Cell([bad] if bad is not None else [], 0, 0, satisfiable))
+        except OSError:  # a cache that cannot be written costs the next backend a search, not this test
+            pass
+    return satisfiable, bad
+
+
 @pytest.mark.conformance
 @pytest.mark.parametrize("op_name, constraint_id", _negative_params())
 def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_options, record, request):
@@ -191,20 +213,10 @@ def test_rejects(op_name, constraint_id, backend, backend_ops, conformance_optio
         assert done_before.verdict in NEGATIVE_PASSES, \
             f"{done_before.verdict}: {done_before.message} (replay: {done_before.case_path})"
         return
-    strategy = generate.case_strategy(op, configs[0], generate.Settings(infer=infer))
     ctx = _context(backend, conformance_options, request)
-    done: list = []
-
-    def attempt(case):
-        if done:
-            return
-        bad = negative.break_one(op, case, target)
-        if bad is not None:
-            done.append(record(execute(bad, ctx)))
-
-    if not drive(attempt, strategy, conformance_options, generate_only=True):
-        pytest.skip("the generator could not build a valid base case")
-    if not done:
-        pytest.skip(f"no mutation breaks {constraint_id} alone")
-    rec = done[0]
+    satisfiable, bad = _negative_case(op, configs[0], target, conformance_options)
+    if bad is None:
+        pytest.skip(f"no mutation breaks {constraint_id} alone" if satisfiable
+                    else "the generator could not build a valid base case")
+    rec = record(execute(bad, ctx))
     assert rec.verdict in NEGATIVE_PASSES, f"{rec.verdict}: {rec.message} (replay: {rec.case_path})"

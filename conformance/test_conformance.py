@@ -48,8 +48,18 @@ from reports.record import CELL, NEGATIVE_PASSES, Record
 SPECS, SPEC_ERRORS = opdefs.load_each()
 
 
+_CONFIGS: dict[str, list] = {}
+
+
 def _configs(op) -> list:
-    """The op's configurations; a spec the generator cannot read errors its own op, not the collection."""
+    """The op's configurations; a spec the generator cannot read errors its own op, not the collection. Worked out
+    once per op (SPECS is read once per process): every test of the op asks again, a millisecond each."""
+    if op.name not in _CONFIGS:
+        _CONFIGS[op.name] = _configs_of(op)
+    return _CONFIGS[op.name]
+
+
+def _configs_of(op) -> list:
     try:
         return generate.configs(op)
     except Exception as e:  # noqa: BLE001 - reported by that op's test, with the spec's path

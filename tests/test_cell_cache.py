@@ -38,11 +38,40 @@ def test_a_cell_never_stored_is_a_miss(tmp_path):
     assert CellCache(tmp_path).get("Transpose", "nothing") is None
 
 
-def test_an_unreadable_cell_is_a_miss_not_an_error(tmp_path):
+def test_a_truncated_array_buffer_is_a_miss_not_an_error(tmp_path):
     cache = CellCache(tmp_path)
     cache.put("Transpose", "k", Cell([_case(0)], 1, 0, True))
-    next(tmp_path.rglob("*.npz")).write_bytes(b"not a zip")
+    buffer = next(tmp_path.rglob("*.bin"))
+    buffer.write_bytes(buffer.read_bytes()[:5])
     assert cache.get("Transpose", "k") is None
+    assert not buffer.exists(), "a damaged entry is deleted, so the cell is drawn and stored afresh"
+
+
+def test_an_index_naming_an_object_dtype_is_a_miss_never_an_object_array(tmp_path):
+    cache = CellCache(tmp_path)
+    cache.put("Transpose", "k", Cell([_case(0)], 1, 0, True))
+    meta = next(tmp_path.rglob("*.json"))
+    doc = json.loads(meta.read_text())
+    doc["arrays"][0][0][1] = "|O"
+    meta.write_text(json.dumps(doc))
+    assert cache.get("Transpose", "k") is None
+
+
+def test_read_back_arrays_are_writable_as_drawn_ones_are(tmp_path):
+    cache = CellCache(tmp_path)
+    cache.put("Transpose", "k", Cell([_case(0), _case(1)], 2, 0, True))
+    got = cache.get("Transpose", "k")
+    assert got is not None
+    x = got.cases[1].inputs[0].data
+    assert x.flags.writeable, "a case read back must behave as a drawn one: its arrays are its own"
+    np.testing.assert_array_equal(x, _case(1).inputs[0].data)
+
+
+def test_a_satisfiable_entry_with_no_case_is_a_result_only_where_the_caller_says_so(tmp_path):
+    cache = CellCache(tmp_path)
+    cache.put("Transpose", "negative", Cell([], 0, 0, True))
+    assert cache.get("Transpose", "negative", may_be_empty=True) is not None
+    assert cache.get("Transpose", "negative") is None, "an empty drawn cell is damage, and is deleted"
 
 
 def test_the_key_changes_with_the_spec_text_seed_count_and_tier(tmp_path):

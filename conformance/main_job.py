@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"{name}: not available here ({why}); skipped")
     runs_done = _run_backends(args, plan.backends, runs, console)
     results = [r.results for r in runs_done if r.results.exists() and r.results.stat().st_size]
-    reports_line = _write_reports(results, out, console) if results else "no results: no reports written"
-    print(_closing_summary(runs_done, plan, results, time.time() - t_start))
+    reports_line, m = _write_reports(results, out, console) if results else ("no results: no reports written", None)
+    print(_closing_summary(runs_done, plan, m, time.time() - t_start))
     print("\n".join(textwrap.wrap(reports_line, SUMMARY_WIDTH, break_on_hyphens=False, subsequent_indent="  ")))
     everything_ran = not plan.unavailable and all(r.ran for r in runs_done)
     return EXIT_OK if everything_ran else EXIT_NOT_ALL_RAN
@@ -286,8 +286,9 @@ def _set_aside_stale(runs: Path, out: Path, backends: list[str]) -> list[str]:
     return moved
 
 
-def _write_reports(results: list[Path], out: Path, console: Any) -> str:
-    """Matrix in every format, the chart and the catalogue coverage, straight from the results files."""
+def _write_reports(results: list[Path], out: Path, console: Any) -> tuple[str, Any]:
+    """Matrix in every format, the chart and the catalogue coverage, straight from the results files; the line
+    naming them, and the matrix (built once: the summary and the capability envelope read it too)."""
     from reports import catalogues, chart, formats, matrix, record
 
     by_file = {p: list(record.read([p])) for p in results}  # read once: the matrix, agree and catalogues share them
@@ -313,7 +314,7 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
         console.print(agree.summary_line(result), markup=False)
     from reports import capabilities
 
-    envelope = capabilities.envelope(everything)  # what each backend accepts, as data; and its false claims
+    envelope = capabilities.envelope(everything, m)  # what each backend accepts, as data; and its false claims
     (out / "capabilities.json").write_text(capabilities.to_json(envelope), encoding="utf-8")
     (out / "false-claims.md").write_text(capabilities.false_claims_markdown(envelope), encoding="utf-8")
     written += ["capabilities.json", "false-claims.md"]
@@ -323,7 +324,7 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> str:
         written.append("catalogues.md")
     except (OSError, ValueError) as exc:  # the seed catalogues live beside the repo, not in it
         console.print(f"catalogue coverage not written: {exc}", markup=False)
-    return f"reports in {out}/: {', '.join(written)}"
+    return f"reports in {out}/: {', '.join(written)}", m
 
 
 def _installed_htp(results: list[Path]) -> str:
@@ -373,9 +374,10 @@ def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> lis
     return written
 
 
-def _closing_summary(runs_done: list[BackendRun], plan: _Plan, results: list[Path], seconds: float) -> str:
-    """At most SUMMARY_WIDTH columns: one row per backend, build details below the table."""
-    from reports import matrix, record, render_text
+def _closing_summary(runs_done: list[BackendRun], plan: _Plan, m: Any, seconds: float) -> str:
+    """At most SUMMARY_WIDTH columns: one row per backend, build details below the table. ``m``: the run's matrix
+    (None when nothing was recorded)."""
+    from reports import render_text
 
     rows = []
     for r in runs_done:
@@ -384,8 +386,8 @@ def _closing_summary(runs_done: list[BackendRun], plan: _Plan, results: list[Pat
     for name, why in plan.unavailable.items():
         rows.append([name, "not available", "", why[:50]])
     out = ["", render_text.aligned(["backend", "run", "time", "log / reason"], rows)]
-    if results:
-        out += ["", render_text.to_summary(matrix.build(record.read(results))).rstrip("\n")]
+    if m is not None:
+        out += ["", render_text.to_summary(m).rstrip("\n")]
     out.append(f"wall time {seconds:.0f} s; {len(plan.ops)} op(s) selected")
     return "\n".join(line[:SUMMARY_WIDTH] for block in out for line in block.split("\n"))
 

@@ -132,12 +132,18 @@ def _enum_names(op: str) -> dict[str, dict[int, str]]:
             if p.get("values")}  # fmt: skip
 
 
-def envelope(records: Iterable[Record]) -> dict[str, Any]:
+def envelope(records: Iterable[Record], m: matrix.Matrix | None = None) -> dict[str, Any]:
     """The capability document: per backend, per op, every datatype combination with the evidence its cases
     reached, the ranks and integer parameters accepted and refused, the backend's own supported sets, the
-    encoding requirements its refusals state, and the false support claims (validated, then failed)."""
+    encoding requirements its refusals state, and the false support claims (validated, then failed). ``m``: the
+    records' matrix where the caller built it already (the main job: building it is a third of its reports)."""
     records = list(records)
-    m = matrix.build(records)
+    m = matrix.build(records) if m is None else m
+    forms_of: dict[tuple[str, str], dict[str, str]] = {}
+    for c in m.cells.values():
+        form = c.standard_form()
+        if form:
+            forms_of.setdefault((c.backend, c.op), {})[c.config] = form
     combos: dict[tuple[str, str], dict[str, _Combination]] = {}
     declared: dict[tuple[str, str], list[dict[str, str]]] = {}
     builds: dict[str, list[str]] = {}
@@ -177,8 +183,7 @@ def envelope(records: Iterable[Record]) -> dict[str, Any]:
                 entry["backend_declares"] = declared[(b, op)]
             entry["encoding_requirements"] = sorted({why for c in by_label.values() for why in c.refused
                                                      if _about_encoding(why)})  # fmt: skip
-            forms = {c.config: c.standard_form() for c in m.cells.values()
-                     if c.backend == b and c.op == op and c.standard_form()}  # fmt: skip
+            forms = forms_of.get((b, op))
             if forms:
                 entry["supported_only_as"] = forms
             ops[op] = entry

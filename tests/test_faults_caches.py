@@ -18,7 +18,7 @@ from tests.test_cell_cache import _case
 def _stored(tmp_path: Path) -> tuple[CellCache, Path, Path]:
     cache = CellCache(tmp_path)
     cache.put("Transpose", "k", Cell([_case(0), _case(1)], 2, 0, True))
-    return cache, next(tmp_path.rglob("*.json")), next(tmp_path.rglob("*.npz"))
+    return cache, next(tmp_path.rglob("*.json")), next(tmp_path.rglob("*.bin"))
 
 
 def _cut_short(path: Path) -> None:
@@ -35,8 +35,8 @@ def _meta(**changes):
 
 
 CORRUPTIONS = {
-    "npz cut short": ("npz", _cut_short),
-    "npz empty": ("npz", lambda p: p.write_bytes(b"")),
+    "buffer cut short": ("buffer", _cut_short),
+    "buffer empty": ("buffer", lambda p: p.write_bytes(b"")),
     "json empty": ("json", lambda p: p.write_text("")),
     "no cases": ("json", _meta(cases=[])),
     "draws text": ("json", _meta(draws="many")),
@@ -58,10 +58,10 @@ def test_a_run_over_a_corrupt_cache_entry_draws_the_cell_again_and_passes(tmp_pa
             "--no-shrink", "-k", "FLOAT_32", f"--case-cache={tmp_path / 'cache'}")  # fmt: skip
     first = run(*args, "--results", str(tmp_path / "a.jsonl"), timeout=PATIENCE)
     assert first.returncode == 0, first.stdout[-2000:]
-    (arrays,) = (tmp_path / "cache").rglob("*.npz")
+    (arrays,) = (tmp_path / "cache").rglob("*.bin")
     _cut_short(arrays)
     second = run(*args, "--results", str(tmp_path / "b.jsonl"), timeout=PATIENCE)
     assert second.returncode == 0, f"a corrupt cache entry failed the cell:\n{second.stdout[-2000:]}"
     cases = [r for r in record.read([tmp_path / "b.jsonl"]) if r.kind == record.POSITIVE]
     assert len(cases) == 2 and all(r.verdict == "PASS" for r in cases), [r.verdict for r in cases]
-    assert len(list((tmp_path / "cache").rglob("*.npz"))) == 1, "the redrawn cell was not stored again"
+    assert len(list((tmp_path / "cache").rglob("*.bin"))) == 1, "the redrawn cell was not stored again"

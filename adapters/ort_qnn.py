@@ -110,6 +110,7 @@ class _OrtWorker(Worker):
 
     child_module = __name__
     log_prefix = "ort-qnn-worker"
+    use_zygote = False  # ONNX Runtime starts a thread at import: a fork of it would miss that thread
 
     def clear_log(self) -> None:
         """Empty the worker's log before a case. The child's fd 2 shares this file description (and

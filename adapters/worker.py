@@ -127,6 +127,9 @@ class Worker:
 
     child_module = "adapters.qnn.worker"  # the module whose ``serve`` loop answers (ort-qnn names its own)
     log_prefix = "qnn-worker"
+    # workers forked from a prepared zygote (``adapters.zygote``); only child modules whose preparation starts no
+    # thread can have one: the QNN one (ONNX Runtime starts a thread at import)
+    use_zygote = True
 
     def __init__(self, config: dict[str, Any], timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
@@ -140,6 +143,7 @@ class Worker:
         self.served = 0  # cases the current process has been handed: a record's ``details.worker_age``
         self._req_w = self._rep_r = -1
         self._log_fd = -1  # an unlinked temp file: the child's fds 1 and 2; nothing to clean up on disk
+        self._zygote: Any = None
 
     # -- lifetime ----------------------------------------------------------------------------------
     @property
@@ -171,7 +175,7 @@ class Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
         env[lifetime.PARENT_ENV] = str(os.getpid())
         try:
-            self.proc = subprocess.Popen(
+            self.proc = self._forked(env, req_r, rep_w, fd) or subprocess.Popen(
                 [sys.executable, "-m", self.child_module, str(req_r), str(rep_w)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -199,6 +203,23 @@ class Worker:
             raise
         return self.info
 
+    def _forked(self, env: dict[str, str], req_r: int, rep_w: int, log_fd: int) -> Any:
+        """A worker forked from this handle's zygote (``adapters.zygote``), or None where the child module has no
+        ``prepare`` or the zygote cannot be had (then the worker is started the ordinary way, as before)."""
+        if not self.use_zygote:
+            return None
+        from adapters import zygote
+
+        if self._zygote is None:
+            self._zygote = zygote.Zygote(self.child_module, self.config, env, self.start_timeout)
+        try:
+            return self._zygote.fork(req_r, rep_w, log_fd)
+        except zygote.ZygoteError as e:
+            log.info("%s: no zygote (%s); workers start the ordinary way", self.log_prefix, e)
+            self._zygote.close()
+            self.use_zygote = False
+            return None
+
     def close(self) -> None:
         if self.alive:
             try:
@@ -207,6 +228,8 @@ class Worker:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self._discard()
+        if self._zygote is not None:
+            self._zygote.close()
 
     def _discard(self) -> None:
         """Forget the current process: kill it if still there (by its own pid), close our fds."""

@@ -504,12 +504,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--op", default=None, help="regex: limit the generation pass to these ops")
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed of the generation pass")
     ap.add_argument("--main-job", action="store_true",
-                    help="run `python -m conformance --examples 20` for real and time it")
+                    help="only the default main job (`python -m conformance --examples 20`), run for real and timed "
+                         "per backend (bench/main_job.py); with --against REV, REV's main job right after it")
     ap.add_argument("--against", default=None, metavar="REV",
-                    help="also run the benchmark of git revision REV (its own code and case set) on the same "
-                         "backends, here and now, and give each backend's speed-up over it")
+                    help="also run git revision REV here and now (its own code): its benchmark on the same backends, "
+                         "each backend's speed-up over it; with --main-job, its main job and the time per backend")
+    ap.add_argument("--record-baseline", action="store_true",
+                    help="with --main-job --against REV: keep REV's times as bench/baseline.json, the figures a plain "
+                         "--main-job prints its ratios to")
     ap.add_argument("-o", "--output", default=None, help="JSON file (default bench/out/bench.json)")
     args = ap.parse_args(argv)
+    if args.main_job:
+        from bench import main_job
+
+        return main_job.main(args.against, args.record_baseline)
     if args.generation_only:
         doc = {"refusals": refusal_scan(args.refusal_examples, args.seed, args.op), "targets": TARGETS}
         out = Path(args.output or OUT / "generation.json")
@@ -575,11 +583,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.against:
         print(f"{args.against}'s own benchmark on the same backends, same machine ...", flush=True)
         doc["against"] = against(args.against, [n for n, r in results.items() if r.get("available")], results)
-    if args.main_job:
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "conformance", "--examples", "20", "--runs", "runs/bench-main",
-                        "--out", "runs/bench-main/out"], cwd=REPO, check=False)  # fmt: skip
-        doc["main_job"]["measured_seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.output or OUT / "bench.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -75,6 +75,7 @@ def _mark(stage: str) -> None:
 
 
 PACKAGE = b"qti.aisw"
+GUARD = 4  # zeroed structs after every params, inputs and outputs array handed to the backend (``_Node``)
 
 
 def _package(op_name: str) -> bytes:
@@ -392,9 +393,12 @@ class _Node:
         self.in_bufs = [None if t.static else bld.buffer(f"in{i}", t.dtype, t.shape, t.data)
                         for i, t in enumerate(inputs)]  # fmt: skip
         self.out_bufs = [bld.buffer(f"out{i}", t.dtype, t.shape) for i, t in enumerate(case.outputs)]
-        self.param_arr = bld._pin((b.Param * max(1, len(params)))(*params))
-        self.in_arr = bld._pin((b.Tensor * max(1, len(in_structs)))(*in_structs))
-        self.out_arr = bld._pin((b.Tensor * len(out_structs))(*out_structs))
+        # each array with GUARD zeroed structs after it: a validator that reads past the count it was given
+        # (BoxWithNmsLimit reads an Input[3] of three inputs) sees the same bytes in every process, where it saw
+        # whatever the worker's earlier cases had left, so that its verdict depended on them
+        self.param_arr = bld._pin((b.Param * (len(params) + GUARD))(*params))
+        self.in_arr = bld._pin((b.Tensor * (len(in_structs) + GUARD))(*in_structs))
+        self.out_arr = bld._pin((b.Tensor * (len(out_structs) + GUARD))(*out_structs))
         self.n_in, self.n_out = len(in_structs), len(out_structs)
         op = self.op = b.OpConfig()
         op.version = b.OPCONFIG_VERSION_1

@@ -6,6 +6,7 @@ generic worker in ``adapters.worker``; this module holds only what is QNN's.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import sys
@@ -25,14 +26,50 @@ from adapters.worker import (  # noqa: F401 - re-exported: the QNN adapter's pub
 )
 
 
-def _child(req_fd: int, rep_fd: int) -> int:
-    child_setup()
+def _collector() -> _Collect:
     collect = _Collect()
     qnn_log = logging.getLogger("adapters.qnn")
     qnn_log.addHandler(collect)
     qnn_log.setLevel(logging.DEBUG - 5)
     qnn_log.propagate = False
+    return collect
 
+
+def _load(cfg: dict[str, Any]) -> Any:
+    """The library of ``cfg`` loaded and its backend created: what every case of a worker needs first."""
+    from adapters.qnn import bindings
+
+    lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
+                              known=cfg.get("known_core_api"))  # fmt: skip
+    lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
+    return lib
+
+
+def prepare(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The zygote's part (``adapters.zygote``): modules imported, the library loaded, its backend created. Nothing
+    here starts a thread (measured: none before the first graph), so every worker forked from it is a process that
+    has run no case. Returns the state ``serve_prepared`` takes and the library's info."""
+    faulthandler.enable()
+    collect = _collector()
+    from adapters import refusal  # noqa: F401 - imported here once, for every worker forked
+    from adapters.qnn import graph  # noqa: F401
+
+    lib = _load(cfg)
+    return {"lib": lib, "cfg": dict(cfg), "collect": collect}, lib.info()
+
+
+def serve_prepared(prepared: dict[str, Any], req_fd: int, rep_fd: int) -> int:
+    """A worker forked from the zygote: the prepared library, this worker's pipes."""
+    prepared["collect"].take()  # the zygote's own log records are not this worker's
+    return _serve_with(req_fd, rep_fd, prepared["collect"], prepared)
+
+
+def _child(req_fd: int, rep_fd: int) -> int:
+    child_setup()
+    return _serve_with(req_fd, rep_fd, _collector(), None)
+
+
+def _serve_with(req_fd: int, rep_fd: int, collect: _Collect, prepared: dict[str, Any] | None) -> int:
     from adapters import refusal
     from adapters.qnn import bindings, graph  # imported here: loading is the child's job only
 
@@ -48,9 +85,9 @@ def _child(req_fd: int, rep_fd: int) -> int:
     def hello(cfg: dict[str, Any]) -> dict[str, Any]:
         state["options"] = graph.GraphOptions(**cfg.get("graph", {}))
         state["debug_hooks"] = bool(cfg.get("debug_hooks", False))
-        lib = state["lib"] = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
-                                                 known=cfg.get("known_core_api"))  # fmt: skip
-        lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
+        same = prepared is not None and all(prepared["cfg"].get(k) == cfg.get(k)
+                                            for k in ("library", "log_level", "known_core_api"))  # fmt: skip
+        lib = state["lib"] = prepared["lib"] if same else _load(cfg)
         if cfg.get("check_device"):  # a SoC the backend does not know fails here, once, not in every case
             g = state["options"]
             try:

@@ -41,6 +41,33 @@ class Outcome:
             raise ValueError(f"unknown outcome status {self.status!r}")
 
 
+# A case's time budget on a worker-backed backend, from its size, at most the run's --case-timeout (the cap). Why not
+# one figure for every case: the hangs seen are runaways on tiny cases (a 1x1 per-axis FullyConnected keeps the
+# simulator busy forever), and a flat 5 s made each of them cost 7.5 s of a main job (its batch's wait, then its
+# own), twelve of them a quarter of a route's time; while a case of deployed size legitimately takes a second or
+# more. The slowest small case seen took 0.53 s (ort-qnn, a busy 2-core machine): the floor is four times that.
+CASE_FLOOR_SECONDS = 2.0
+BATCH_FLOOR_SECONDS = 2.5  # a graph or session holding a cell's cases; the slowest such batch seen took 1.24 s
+ELEMENTS_PER_SECOND = 50_000  # added to the floor per element a case holds (inputs, outputs, every execution)
+
+
+def case_elements(case: Case) -> int:
+    tensors = [t for t in [*case.inputs, *case.outputs] if t is not None]
+    return max(1, case.executions) * sum(int(np.prod(t.shape, dtype=np.int64)) for t in tensors)
+
+
+def case_seconds(case: Case, cap: float) -> float:
+    """How long ``case`` may take before its worker is killed (TIMEOUT): the floor and its size's share, at most
+    ``cap``."""
+    return min(cap, CASE_FLOOR_SECONDS + case_elements(case) / ELEMENTS_PER_SECOND)
+
+
+def batch_seconds(cases: Sequence[Case], cap: float) -> float:
+    """How long one backend call holding ``cases`` may take: a hung batch settles no verdict (its cases then run
+    alone, each with its own budget), so waiting less costs at most that re-run."""
+    return min(cap, BATCH_FLOOR_SECONDS + sum(case_elements(c) for c in cases) / ELEMENTS_PER_SECOND)
+
+
 class Adapter(Protocol):
     name: str
 

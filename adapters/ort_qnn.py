@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import ERROR, OK, REJECTED, Outcome
+from adapters.base import ERROR, OK, REJECTED, Outcome, batch_seconds, case_seconds
 from adapters.onnx import Lowered, supported
 from adapters.onnxruntime import (
     OPTIMIZATION_LEVELS,
@@ -181,7 +181,8 @@ class OrtQnnAdapter(WorkerAdapter):
 
     ``library``: QNN backend library for the EP's ``backend_path`` (default the wheel's libQnnHtp.so).
     ``precision``/``soc``/``arch``: see ``provider_options``. ``optimization``: ORT graph optimization level.
-    ``timeout``: seconds per case before the worker is killed (TIMEOUT).
+    ``timeout``: the most seconds a case may take before the worker is killed (TIMEOUT); a case's own budget grows
+    with its size up to it (``adapters.base.case_seconds``).
     ``recycle_every``: sessions per worker process (0: never restart; default 5000 with ``keep_warm``, 500
     without). Measured here: the worker's RSS grew about 540 kB per one-case session without ``keep_warm``
     (the simulator's start-up and teardown leaking, faster as it went: 2400 sessions of 10 ops), and about 3
@@ -264,14 +265,14 @@ class OrtQnnAdapter(WorkerAdapter):
             lowered = lower_or_skip(case)
         if isinstance(lowered, Outcome):
             return lowered
-        return _with_digest(finish(lowered, self._session(lowered)))
+        return _with_digest(finish(lowered, self._session(lowered, case_seconds(case, self._worker.timeout))))
 
     def run_group(self, cases: Sequence[Case]) -> list[Outcome | None]:
         """Up to ``batch_size`` cases in one model and session; None where a case must run alone."""
         if self._worker is None or (self.debug_hooks and any(c.op in DEBUG_OPS for c in cases)):
             return [None] * len(cases)
         # a hang settles no verdict; a merged graph's QNN ops are every case's at once, so they are not recorded
-        merged = functools.partial(self._session, timeout=self._worker.batch_timeout, graph=False)
+        merged = functools.partial(self._session, timeout=batch_seconds(cases, self._worker.timeout), graph=False)
         return [o if o is None else _with_digest(o) for o in run_merged(cases, merged)]
 
     def _session(self, lowered: Lowered, timeout: float | None = None, graph: bool = True) -> Outcome:

@@ -341,9 +341,9 @@ class Worker:
         outcome.details.setdefault("roundtrip_seconds", round(time.perf_counter() - started, 6))
         return _aged(outcome, age)
 
-    def run_each(self, payloads: Sequence[Any]) -> list[Outcome]:
-        """What ``[self.run(p) for p in payloads]`` gives, with the next request already in the pipe while
-        the child works on one. Why: a child idle for the few microseconds it takes the parent to read a
+    def run_each(self, payloads: Sequence[Any], timeouts: Sequence[float] | None = None) -> list[Outcome]:
+        """What ``[self.run(p, t) for p, t in zip(payloads, timeouts)]`` gives, with the next request already in the
+        pipe while the child works on one. Why: a child idle for the few microseconds it takes the parent to read a
         reply still waits for the parent to be scheduled again. Measured on qnn-htp (8 ms cases): a
         round trip cost 0.5 ms beyond the backend's own time, a ping 0.07 ms, a ping after 8 ms idle
         0.2 ms. With one request queued, the child goes straight from one case to the next.
@@ -353,16 +353,17 @@ class Worker:
         the restarted worker. Its clock starts when the case before it was answered."""
         out: list[Outcome] = []
         todo = list(payloads)
+        waits = list(timeouts) if timeouts is not None else [self.timeout] * len(todo)
         while len(out) < len(todo):
             try:
                 self.start()
             except WorkerError as e:
                 out.append(Outcome(ERROR, message=str(e), details={"stage": "worker-start"}))
                 continue
-            out += self._stream(todo[len(out):])
+            out += self._stream(todo[len(out):], waits[len(out):])
         return out
 
-    def _stream(self, payloads: list[Any]) -> list[Outcome]:
+    def _stream(self, payloads: list[Any], waits: list[float]) -> list[Outcome]:
         """Outcomes of ``payloads`` on the running worker, two requests in flight, up to and including the
         first case that ends the process (the rest are the caller's to send again)."""
         pid = self.proc.pid
@@ -379,11 +380,12 @@ class Worker:
                     break  # the child is gone: the reply loop below finds out how
                 in_flight.append(self._take(1))
                 sent += 1
+            wait = waits[len(done)]  # the oldest request in flight is the case the child is running
             try:
-                status, payload, records, position = _recv(self._rep_r, time.monotonic() + self.timeout)
+                status, payload, records, position = _recv(self._rep_r, time.monotonic() + wait)
             except (_Died, _TimedOut) as e:
                 age = in_flight[0] if in_flight else self.served
-                done.append(_aged(self._lost(e, pid, since, time.perf_counter() - started), age))
+                done.append(_aged(self._lost(e, pid, since, time.perf_counter() - started, wait), age))
                 return done
             for level, text in records:
                 backend_log.log(level, "%s", text)
@@ -408,7 +410,7 @@ class Worker:
         age, self.served = self.served, self.served + n
         return age
 
-    def run_batch(self, payloads: Sequence[Any]) -> list[Outcome | None]:
+    def run_batch(self, payloads: Sequence[Any], timeout: float | None = None) -> list[Outcome | None]:
         """Many cases in one request (the child's "run_batch" handler). None for every case the batch
         cannot speak for: the child said so, or the worker died or hung with the batch (the caller
         re-runs those one by one, so a crash belongs to exactly one case)."""
@@ -419,12 +421,13 @@ class Worker:
         since = self._log_size()
         age = self._take(len(payloads))
         t0 = time.perf_counter()
+        # the batch's budget (``adapters.base.batch_seconds``; half the cap when not given): a batch of small cases
+        # takes well under a second, and a hang costs this wait once before its cases run alone
+        wait = self.batch_timeout if timeout is None else timeout
         try:
-            # half the one-case timeout for the whole batch (``batch_timeout``): a batch of small cases takes well
-            # under a second, and a hang costs this wait once before its cases run alone (the hanging one waits again)
-            results = self._request(("run_batch", list(payloads)), self.batch_timeout)
+            results = self._request(("run_batch", list(payloads)), wait)
         except (_Died, _TimedOut) as e:
-            lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0, self.batch_timeout)
+            lost = self._lost(e, self.proc.pid, since, time.perf_counter() - t0, wait)
             if isinstance(e, _TimedOut):
                 log.info("%s: a batch of %d cases timed out; they run one by one", self.log_prefix, len(payloads))
                 raise GroupHung(lost.message) from None

@@ -47,11 +47,21 @@ class RunContext:
     batch: int | None = None
 
 
-def case_stem(case: Case, backend: str) -> str:
-    """No dot in the stem: ``Case.save`` takes what follows the last one for a suffix, and a release in the
-    backend's name (``qnn-htp@2.47``) would make every case of the backend one file."""
-    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-")
-    return f"{case.op}/{backend.replace('.', '_')}-{kind}-{case.tier or 'case'}-{case.case_id()}"
+def case_stem(case: Case) -> str:
+    """Where a saved case lives under the run's case directory: its op, configuration, tier and ``case_id``. No
+    backend in it: the id is a hash of the case's content, so every backend of a main job that fails the same case
+    shares one file (a save cost a millisecond per non-PASS case on each backend). No dot in the stem: ``Case.save``
+    takes what follows the last one for a suffix."""
+    kind = f"neg-{case.broken}" if case.broken else case.config.replace("+", "_").replace("/", "-").replace(".", "_")
+    return f"{case.op}/{kind}-{case.tier or 'case'}-{case.case_id()}"
+
+
+def _saved(case: Case, stem: Path) -> Path:
+    """``case`` saved at ``stem`` (its JSON path), unless a run saved the same content there already."""
+    path = stem.with_suffix(".json")
+    if path.is_file() and path.with_suffix(".npz").is_file():
+        return path
+    return case.save(stem)
 
 
 def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
@@ -209,7 +219,7 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
     rec.extra["signature"] = case.signature()  # ranks and integer parameters: python -m reports capabilities
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
     if not good and ctx.case_dir is not None:
-        rec.case_path = str(case.save(Path(ctx.case_dir) / case_stem(case, backend_name)))
+        rec.case_path = str(_saved(case, Path(ctx.case_dir) / case_stem(case)))
         rec.replay = replay_command(rec.case_path, backend_name, ctx.replay_options)
     return rec
 

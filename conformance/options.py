@@ -86,8 +86,9 @@ OPTIONS: tuple[Option, ...] = (
     # the target: declared by the QNN adapters' plugin, which acts on it first; replay takes it as the run did
     *(Option(flag, help_text, metavar=metavar, pytest=False, replay=True)
       for flag, help_text, metavar in qnn_plugin.TARGET_OPTIONS),
-    Option("--case-timeout", "seconds a case (or a batch) may take on a worker-backed backend before it is killed "
-           "(TIMEOUT); default 5", type=float, metavar="SECONDS", replay=True,
+    Option("--case-timeout", "the most seconds a case (or a batch) may take on a worker-backed backend before it is "
+           "killed (TIMEOUT): its own budget is 2 s plus 1 s per 50,000 elements, up to this; default 5", type=float,
+           metavar="SECONDS", replay=True,
            replay_help="seconds the case may take on a worker-backed backend (the run's --case-timeout)"),
     Option("--qnn-op-package", "register a QNN op package (backendRegisterOpPackage) before the run; repeatable",
            action="append", metavar="PATH:INTERFACE[:TARGET]", replay=True,

@@ -379,13 +379,19 @@ def test_piped_cases_get_the_outcomes_they_get_one_at_a_time(qnn):
                                      enumerate(zip(alone, piped, strict=True)) if a != p)
 
 
-def test_a_hung_batch_waits_half_a_case_timeout_and_its_hang_gets_the_full_one_alone():
-    ad = QnnAdapter(debug_hooks=True, timeout=4, batch_size=8)
+def test_a_hung_batch_waits_its_budget_and_its_hang_then_gets_its_own_case_budget_alone():
+    from adapters.base import BATCH_FLOOR_SECONDS, CASE_FLOOR_SECONDS
+
+    ad = QnnAdapter(debug_hooks=True, timeout=30, batch_size=8)
     try:
-        assert ad._worker.batch_timeout == 2, "a batch waits half a case's timeout: its hang settles no verdict"
-        outs = ad.run_many([_add_case(), Case("__debug_hang__", [], {}, []), _add_case()])
+        cases = [_add_case(), Case("__debug_hang__", [], {}, []), _add_case()]
+        t0 = time.perf_counter()
+        outs = ad.run_many(cases)
+        took = time.perf_counter() - t0
         assert [o.status for o in outs] == ["ok", "timeout", "ok"], [(o.status, o.message) for o in outs]
-        assert "exceeded 4 s" in outs[1].message, f"the hang's own verdict waited a case's timeout: {outs[1].message}"
+        assert f"exceeded {CASE_FLOOR_SECONDS:g} s" in outs[1].message, \
+            f"a tiny hung case waited more than its size's budget, not the 30 s cap: {outs[1].message}"
+        assert took < BATCH_FLOOR_SECONDS + CASE_FLOOR_SECONDS + 3, f"a tiny hang cost {took:.1f} s"
         assert {o.details["batch"]["alone"] for o in outs} == {"the batch timed out"}
     finally:
         ad.close()
@@ -401,3 +407,17 @@ def test_a_hang_among_piped_cases_costs_that_case_only():
         assert [o.details.get("worker_age") for o in outs] == [0, 1, 0, 1]
     finally:
         ad.close()
+
+
+def test_a_case_budget_grows_with_its_size_up_to_the_cap():
+    from adapters.base import CASE_FLOOR_SECONDS, ELEMENTS_PER_SECOND, case_seconds
+
+    def add(n: int) -> Case:
+        x = np.zeros(n, np.float32)
+        return Case("ElementWiseAdd", [Tensor("in[0]", "FLOAT_32", (n,), x), Tensor("in[1]", "FLOAT_32", (n,), x)], {},
+                    [Tensor("out[0]", "FLOAT_32", (n,))])  # fmt: skip
+
+    assert case_seconds(add(4), 30) < CASE_FLOOR_SECONDS + 0.01
+    big = 3 * 200_000 / ELEMENTS_PER_SECOND
+    assert case_seconds(add(200_000), 30) == CASE_FLOOR_SECONDS + big, "the budget is the floor and the size's share"
+    assert case_seconds(add(200_000), 5) == 5, "the run's --case-timeout caps every budget"

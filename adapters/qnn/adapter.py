@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Outcome
+from adapters.base import Outcome, batch_seconds, case_seconds
 from adapters.worker import DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, Worker, WorkerAdapter
 from cases.case import Case
 
@@ -70,7 +70,8 @@ class QnnAdapter(WorkerAdapter):
     $QNN_BACKEND_LIB, else the onnxruntime-qnn wheel's libQnnHtp.so (the HTP simulator on x86_64).
     ``precision``: the HTP graph precision option, see ``GraphOptions`` (default "auto").
     ``soc``/``arch``: HTP device SoC model / architecture number (default: the backend's own).
-    ``timeout``: seconds one case may take before the worker is killed (verdict TIMEOUT).
+    ``timeout``: the most seconds one case may take before the worker is killed (verdict TIMEOUT); a case's own
+    budget grows with its size up to it (``adapters.base.case_seconds``).
     ``debug_hooks``: lets the test-only ``__debug_*__`` op names crash or hang the worker.
     ``op_packages``: user op packages registered (backendRegisterOpPackage) when the worker starts, each
     {"path", "interface", "target"}; a missing file or a refused package makes the adapter unavailable.
@@ -170,12 +171,12 @@ class QnnAdapter(WorkerAdapter):
     def run(self, case: Case) -> Outcome:
         if self._worker is None:
             return Outcome("error", message=f"qnn backend unavailable: {self._why_not}", details={"stage": "load"})
-        return self._worker.run(case)
+        return self._worker.run(case, case_seconds(case, self.timeout))
 
     def run_each(self, cases: list[Case]) -> list[Outcome]:
         if self._worker is None:
             return [self.run(c) for c in cases]
-        return self._worker.run_each(cases)
+        return self._worker.run_each(cases, [case_seconds(c, self.timeout) for c in cases])
 
     def run_group(self, cases: list[Case]) -> list[Outcome | None]:
         """Up to ``batch_size`` cases in one graph (``graph.run_batch``); None where a case must run alone."""
@@ -183,7 +184,8 @@ class QnnAdapter(WorkerAdapter):
             return [self.run(c) for c in cases]
         # a case with several executions is a graph of its own: it runs alone, the others together
         together = [c for c in cases if not c.steps]
-        got = iter(self._worker.run_batch(together) if len(together) > 1 else [None] * len(together))
+        got = iter(self._worker.run_batch(together, batch_seconds(together, self.timeout)) if len(together) > 1
+                   else [None] * len(together))  # fmt: skip
         return [self.run(c) if c.steps else next(got) for c in cases]
 
 

@@ -120,12 +120,16 @@ class _OrtWorker(Worker):
             os.ftruncate(self._log_fd, 0)
             os.lseek(self._log_fd, 0, os.SEEK_SET)
 
+    def log_text(self, limit: int = 1 << 20) -> str:
+        """The case's ORT/QNN log as the worker wrote it (colour codes and all)."""
+        if self._log_fd < 0:
+            return ""
+        size = os.fstat(self._log_fd).st_size
+        return os.pread(self._log_fd, min(size, limit), 0).decode("utf-8", "replace")
+
     def log_records(self, limit: int = 1 << 20) -> list[str]:
         """The case's ORT/QNN log as records (a record keeps its continuation lines), colour removed."""
-        if self._log_fd < 0:
-            return []
-        size = os.fstat(self._log_fd).st_size
-        text = _ANSI.sub("", os.pread(self._log_fd, min(size, limit), 0).decode("utf-8", "replace"))
+        text = _ANSI.sub("", self.log_text(limit))
         records: list[str] = []
         for line in text.splitlines():
             if _STAMP.match(line) or not records:
@@ -145,11 +149,13 @@ def _notable(records: list[str]) -> list[str]:
 _COMPOSED = re.compile(r"ComposeQnnGraph\] Qnn_OpConfig node name: \S+ package_name: \S+ QNN_op_type: (\w+)")
 
 
-def composed_ops(records: list[str]) -> list[str]:
+def composed_ops(log: str) -> list[str]:
     """The QNN op types of the graph(s) the EP composed for the backend, in order, from its verbose log: what
     this route handed libQnnHtp.so, to set beside the one op qnn-htp hands it (``findings/routes.yaml`` names
-    them). Empty when the EP composed nothing (it declined a node, or ORT folded the whole model)."""
-    return [m.group(1) for r in records for m in [_COMPOSED.search(r)] if m]
+    them). Empty when the EP composed nothing (it declined a node, or ORT folded the whole model). Read off the
+    raw text: every case run alone asks, and splitting its verbose log into records first cost more than the rest
+    of the parent's work on the case."""
+    return _COMPOSED.findall(log)
 
 
 def _reason(notes: list[str]) -> str:
@@ -295,12 +301,11 @@ class OrtQnnAdapter(WorkerAdapter):
             outcome.status = ERROR
             outcome.details["stage"] = "finalize"
         _phase(outcome)
-        records = self._worker.log_records() if graph or outcome.status in (REJECTED, ERROR) else []
-        ops = composed_ops(records) if graph else []
+        ops = composed_ops(self._worker.log_text()) if graph else []
         if ops:
             outcome.details["qnn_ops"] = ops
         if outcome.status in (REJECTED, ERROR):
-            notes = _notable(records)
+            notes = _notable(self._worker.log_records())
             if notes:
                 outcome.details["log"] = notes[-20:]
                 why = _reason(notes)

@@ -6,6 +6,10 @@ conformance run does (same seed, same count: the same cases) and lists, per op, 
 parameter values no cell drew. Values a cell's datatypes rule out (a fixed-point ScatterNd keeps out of
 reductions) are drawn by the op's other cells, so the per-op union is what a bug hides in.
 
+It also says what sizes the typical tier draws (``shape_stats``): per op and over the ops drawn, the share of
+cases of rank 3 or more that are batch 1 (in[0]'s leading dim) and the median and 90th percentile of a case's
+largest input, in elements: what "typical is what deployed models run" is measured by.
+
 ``python -m bench drawn [--examples N] [--seed S] [--op REGEX]`` prints one line per op with a value never
 drawn and writes ``bench/out/drawn.json``; the last line is the headline.
 """
@@ -53,8 +57,10 @@ def drawn_values(op: Any, examples: int, seed: int, draw: Any = None) -> dict[st
     cells: dict[str, dict[str, dict[str, int]]] = {}
     union: dict[str, Counter[Any]] = {name: Counter() for name in params}
     short: dict[str, list[str]] = {}  # cell -> the values its configuration allows that none of its cases drew
+    every: list[Any] = []
     for config in generate.configs(op):
         cases = draw(op, config, examples, seed)
+        every += cases
         counts = {name: Counter(_value(c, name, op) for c in cases) for name in params}
         cells[config.label] = {name: {repr(v): n for v, n in sorted(cnt.items(), key=repr)}
                                for name, cnt in counts.items()}  # fmt: skip
@@ -75,7 +81,37 @@ def drawn_values(op: Any, examples: int, seed: int, draw: Any = None) -> dict[st
                 continue
             (curated if allowed is not None and v not in allowed else never).setdefault(name, []).append(
                 names.get(v, repr(v)))
-    return {"cells": cells, "never": never, "curated_out": curated, "cells_short": short}
+    return {"cells": cells, "never": never, "curated_out": curated, "cells_short": short,
+            "shapes": shape_stats(every), "largest_inputs": sorted(largest_input(c) for c in every)}
+
+
+def largest_input(case: Any) -> int:
+    """Elements of the case's largest input."""
+    import math
+
+    return max((math.prod(t.shape) for t in case.inputs if t is not None), default=0)
+
+
+def shape_stats(cases: list[Any]) -> dict[str, Any]:
+    """Batch 1 among the cases whose in[0] has rank 3 or more, and the spread of each case's largest input."""
+    import statistics
+
+    ranked = [c for c in cases if c.inputs and c.inputs[0] is not None and len(c.inputs[0].shape) >= 3]
+    sizes = sorted(largest_input(c) for c in cases)
+    return {"cases": len(cases), "rank3_cases": len(ranked),
+            "rank3_batch1": sum(c.inputs[0].shape[0] == 1 for c in ranked),
+            "largest_input_median": statistics.median(sizes) if sizes else None,
+            "largest_input_p90": _percentile(sizes, 0.9), "largest_input_max": sizes[-1] if sizes else None,
+            "largest_input_at_least_2048": sum(x >= 2048 for x in sizes)}  # fmt: skip
+
+
+def _percentile(sorted_values: list[int], q: float) -> float | None:
+    """The q-th quantile by linear interpolation (numpy's default)."""
+    if not sorted_values:
+        return None
+    import numpy as np
+
+    return float(np.percentile(sorted_values, 100 * q))
 
 
 def _value(case: Any, name: str, op: Any) -> Any:
@@ -94,20 +130,21 @@ def _draw_cell(op: Any, config: Any, examples: int, seed: int) -> list[Any]:
     from cases import generate
     from reference.expected import infer
 
-    strategy = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=generate.TYPICAL))
     got: dict[str, Any] = {}
+    parts = generate.cell_strategies(op, config, generate.Settings(infer=infer, tier=generate.TYPICAL), examples)
+    for strategy, count, salt in parts:
 
-    @hyp_seed(seed)
-    @settings(max_examples=examples, phases=[Phase.generate], database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(strategy)
-    def run(case: Any) -> None:
-        got.setdefault(case.case_id(), case)
+        @hyp_seed(seed + salt)
+        @settings(max_examples=count, phases=[Phase.generate], database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @given(strategy)
+        def run(case: Any) -> None:
+            got.setdefault(case.case_id(), case)
 
-    try:
-        run()
-    except Unsatisfiable:
-        pass
+        try:
+            run()
+        except Unsatisfiable:
+            pass
     return list(got.values())
 
 
@@ -122,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     import opdefs
 
     specs, _errors = opdefs.load_each()
-    ops = [op for name, op in sorted(specs.items())
-           if enumerated_params(op) and (args.op is None or re.search(args.op, name))]  # fmt: skip
+    ops = [op for name, op in sorted(specs.items()) if args.op is None or re.search(args.op, name)]
     report: dict[str, Any] = {"examples": args.examples, "seed": args.seed, "ops": {}}
     t0 = time.perf_counter()
     live = sys.stderr.isatty()
@@ -147,6 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     n_values = sum(len(v) for never in missing.values() for v in never.values())
     n_curated = sum(len(v) for out in curated.values() for v in out.values())
     report["never_drawn"], report["curated_out"] = n_values, n_curated
+    largest = sorted(x for r in report["ops"].values() for x in r.pop("largest_inputs"))
+    rank3 = sum(r["shapes"]["rank3_cases"] for r in report["ops"].values())
+    batch1 = sum(r["shapes"]["rank3_batch1"] for r in report["ops"].values())
+    report["shapes"] = {"cases": len(largest), "rank3_cases": rank3, "rank3_batch1": batch1,
+                        "largest_input_median": _percentile(largest, 0.5),
+                        "largest_input_p90": _percentile(largest, 0.9),
+                        "largest_input_max": largest[-1] if largest else None}  # fmt: skip
+    print(f"sizes: {batch1} of {rank3} typical cases of rank 3 or more are batch 1 "
+          f"({100 * batch1 / max(1, rank3):.0f}%); a case's largest input: median "
+          f"{report['shapes']['largest_input_median']}, 90th percentile {report['shapes']['largest_input_p90']}, "
+          f"max {report['shapes']['largest_input_max']} elements")  # fmt: skip
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True))
     print(f"drawn: {n_values} parameter value(s) of {len(missing)} op(s) never drawn "

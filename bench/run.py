@@ -85,29 +85,31 @@ def draw_cases(op_name: str, label: str, tier: str, n: int, seed: int = 0) -> tu
         return [], 0, 0.0
     plain, generate.strategy._drawn_by = generate.strategy._drawn_by, _timed_build()
     try:
-        inner = generate.case_strategy(op, config, generate.Settings(infer=infer, tier=tier))
+        parts = generate.cell_strategies(op, config, generate.Settings(infer=infer, tier=tier), n)
     finally:
         generate.strategy._drawn_by = plain
     tally = {"draws": 0}
     got: list = []
 
     @st.composite
-    def counted(draw):
+    def counted(draw, inner):
         tally["draws"] += 1
         return draw(inner)
 
-    @hyp_seed(seed)
-    @settings(max_examples=n, phases=[Phase.generate], database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(counted())
-    def run(case):
-        got.append(case)
-
     t0 = time.perf_counter()
-    try:
-        run()
-    except Unsatisfiable:
-        pass
+    for inner, count, salt in parts:  # a typical cell's parts, as the run draws them (``generate.cell_strategies``)
+
+        @hyp_seed(seed + salt)
+        @settings(max_examples=count, phases=[Phase.generate], database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @given(counted(inner))
+        def run(case):
+            got.append(case)
+
+        try:
+            run()
+        except Unsatisfiable:
+            pass
     return got, tally["draws"] - len(got), time.perf_counter() - t0
 
 

@@ -180,10 +180,9 @@ class CellRunner:
         tally = {"draws": 0, "duplicates": 0}
         limit = budget.seconds("generation")
         deadline = time.monotonic() + limit
-        inner = generate.case_strategy(self.op, self.config, self.settings)
 
         @st.composite
-        def counted(draw: Any) -> Case:
+        def counted(draw: Any, inner: Any) -> Case:
             # checked before every draw as well as by the budget's timer, so that hypothesis' replay of the draw
             # that ran out of time stops the same way
             if budget.expired(deadline):
@@ -207,8 +206,12 @@ class CellRunner:
 
         try:
             with budget.time_budget(limit, f"drawing {self.op.name} {self.config.label} {self.tier}"):
-                satisfiable = drive(collect, counted(), {**self.options, "examples": self.n,
-                                                         "edge_examples": self.n})  # fmt: skip
+                # a typical cell's parts (batch 1 or not, deployed size or not: ``generate.cell_strategies``)
+                satisfiable = False
+                for strategy, count, salt in generate.cell_strategies(self.op, self.config, self.settings, self.n):
+                    satisfiable |= drive(collect, counted(strategy), {**self.options, "examples": count,
+                                                                      "edge_examples": count,
+                                                                      "seed": self.options["seed"] + salt})  # fmt: skip
         except (budget.OutOfTime, BaseExceptionGroup) as e:
             if isinstance(e, BaseExceptionGroup) and e.subgroup(budget.OutOfTime) is None:
                 raise

@@ -176,14 +176,15 @@ def test_every_op_with_a_configuration_generates(tier):
 
 
 def test_typical_cases_look_like_converter_use():
-    """Rank >= 2 where the spec leaves it free, no size-1 free dims, every parameter given, static weights,
-    finite inputs: sampled on ops whose specs cover each point."""
+    """Rank >= 2 where the spec leaves it free, no size-1 free dims but a batch of 1 (the leading dim of rank 3 or
+    more), every parameter given, static weights, finite inputs: sampled on ops whose specs cover each point."""
     for case in _draw("ElementWiseAdd", 10, tier="typical"):
         assert all(len(t.shape) >= 2 for t in case.inputs), case.describe()
         assert all(np.all(np.isfinite(t.data)) for t in case.inputs if t.data.dtype.kind == "f"), case.describe()
     for case in _draw("Softmax", 10, tier="typical"):
         assert set(case.params) == set(SPECS["Softmax"].params), f"every parameter explicit: {case.describe()}"
-        assert min(case.inputs[0].shape) >= 2, case.describe()
+        shape = case.inputs[0].shape
+        assert min(shape[1:] if len(shape) >= 3 else shape) >= 2, case.describe()
     for case in _draw("Conv2d", 10, tier="typical"):
         weights, bias = case.inputs[1], case.inputs[2]
         assert weights.static and bias is not None and bias.static, f"static filters and bias: {case.describe()}"

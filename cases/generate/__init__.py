@@ -62,7 +62,7 @@ from cases.generate.params import (  # noqa: E402
 )
 from cases.generate.shapes import _draw_shape, _fold_last, _last_dim_limits  # noqa: E402
 from cases.generate.slots import enumerated_slots, typical_slots  # noqa: E402
-from cases.generate.strategy import _drawn_by, case_strategy  # noqa: E402
+from cases.generate.strategy import _drawn_by, case_strategy, cell_strategies  # noqa: E402
 from cases.generate.values import (  # noqa: E402
     EDGE_REGIMES,
     TYPICAL_REGIMES,
@@ -84,5 +84,6 @@ __all__ = [
     "is_weight", "random_encoding", "symmetric_encoding", "TensorDraw", "_tensor_with_data", "_draw_shape",
     "_fold_last",
     "_last_dim_limits", "enumerated_slots", "typical_slots", "param_dtype", "_deferred_params", "_draw_param",
-    "_formula_default", "_leaves_room", "_needed_params", "declared_rows", "draw_steps", "case_strategy", "_drawn_by",
+    "_formula_default", "_leaves_room", "_needed_params", "declared_rows", "draw_steps", "case_strategy",
+    "cell_strategies", "_drawn_by",
 ]

@@ -19,7 +19,8 @@ Infer = Callable[[OpDef, Case], list[np.ndarray] | None]
 class Settings:
     """How cases are drawn. ``tier`` decides what a case looks like (see ``case_strategy``)."""
 
-    max_elements: int = 4096  # per tensor: the simulator is slow on big tensors
+    max_elements: int = 4096  # per tensor of a case drawn at moderate sizes (the edge tier, a SMALL typical case)
+    large_elements: int = 65536  # per tensor of a typical case drawn at a deployed size (``sizes.VECTOR``)
     max_rank: int = 4
     max_dim: int = 5  # free dims of the edge tier: 1..max_dim
     tier: str = EDGE
@@ -30,6 +31,10 @@ class Settings:
     # typical cells take every value of every boolean and enum parameter in turn first (``enumerated_slots``);
     # off for a strategy whose choices must replay to the same case (the shrinking step)
     stratify: bool = True
+    # deployed sizes (``sizes``): a typical strategy draws batch-1 cases or not, at a deployed size or not; a cell
+    # splits its cases between such strategies (``cell_parts``). None: drawn per case (a strategy of its own)
+    batch_one: bool | None = None
+    deployed: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,9 @@ def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr
             _draw_param(d, name, p)
             assume(_fits([*checks, *others], {**full, name: forced}))
             return forced
-        return _draw_param(d, name, p)
+        # a float or a curated value: among those its checks and the others' allow (ReluMinMax's max_value above the
+        # min_value drawn before it), where the ordinary draw took any and was refused after
+        return _draw_param(d, name, p, [*checks, *others])
     full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
     lows, highs = [], []
     for c in checks:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cases.case import TYPICAL
+from cases.generate import sizes
 from cases.generate.configurations import Config, Settings
 from cases.generate.evaluate import _ratio, _same_shape_targets
 from cases.generate.params import _deferred_params, _needed_params
@@ -45,6 +46,8 @@ class CellPlan:
     after_outputs: list[Any]  # what the last check still has to look at once the outputs exist
     presence: list[expr.TensorInfo] | None  # which inputs a typical case gives, known before any is drawn
     needed: frozenset[str]  # optional parameters always given (``_needed_params``)
+    growable: tuple[str, ...] = ()  # dims a typical case drawn at a deployed size may grow (``sizes.growable``)
+    innermost: frozenset[str] = frozenset()  # dims that are the last of some input (``sizes.last_dims``)
 
 
 def plan_cell(op: OpDef, config: Config, settings: Settings) -> CellPlan:
@@ -114,4 +117,5 @@ def plan_cell(op: OpDef, config: Config, settings: Settings) -> CellPlan:
         symbols=symbols, sized_by=sized_by, defaults=defaults, dim_checks=dim_checks, steer=steer, by_type=by_type,
         type_env=type_env, members=members, tied=tied, before_outputs=before_outputs, after_outputs=after_outputs,
         presence=_typical_presence(op, shapers) if typical else None, needed=_needed_params(op),
+        growable=sizes.growable(op) if typical else (), innermost=sizes.last_dims(op),
     )  # fmt: skip

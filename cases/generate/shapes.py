@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cases import check
 from cases.case import Case, Param, Tensor
+from cases.generate import sizes
 from cases.generate.configurations import Settings
 from cases.generate.draws import _BOOL, _int_list, _ints
 from cases.generate.evaluate import _eval_dim, _eval_int, _fits, _holds, _unknown
@@ -216,6 +217,8 @@ def _draw_shape(d: CaseDrawing, decl: TensorSpec, ref: str,
         if sym:
             env[sym] = r
     like_first = first_shape is not None and not broadcast and draw(_BOOL, label=f"{ref} like in[0]")
+    # a free input after one whose innermost axis grew takes in[0]'s trailing dims: a free draw never meets 136
+    like_first = like_first or (first_shape is not None and not broadcast and sizes.FREE in d.grown)
     # as many draws whatever the rank (the first r of them used), and as many in either branch: the mutator
     # copies a rank, or the coin above, from one draw to another, and the choices after it then still line up
     width = max(r, settings.max_rank)
@@ -228,12 +231,24 @@ def _draw_shape(d: CaseDrawing, decl: TensorSpec, ref: str,
         shape = tuple(1 if k == 0 else t for t, k in zip(tail, keep, strict=False))
     else:
         lo, hi = settings.typical_dims if settings.tier == TYPICAL else (1, settings.max_dim)
+        if sizes.FREE in d.grown and first_shape is None:
+            hi = max(hi, sizes.FREE_OUTER_MAX)  # a deployed activation: its outer axes wider too
         shape = tuple(draw(_int_list(lo, hi, width), label=f"{ref} dims")[:r])
+        if d.plan.typical:  # deployed sizes (``sizes``): batch 1, and the innermost axis grown
+            if d.batch_one and len(shape) >= 3:
+                shape = (1, *shape[1:])
+            if sizes.FREE in d.grown and first_shape is None and shape:
+                pick = d.grow_picks[sizes.FREE]
+                shape = sizes.filled((*shape[:-1], sizes.grown_size(True, pick)), len(shape) - 1, pick)
     tail = sh.get("trailing") or []
     if tail:  # [.., channel]: the named last dims take their (shared, divisible...) values
-        shape = shape[: max(0, len(shape) - len(tail))] + tuple(dim_value(n) for n in tail)
+        free = max(0, len(shape) - len(tail))
+        shape = shape[:free] + tuple(dim_value(n) for n in tail)
         if sym:
             env[sym] = len(shape)
+        if d.grown and first_shape is None and set(tail) & set(d.grown) and not (lead is not None or like_first):
+            # a deployed activation [.., channel]: its free outer axes widened with it ([1, 2, 48] is no feature map)
+            shape = sizes.filled(shape, free, sum(d.grow_picks.values()))
     if sym:
         rank_shapes[sym] = shape
     return shape

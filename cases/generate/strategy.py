@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,8 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from cases import check
-from cases.case import Case, Param, Tensor
+from cases.case import TYPICAL, Case, Param, Tensor
+from cases.generate import sizes
 from cases.generate.configurations import Config, Settings
 from cases.generate.draws import _BOOL, _elements, _ints, _pick
 from cases.generate.evaluate import _declared_scalar, _eval_dim, _holds
@@ -53,7 +55,30 @@ from cases.generate.values import (
 from opdefs import OpDef, expr
 
 
-def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) -> st.SearchStrategy[Case]:
+def cell_strategies(op: OpDef, config: Config, settings: Settings,
+                    n: int) -> list[tuple[st.SearchStrategy[Case], int, int]]:  # fmt: skip
+    """A cell's ``n`` cases as (strategy, how many, seed offset) parts: a typical cell's split by batch 1 and deployed
+    size (``sizes.parts``) where the op has a batch or a dim to grow, sharing one schedule of enumerated values, so
+    that the values go round across the parts as in one strategy; any other cell one strategy. Each part is drawn
+    under the run's seed plus its offset: parts that draw alike (an op with no batch dim) would draw the same cases."""
+    if settings.tier != TYPICAL or not settings.stratify or settings.batch_one is not None:
+        return [(case_strategy(op, config, settings), n, 0)]
+    plan = plan_cell(op, config, settings)
+    schedule = _schedule(op, config, plan)
+    split = sizes.parts(n, batched=sizes.has_batch(op), grows=bool(plan.growable))
+    return [(case_strategy(op, config, replace(settings, batch_one=one, deployed=big), schedule), count, k)
+            for k, (one, big, count) in enumerate(split)]  # fmt: skip
+
+
+def _schedule(op: OpDef, config: Config, plan: CellPlan) -> _Schedule:
+    slots = typical_slots(op, config) if plan.typical and plan.settings.stratify else []
+    shows = {name: expr.parse(src) for name, src in (op.generation.get("shows_when") or {}).items()}
+    return _Schedule(slots, lambda name, case: name not in shows or _holds(shows[name], {
+        **op.param_defaults(), **check.environment(op, case)}))  # fmt: skip
+
+
+def case_strategy(op: OpDef, config: Config, settings: Settings = Settings(),
+                  schedule: _Schedule | None = None) -> st.SearchStrategy[Case]:  # fmt: skip
     """Cases of one configuration and tier.
 
     ``typical`` is the op as converters and real models use it: the spec's rank and layout (rank 2..4
@@ -64,10 +89,7 @@ def case_strategy(op: OpDef, config: Config, settings: Settings = Settings()) ->
     allows: rank 1 and size-1 dims, omitted defaults, optional inputs present or absent, dynamic
     weights, values outside the domain and IEEE specials."""
     plan = plan_cell(op, config, settings)
-    slots = typical_slots(op, config) if plan.typical and plan.settings.stratify else []
-    shows = {name: expr.parse(src) for name, src in (op.generation.get("shows_when") or {}).items()}
-    schedule = _Schedule(slots, lambda name, case: name not in shows or _holds(shows[name], {
-        **op.param_defaults(), **check.environment(op, case)}))  # fmt: skip
+    schedule = schedule if schedule is not None else _schedule(op, config, plan)
 
     def build(draw: st.DrawFn) -> Case:
         forced = schedule.slot()
@@ -101,6 +123,11 @@ class CaseDrawing:
         self.rank_shapes: dict[str, tuple[int, ...]] = {}
         self.makers: dict[str, Callable[[tuple[int, ...]], Tensor]] = {}
         self.settled: set[str] = set()  # deferred parameters drawn (or left out) already
+        # deployed sizes (``sizes``): set by ``case`` from its draws; batch 1, the dim grown and its size pick
+        self.batch_one = False
+        self.grown: tuple[str, ...] = ()  # the dims a case drawn at a deployed size grows
+        self.grow_picks: dict[str, int] = {}  # each one's pick of its sizes
+        self.cap = plan.settings.max_elements
 
     def dim_value(self, name: str) -> int:
         plan, env, draw, settings, typical = self.plan, self.env, self.draw, self.plan.settings, self.plan.typical
@@ -116,16 +143,21 @@ class CaseDrawing:
             v = other  # 'implies(mode == COMPRESSED, width == channel)' with the condition met: the same size
         elif name in plan.members:  # 'q in (1, num_classes)': one of the options, the dims they name drawn first
             v = _one_of_options(draw, name, plan.members[name], env, self.dim_value, plan.symbols)
+        elif (deployed := self._deployed(name)) is not None:
+            v = deployed
         else:
             lo, hi = domains.get(name, settings.typical_dims if typical else [1, settings.max_dim])
-            if typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges (batch)
+            if typical and name in sizes.BATCH_NAMES and lo <= 1 < hi:
+                lo = 2  # batch 1 is the batch coin's (``_deployed``): the other half of the cases have a batch
+            elif typical and hi > 2:  # no size-1 axes in typical cases, except in tiny curated ranges
                 lo = max(lo, settings.typical_dims[0])
             if name in self.caps and lo <= self.caps[name] < hi:
                 hi = self.caps[name]
             step = next((d for a, b in plan.divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
                         1)  # fmt: skip
             k_lo, k_hi = -(-lo // step), hi // step
-            if k_lo > k_hi and name not in domains:  # a divisor past the free range (DepthToSpace's depth by a
+            if k_lo > k_hi and (name not in domains or name in plan.growable):  # a divisor past the range (a
+                # depthwise channel_out by a grown channel_in; DepthToSpace's depth by a
                 k_hi = k_lo  # 3 x 3 block): its least multiple, not a refusal; a curated range is kept to
             # a parameter left out (not one still to be drawn) stands at its default for these checks
             fit_env = {**{k: v for k, v in plan.defaults.items() if k not in plan.deferred and k not in env}, **env}
@@ -146,6 +178,29 @@ class CaseDrawing:
                 v = draw(_ints(lo, hi), label=name)
         env[name] = v
         return v
+
+    def _deployed(self, name: str) -> int | None:
+        """A typical case's batch 1 (a dim the spec names a batch, where its range allows 1), or the deployed size
+        of the dim its ``VECTOR`` regime grows, where that size is a multiple the op's divisibility checks want
+        and fits its formulas and checks; None: the dim is drawn as any other."""
+        plan, env = self.plan, self.env
+        if not plan.typical:
+            return None
+        lo = plan.op.dims.get(name, (1, 2))[0]
+        if name in sizes.BATCH_NAMES and self.batch_one and lo <= 1:
+            return 1
+        if name not in self.grown:
+            return None
+        innermost = name in plan.innermost
+        earlier = [n for n in self.grown if n != name and n in plan.innermost and n in env]  # drawn before it
+        v = sizes.grown_size(innermost, self.grow_picks[name], later=innermost and bool(earlier))
+        for a, b in plan.divisible:
+            step = _eval_dim(b, env) if a == name else None
+            if step and step > 0 and v % step:
+                v += step - v % step
+        fit_env = {**{k: x for k, x in plan.defaults.items() if k not in plan.deferred and k not in env}, **env}
+        fits = _sizes_that_fit(name, [v, v + 1], plan.sized_by.get(name, ()), fit_env, plan.dim_checks.get(name, ()))
+        return v if fits is None or v in fits else None
 
     def draw_deferred(self, name: str) -> None:
         """A parameter that waited for the tensors, drawn inside the bounds their checks give (``_draw_bounded``)."""
@@ -185,6 +240,16 @@ class CaseDrawing:
         seed = draw(_ints(0, 2**32 - 1), label="data seed")
         rng = np.random.default_rng(seed)
         regime = draw(_pick(TYPICAL_REGIMES if typical else EDGE_REGIMES), label="value regime")
+        # deployed sizes (``sizes``), in the typical tier: fixed by the strategy where the cell split its cases into
+        # parts (``sizes.parts``), else on a coin each. The dims to grow and their size are drawn only for a case that
+        # grows them: a draw no case reads makes examples that differ only there, one case
+        if typical:
+            self.batch_one = settings.batch_one if settings.batch_one is not None else draw(_BOOL, label="batch one")
+            deployed = settings.deployed if settings.deployed is not None else draw(_ints(0, 2), label="deployed") == 2
+            if deployed and plan.growable:  # every growable dim at a deployed size, each its own pick
+                self.grown = plan.growable
+                self.grow_picks = {name: draw(_ints(0, 59), label="grown size") for name in plan.growable}
+                self.cap = max(settings.max_elements, settings.large_elements)
 
         # ---- parameters first: shapes often depend on them (group, block_size, axis) ----------
         for name, p in op.param_specs.items():
@@ -267,7 +332,7 @@ class CaseDrawing:
                     if shape and ref in plan.last_limits and ref not in plan.same_shape:  # 'shape(in[1])[-1] <= n'
                         shape = _fold_last(shape, plan.last_limits[ref], {**plan.defaults, **self.env}, settings)
                 assume(shape is not None)
-                assume(_elements(shape) <= settings.max_elements)
+                assume(_elements(shape) <= self.cap)
                 shapes[ref] = shape
                 self.first_shape = self.first_shape or shape
                 while len(inputs) < idx + k:
@@ -309,7 +374,8 @@ class CaseDrawing:
                     tier=settings.tier)  # fmt: skip
         # the checks that do not name the outputs, before the reference is asked for them (cheaper)
         assume(not check.violations(op, case, plan.before_outputs))
-        made = _outputs(op, config, case, env, shapes, plan.same_shape, settings)
+        made = _outputs(op, config, case, env, shapes, plan.same_shape,
+                        settings if self.cap == settings.max_elements else replace(settings, max_elements=self.cap))
         assume(made is not None)
         case.outputs, real = made
         shapers = plan.shapers

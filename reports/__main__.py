@@ -181,7 +181,16 @@ def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--file", type=Path, action="append", default=[], help="findings YAML (default: findings/*.yaml)")
     f.add_argument("--format", choices=("md", "json"), default="md")
     f.add_argument("-o", "--output", type=Path)
+    f.add_argument("--upstream", type=Path, default=None, metavar="DIR",
+                   help="instead: write an upstream bug report per finding into DIR/<id>/ (python -m conformance "
+                        "upstream --all: runs the backends)")
+    f.add_argument("--only", default=None, help="with --upstream: only finding ids matching this regular expression")
     f.set_defaults(run=_findings)
+    u = sub.add_parser("upstream", add_help=False,
+                       help="one finding (or saved case) as an upstream bug report: report.md, the QNN Saver capture, "
+                            "a DLC, the ONNX model with the EP's options (python -m conformance upstream)")
+    u.add_argument("args", nargs=argparse.REMAINDER)
+    u.set_defaults(run=_upstream)
     a = sub.add_parser("agree", help="the same cases on two runs (e.g. qnn-htp vs ort-qnn): where they differ")
     a.add_argument("run_a", type=Path)
     a.add_argument("run_b", type=Path)
@@ -317,8 +326,22 @@ def _summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upstream(args: argparse.Namespace) -> int:
+    """Handed to ``python -m conformance upstream`` (``reports.upstream.delegate``): running backends is the run's job,
+    and this room imports no later one."""
+    from reports import upstream
+
+    return upstream.delegate(list(args.args))
+
+
 def _findings(args: argparse.Namespace) -> int:
     from reports import findings
+
+    if args.upstream is not None:
+        from reports import upstream
+
+        passed = [x for f in args.file for x in ("--file", str(f))] + (["--only", args.only] if args.only else [])
+        return upstream.delegate(["--all", "--out", str(args.upstream), *passed])
 
     known = findings.load(args.file)
     issues = findings.problems(known)

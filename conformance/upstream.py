@@ -432,8 +432,7 @@ def export_all(out: Path, known: Expectations, only: str | None = None, run_stan
             continue
         try:
             ev = export(entry.id, out / entry.id, known, run_standalone=run_standalone)
-            lines.append(f"- [{entry.id}]({entry.id}/report.md): {ev['replay']['verdict']}"
-                         + (f" ({ev['replay']['expectation'][:80]})" if ev["replay"].get("expectation") else ""))
+            lines.append(f"- [{entry.id}]({entry.id}/report.md): {render.summary_line(ev)}")
         except CannotExport as e:
             lines.append(f"- {entry.id}: cannot export: {e}")
         except Exception as e:  # noqa: BLE001 - one finding's trouble is its line, never the others' folders

@@ -47,7 +47,7 @@ def _num(x: Any) -> str:
 
 def summary_line(ev: dict[str, Any]) -> str:
     r, op = ev["replay"], ev["op"]
-    shown = f"{r['verdict']}" + (f" ({r['applied']} {r['expectation'][:70]})" if r.get("expectation") else "")
+    shown = f"{r['verdict']}" + (f" ({r['applied']})" if r.get("expectation") else "")
     parts = [f"{op['name']} {op['config']} on {ev['backend']}: {shown}",
              "saver " + (", ".join(ev["saver"]["files"]) or f"none ({ev['saver']['problem']})"),
              "dlc " + (ev["dlc"]["file"] or f"none ({ev['dlc']['problem']})"),
@@ -78,7 +78,9 @@ def _headline(reason: str, limit: int = 140) -> str:
 
 def _environment(ev: dict[str, Any]) -> list[str]:
     env = ev["environment"]
-    rows = [("Package", f"onnxruntime-qnn {env.get('onnxruntime_qnn') or '?'} (onnxruntime {env.get('onnxruntime')})"),
+    wheel = str(env.get("wheel") or f"onnxruntime-qnn=={env.get('onnxruntime_qnn') or '?'}")
+    rows = [("Package", f"{wheel.replace('==', ' ')} (installed here: onnxruntime-qnn {env.get('onnxruntime_qnn')}, "
+                        f"onnxruntime {env.get('onnxruntime')})"),
             ("QNN SDK / build", f"{env.get('qnn_sdk') or '?'}, build id `{env.get('build_id') or '?'}`"
              + (f" (read from {env['build_id_from']} of the same wheel)" if env.get("build_id_from") else ""))]
     library = env.get("library") or env.get("backend_path")
@@ -90,14 +92,18 @@ def _environment(ev: dict[str, Any]) -> list[str]:
         rows.append(("Route", "ONNX model -> ONNX Runtime -> QNN Execution Provider -> the backend library above"))
     target = env.get("target") or "default"
     soc = env.get("soc", "default")
-    rows.append(("Target", "the simulator's own default (an SM8350-class v68 HTP; no SoC or arch config sent)"
-                 if str(soc) == "default" and str(env.get("arch", "default")) == "default"
-                 else f"soc_model {soc}, arch {env.get('arch', 'default')} ({target})"))  # fmt: skip
+    htp = "soc" in env or ev["backend"].partition("@")[0] == "ort-qnn"
+    if not htp:
+        rows.append(("Target", "none: the backend has no simulated target (SoC and arch are HTP options)"))
+    else:
+        rows.append(("Target", "the simulator's own default (an SM8350-class v68 HTP; no SoC or arch config sent)"
+                     if str(soc) == "default" and str(env.get("arch", "default")) == "default"
+                     else f"soc_model {soc}, arch {env.get('arch', 'default')} ({target})"))  # fmt: skip
     precision = env.get("graph_precision")
     rows.append(("Graph precision", f"the suite asked for {precision} (HTP graph custom config 'precision'; the "
                                     "adapter's 'auto': float16 where the case holds a FLOAT_16 tensor, else float32)"
                  if precision else "no precision option sent (the backend's default)"))  # fmt: skip
-    rows.append(("Host", env.get("host", "?") + (" (the HTP runs in simulation on x86_64)" if "x86_64" in
+    rows.append(("Host", env.get("host", "?") + (" (the HTP runs in simulation on x86_64)" if htp and "x86_64" in
                                                  env.get("host", "") else "")))  # fmt: skip
     return ["## Environment", "", "| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
 
@@ -223,15 +229,22 @@ def _reproduce(ev: dict[str, Any]) -> list[str]:
                 "above).", ""]  # fmt: skip
     if saver["files"]:
         build = saver.get("build_id") or "?"
+        library = Path(str(env.get("library") or "libQnnHtp.so")).name
+        link = library[3:-3] if library.startswith("lib") and library.endswith(".so") else "QnnHtp"
+        wheel = str(env.get("wheel") or f"onnxruntime-qnn=={env.get('onnxruntime_qnn')}")
+        if env.get("build_id") and saver.get("build_id") and env["build_id"] != saver["build_id"]:
+            out += [f"The backend's release ({wheel}, build `{env['build_id']}`) keeps no Saver in this suite's "
+                    f"cache: the capture was made with the installed wheel's (build `{build}`); the calls are the "
+                    "same C API.", ""]  # fmt: skip
         out += ["`saver_output.c` and `params.bin` record every QNN call the suite made for this case (backend, "
                 "validation, context, graph, tensors, node, finalize, execute), written by "
-                f"`{_short(saver['library'])}` "
-                f"of the same release (build `{build}`) through the same graph-building code as the replay above. "
+                f"`{_short(saver['library'])}` (build `{build}`) through the same graph-building code as the replay "
+                "above. "
                 "Build it against the QNN SDK's headers of that release (not in the wheel: the program was not built "
                 "for this report) and link the backend to test:", "",
-                "```sh", "cd saver", "WHEEL=$(python -c 'import onnxruntime_qnn, os; "
-                "print(os.path.dirname(onnxruntime_qnn.__file__))')",
-                'cc -std=gnu99 -I"$QNN_SDK_ROOT/include/QNN" saver_output.c -o repro -L"$WHEEL" -lQnnHtp '
+                "```sh", f"pip install {wheel}   # the backend library: {library}", "cd saver",
+                "WHEEL=$(python -c 'import onnxruntime_qnn, os; print(os.path.dirname(onnxruntime_qnn.__file__))')",
+                f'cc -std=gnu99 -I"$QNN_SDK_ROOT/include/QNN" saver_output.c -o repro -L"$WHEEL" -l{link} '
                 '-Wl,-rpath,"$WHEEL"', "./repro --logging warn   # reads params.bin from the current directory",
                 "```", "",
                 "The program checks each call's return code and prints the failing line; it does not print outputs "

@@ -52,9 +52,16 @@ class Recording:
 
 def beside(backend_library: str | Path | None, name: str) -> Path:
     """The recording library ``name`` of the release ``backend_library`` belongs to: the one in its directory (the
-    wheel's, or a release's cache), the installed wheel's where no backend library is named."""
-    base = bindings.resolve_library(backend_library)
-    return base.parent / name
+    wheel's, or a release's cache), the installed wheel's where no backend library is named or its directory has
+    none (a release cache keeps the backend libraries only: ``adapters.qnn.releases``)."""
+    own = bindings.resolve_library(backend_library).parent / name
+    if own.is_file() or backend_library is None:
+        return own
+    try:
+        installed = bindings.default_library().parent / name
+    except bindings.LibraryNotFound:
+        return own
+    return installed if installed.is_file() else own
 
 
 def _record(case: Case, library: Path, record: dict[str, str], precision: str, soc: int | None,

@@ -113,7 +113,7 @@ def _param_value(value: Any) -> str:
     return " ".join(text.split())
 
 
-def _op(case: Case) -> dict[str, Any]:
+def op_facts(case: Case) -> dict[str, Any]:
     try:
         spec = opdefs.load(case.op)
         package, family = spec.package or "qti.aisw", spec.family
@@ -360,7 +360,7 @@ def _copy_case(case_path: Path, out: Path) -> str:
     return (folder / case_path.with_suffix(".json").name).relative_to(out).as_posix()
 
 
-def _finding(entry: Entry | None, op: str) -> dict[str, Any] | None:
+def finding_facts(entry: Entry | None, op: str) -> dict[str, Any] | None:
     if entry is None:
         return None
     from reference.models import describe
@@ -407,7 +407,7 @@ def export(target: str, out: Path, known: Expectations, backend: str | None = No
     library = _library_of(info)
     saver, dlc = _recordings(case, out, library, str(info.get("precision") or "auto"))
     evidence: dict[str, Any] = {
-        "target": target, "backend": backend, "finding": _finding(entry, case.op), "op": _op(case),
+        "target": target, "backend": backend, "finding": finding_facts(entry, case.op), "op": op_facts(case),
         "environment": _environment(info, replay.get("precision")), "replay": replay, "saver": saver, "dlc": dlc,
         "case_file": _copy_case(case_path, out), "qnn_inputs": _qnn_inputs(case, out),
         "onnx": _onnx(case, out, backend, _soc(entry), run_standalone),

@@ -33,7 +33,12 @@ _conflicts: list[str] = []  # what this command's reads found: one run's case wi
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["upstream"]:  # every option is conformance's (argparse would take --help, --out for its own)
+        from reports import upstream
+
+        return upstream.delegate(given[1:])
+    args = _parser().parse_args(given)
     _conflicts.clear()
     try:
         status = args.run(args)
@@ -186,11 +191,11 @@ def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
                         "upstream --all: runs the backends)")
     f.add_argument("--only", default=None, help="with --upstream: only finding ids matching this regular expression")
     f.set_defaults(run=_findings)
+    # listed for --help only: ``main`` hands "upstream" and everything after it to python -m conformance upstream
     u = sub.add_parser("upstream", add_help=False,
                        help="one finding (or saved case) as an upstream bug report: report.md, the QNN Saver capture, "
                             "a DLC, the ONNX model with the EP's options (python -m conformance upstream)")
-    u.add_argument("args", nargs=argparse.REMAINDER)
-    u.set_defaults(run=_upstream)
+    u.add_argument("args", nargs=argparse.REMAINDER, help="as python -m conformance upstream takes them")
     a = sub.add_parser("agree", help="the same cases on two runs (e.g. qnn-htp vs ort-qnn): where they differ")
     a.add_argument("run_a", type=Path)
     a.add_argument("run_b", type=Path)
@@ -324,14 +329,6 @@ def _capabilities(args: argparse.Namespace) -> int:
 def _summary(args: argparse.Namespace) -> int:
     _write(render_text.to_summary(matrix.build(_filtered(args))), None)
     return 0
-
-
-def _upstream(args: argparse.Namespace) -> int:
-    """Handed to ``python -m conformance upstream`` (``reports.upstream.delegate``): running backends is the run's job,
-    and this room imports no later one."""
-    from reports import upstream
-
-    return upstream.delegate(list(args.args))
 
 
 def _findings(args: argparse.Namespace) -> int:

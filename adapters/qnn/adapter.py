@@ -210,7 +210,8 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     Keys: ``library`` (or ``lib``/``path``), ``sdk`` (a QNN release: "2.47", "ort-qnn==2.3.0"; its wheel is
     fetched into the cache on first use), ``variant`` (what follows "@" in a backend name such as
     ``qnn-htp@2.47+v73``, see ``targets``), ``precision``, ``soc``, ``arch``, ``timeout``, ``log_level``,
-    ``op_packages``, ``batch_size``. Unknown keys are an error, so a typo does not silently run the default.
+    ``op_packages``, ``batch_size``, ``record`` (the recording backends' output: ``QnnAdapter``). Unknown keys are an
+    error, so a typo does not silently run the default.
     ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own; ``sdk``
     to $QNN_CONFORMANCE_SDK (pytest's --qnn-sdk), then to the installed wheel.
     """

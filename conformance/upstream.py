@@ -117,9 +117,13 @@ def op_facts(case: Case) -> dict[str, Any]:
     try:
         spec = opdefs.load(case.op)
         package, family = spec.package or "qti.aisw", spec.family
+        raw = spec.raw if isinstance(spec.raw, dict) else {}
     except (KeyError, opdefs.SpecError):
-        package, family = "qti.aisw", ""
+        package, family, raw = "qti.aisw", "", {}
+    section = (raw.get("source") or {}).get("lines")
     return {"name": case.op, "package": package, "family": family, "config": case.config, "tier": case.tier,
+            "section": list(section) if section else None, "summary": raw.get("summary"),
+            "formulas": list(raw.get("formulas") or []),
             "inputs": [_tensor(t) for t in case.inputs], "outputs": [_tensor(t) for t in case.outputs],
             "params": [{"name": k, "dtype": p.dtype, "tensor": bool(p.is_tensor), "value": _param_value(p.value)}
                        for k, p in case.params.items()],
@@ -404,6 +408,9 @@ def export(target: str, out: Path, known: Expectations, backend: str | None = No
     out.mkdir(parents=True, exist_ok=True)
     replay = _replay(case, case_path, backend, entry, known)
     info = replay.pop("info")
+    shown = re.match(r"\[([^\]]+)\]", replay.get("expectation") or "")
+    if entry is None and replay.get("applied") == "XFAIL" and shown:  # a case that shows a finding: its evidence too
+        entry = next((e for e in known.entries if e.id == shown.group(1)), None)
     library = _library_of(info)
     saver, dlc = _recordings(case, out, library, str(info.get("precision") or "auto"))
     evidence: dict[str, Any] = {

@@ -150,7 +150,10 @@ def describe(model: dict[str, Any], op: str | None = None) -> str:
     table = _SYMPTOMS if kind == "symptom" else _NAMED
     fn = table.get(op or "", {}).get(str(names[0]))
     doc = " ".join((fn.__doc__ or "").split()) if fn is not None else ""
-    first = doc.split(". ")[0].rstrip(".") + "." if doc else f"The backend's bug named {names[0]!r}."
+    import re
+
+    first = re.split(r"(?<=[\w)\]])\. (?=[A-Z])", doc)[0].rstrip(".") + "." if doc else \
+        f"The backend's bug named {names[0]!r}."
     return first + (f" (With {', '.join(map(str, names[1:]))} where the case meets their conditions.)"
                     if len(names) > 1 else "")  # fmt: skip
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,7 +71,7 @@ def _headline(reason: str, limit: int = 140) -> str:
     text = " ".join(reason.split())
     if len(text) <= limit:
         return text
-    first = text.split(". ")[0]
+    first = re.split(r"(?<=[\w)\]])\. (?=[A-Z])", text)[0]
     if len(first) <= limit:
         return first
     return text[:limit].rsplit(" ", 1)[0] + " ..."
@@ -150,10 +151,16 @@ def _op(ev: dict[str, Any]) -> list[str]:
 
 
 def _spec(ev: dict[str, Any]) -> list[str]:
-    f = ev.get("finding")
-    if not f:
-        return []
+    f, op = ev.get("finding"), ev["op"]
     out = ["## What the MasterOpDef says", ""]
+    if op.get("section"):
+        first, last = op["section"]
+        out += [f"The op's section is lines {first}-{last} of the QNN MasterOpDef"
+                + (f": {_cell(op['summary'])}" if op.get("summary") else "."), ""]  # fmt: skip
+        out += [f"- formula: `{_cell(x)}`" for x in op.get("formulas") or []]
+        out += [""] if op.get("formulas") else []
+    if not f:
+        return out if op.get("section") else []
     spec = f.get("spec")
     if spec:
         lines = f"lines {spec['first']}-{spec['last']}" if spec["last"] != spec["first"] else f"line {spec['first']}"

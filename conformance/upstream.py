@@ -441,7 +441,8 @@ def export_all(out: Path, known: Expectations, only: str | None = None, run_stan
             ev = export(entry.id, out / entry.id, known, run_standalone=run_standalone)
             lines.append(f"- [{entry.id}]({entry.id}/report.md): {render.summary_line(ev)}")
         except CannotExport as e:
-            lines.append(f"- {entry.id}: cannot export: {e}")
+            why = str(e)
+            lines.append(f"- {entry.id}: cannot export: {why.removeprefix(f'{entry.id}: ')}")
         except Exception as e:  # noqa: BLE001 - one finding's trouble is its line, never the others' folders
             lines.append(f"- {entry.id}: cannot export: {type(e).__name__}: {e}")
         print(lines[-1], flush=True)
@@ -457,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the report's folder (one target), or the folder of one folder per target")
     ap.add_argument("--backend", default=None, help=f"backend of a case file (default {DEFAULT_BACKEND}), or "
                                                     "another backend to run a finding on")  # fmt: skip
-    ap.add_argument("--all", action="store_true", help="every finding of the findings files, one folder each")
+    ap.add_argument("--all", action="store_true", help="every finding of the findings files, one folder each and "
+                                                       "index.md (exit 1 when some could not be exported)")
     ap.add_argument("--only", default=None, help="with --all: only finding ids matching this regular expression")
     ap.add_argument("--file", type=Path, action="append", default=[], help="findings YAML (default: findings/*.yaml)")
     ap.add_argument("--no-standalone", action="store_true",
@@ -474,7 +476,10 @@ def main(argv: list[str] | None = None) -> int:
         lines = export_all(args.out, known, args.only, not args.no_standalone)
         failed = sum("cannot export" in line for line in lines)
         print(f"{len(lines) - failed} report(s) in {args.out}, {failed} finding(s) could not be exported")
-        return 0 if lines else 2
+        if not lines:
+            print(f"error: no finding{' matches --only ' + args.only if args.only else ''}", file=sys.stderr)
+            return 2
+        return 1 if failed else 0
     status = 0
     for target in args.targets:
         out = args.out if len(args.targets) == 1 else args.out / Path(target).stem

@@ -236,3 +236,16 @@ def test_an_unknown_finding_is_refused_with_one_line(tmp_path: Path) -> None:
                           cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "no-such-finding" in lines[0], done.stderr
+
+
+def test_a_finding_that_cannot_be_exported_is_one_line_and_the_rest_go_on(tmp_path: Path) -> None:
+    entries = [{"id": "no-case-here", "backend": "qnn-htp", "op": "RmsNorm", "verdicts": ["FAIL"], "reason": "x",
+                "case": "findings/cases/RmsNorm/not-there.json"},
+               {"id": "unknown-backend", "backend": "no-such-backend", "op": "RmsNorm", "verdicts": ["FAIL"],
+                "reason": "y", "case": BY_ID["rmsnorm-beta-ignored"].info["case"]}]  # fmt: skip
+    (tmp_path / "f.yaml").write_text(json.dumps({"expectations": entries}), encoding="utf-8")  # YAML reads JSON
+    done = subprocess.run([sys.executable, "-m", "conformance", "upstream", "--all", "--file", str(tmp_path / "f.yaml"),
+                           "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8").splitlines()
+    lines = [ln for ln in index if "cannot export" in ln]
+    assert done.returncode == 1 and [ln.split(":")[0] for ln in lines] == [f"- {e['id']}" for e in entries], index

@@ -205,7 +205,7 @@ def _replay(case: Case, case_path: Path, backend: str, entry: Entry | None, know
     out: dict[str, Any] = {
         "backend": backend, "verdict": rec.verdict, "applied": applied.verdict, "expectation": applied.expectation,
         "message": rec.message, "stage": (outcome.details or {}).get("stage"), "status": outcome.status,
-        "log": list((outcome.details or {}).get("log") or [])[-8:], "precision": precision,
+        "log": _log(outcome.details or {}), "precision": precision,
         "near": applied.extra.get("near_findings") or [], "info": info,
     }  # fmt: skip
     if outcome.status == "ok" and outcome.outputs and not case.negative:
@@ -214,6 +214,16 @@ def _replay(case: Case, case_path: Path, backend: str, entry: Entry | None, know
         except Exception as e:  # noqa: BLE001 - the verdict above stands; the listing is a convenience
             out["differing_error"] = f"{type(e).__name__}: {e}"
     return out
+
+
+def _log(details: dict[str, Any], keep: int = 8) -> list[str]:
+    """The backend's last words about the case: its warnings, or where the worker died the tail of its log."""
+    lines = [str(x) for x in details.get("log") or []]
+    if not lines and details.get("log_tail"):  # the Python side of a native crash (faulthandler) says nothing upstream
+        python = ("File ", "Extension modules", "Current thread", "Thread 0x", "<no Python frame>", "Stack (most")
+        lines = [ln for ln in str(details["log_tail"]).splitlines() if ln.strip() and
+                 not ln.strip().startswith(python)]  # fmt: skip
+    return lines[-keep:]
 
 
 def _library_of(info: dict[str, Any]) -> str | None:

@@ -188,7 +188,9 @@ def _results(ev: dict[str, Any]) -> list[str]:
            + (f"; under the suite's findings: {r['applied']} ({_cell(r['expectation'])})" if r.get("expectation")
               else "") + "."]  # fmt: skip
     if r.get("applied") == "XFAIL":
-        out.append("The backend still shows the finding's bug (XFAIL: the failure matches the finding's model).")
+        out.append("The backend still shows the finding's bug (XFAIL: the case fails as the finding says"
+                   + (", its outputs as the finding's model gives them)." if (ev.get("finding") or {}).get("model")
+                      else ")."))  # fmt: skip
     elif r.get("applied") == "XPASS":
         out.append("**The case passes now**: the bug looks fixed in this build.")
     elif r.get("near"):

@@ -426,7 +426,8 @@ def export(target: str, out: Path, known: Expectations, backend: str | None = No
     evidence: dict[str, Any] = {
         "target": target, "backend": backend, "finding": finding_facts(entry, case.op), "op": op_facts(case),
         "environment": _environment(info, replay.get("precision")), "replay": replay, "saver": saver, "dlc": dlc,
-        "case_file": _copy_case(case_path, out), "qnn_inputs": _qnn_inputs(case, out),
+        "case_file": _copy_case(case_path, out), "case_in_checkout": _relative(str(case_path)),
+        "qnn_inputs": _qnn_inputs(case, out),
         "onnx": _onnx(case, out, backend, _soc(entry), run_standalone),
         "suite_files": {"findings": _relative(entry.where).split(":")[0] if entry is not None else None},
     }  # fmt: skip

@@ -281,8 +281,12 @@ def _reproduce(ev: dict[str, Any]) -> list[str]:
         out += [f"No DLC: {dlc['problem']}", ""]
     if not ep_route:
         out += _onnx(ev, onnx, first=False)
-    out += ["### With this suite", "", "From a checkout of the suite (the case's files are in `case/`):", "", "```sh",
-            f"python -m conformance replay {ev['case_file']} --backend {ev['backend']}"
+    in_checkout = ev.get("case_in_checkout") or ""
+    case_path = in_checkout if in_checkout and not Path(in_checkout).is_absolute() else ev["case_file"]
+    where = ("its case is in the checkout" if case_path == in_checkout
+             else "run from this folder: the case's files are in `case/`")  # fmt: skip
+    out += ["### With this suite", "", f"From a checkout of the suite ({where}; a copy is in `case/`):", "", "```sh",
+            f"python -m conformance replay {case_path} --backend {ev['backend']}"
             + (f" --expectations {findings_file}" if findings_file else ""),
             f"python -m conformance upstream {ev['target']} --out DIR   # this folder again", "```", ""]  # fmt: skip
     return out

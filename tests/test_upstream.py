@@ -152,6 +152,7 @@ def evidence() -> dict:
         "target": "rmsnorm-beta-ignored", "backend": "qnn-htp",
         "finding": finding_facts(BY_ID["rmsnorm-beta-ignored"], case.op),
         "op": op_facts(case), "case_file": "case/rmsnorm-beta-ignored.json", "qnn_inputs": ["qnn_inputs/in0.raw"],
+        "case_in_checkout": BY_ID["rmsnorm-beta-ignored"].info["case"],
         "environment": {"onnxruntime_qnn": "2.7.0", "onnxruntime": "1.32.0", "qnn_sdk": "2.51.0",
                         "build_id": "v2.51.0.1", "library": "/x/onnxruntime_qnn/libQnnHtp.so", "soc": "default",
                         "arch": "default", "graph_precision": "float16", "host": "Linux x86_64"},
@@ -186,7 +187,7 @@ def test_the_report_says_why_a_capture_is_missing(evidence: dict) -> None:
 
 def test_the_report_gives_the_suites_replay_line_with_the_findings_file(evidence: dict) -> None:
     text = render.report(evidence)
-    line = "python -m conformance replay case/rmsnorm-beta-ignored.json --backend qnn-htp --expectations " \
+    line = f"python -m conformance replay {evidence['case_in_checkout']} --backend qnn-htp --expectations " \
            "findings/qnn-htp.yaml"
     assert line in text, "the suite's replay line is not in the report"
 

@@ -9,6 +9,7 @@ so ``python -m conformance`` and the others keep working unchanged:
     qnn-conformance test --backend NAME [pytest options]                  one backend through pytest
     qnn-conformance report matrix|diff|catalogues|summary ...             python -m reports
     qnn-conformance replay CASE.json --backend NAME                       python -m conformance replay
+    qnn-conformance upstream FINDING-ID|CASE.json --out DIR               python -m conformance upstream
     qnn-conformance configs OP                                            python -m cases configs
     qnn-conformance opdefs lint|new|coverage|import ...                   python -m opdefs
     qnn-conformance bench [speed|mutants|drawn|qnn-worker] [options]      python -m bench (default speed)
@@ -47,6 +48,12 @@ def _replay(args: list[str]) -> int:
     return main(["replay", *args])
 
 
+def _upstream(args: list[str]) -> int:
+    from conformance.upstream import main
+
+    return main(args)
+
+
 def _configs(args: list[str]) -> int:
     from cases.__main__ import main
 
@@ -70,6 +77,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "test": _test,
     "report": _report,
     "replay": _replay,
+    "upstream": _upstream,
     "configs": _configs,
     "opdefs": _opdefs,
     "bench": _bench,

@@ -122,6 +122,42 @@ def key(model: dict[str, Any]) -> str:
     return json.dumps(model, sort_keys=True, separators=(",", ":"))
 
 
+def describe(model: dict[str, Any], op: str | None = None) -> str:
+    """The model in one sentence, for a reader outside the suite (an upstream bug report): what the backend's outputs
+    are instead of the spec's, within the case's own budget. A named model or symptom is told by the first sentence
+    of its function's docstring, where its family module states the bug."""
+    if not isinstance(model, dict) or len(model) != 1:
+        return f"an unreadable model: {model!r}"
+    (kind, value), = model.items()
+    if kind == "params":
+        held = ", ".join(f"{k} = {v}" for k, v in value.items())
+        return f"The backend computes the op as if {held}, whatever the case gives."
+    if kind == "without":
+        return f"The backend computes the op without {', '.join(value)}, as if the input were not given."
+    if kind == "arithmetic":
+        return f"The backend's values are the spec's computed in {value} arithmetic."
+    if kind == "outputs":
+        return {"zeros": "Every output element the backend returns is 0.",
+                "input-codes": "The backend moves in[0]'s stored codes into out[0] without requantizing them to "
+                               "out[0]'s grid."}.get(value, f"The backend's outputs are {value}.")  # fmt: skip
+    names = value if isinstance(value, list) else [value]
+    if kind == "symptom" and names[0] == CHANGES_BETWEEN_RUNS:
+        return "The backend's outputs for the same case change from one run to the next (a read of memory it does " \
+               "not own)."
+    import reference
+
+    reference.load_families()
+    table = _SYMPTOMS if kind == "symptom" else _NAMED
+    fn = table.get(op or "", {}).get(str(names[0]))
+    doc = " ".join((fn.__doc__ or "").split()) if fn is not None else ""
+    import re
+
+    first = re.split(r"(?<=[\w)\]])\. (?=[A-Z])", doc)[0].rstrip(".") + "." if doc else \
+        f"The backend's bug named {names[0]!r}."
+    return first + (f" (With {', '.join(map(str, names[1:]))} where the case meets their conditions.)"
+                    if len(names) > 1 else "")  # fmt: skip
+
+
 def problems(model: Any, op: str | None = None) -> list[str]:
     """What is wrong with a model as written (for lint): [] when the interpreter can read it."""
     if not isinstance(model, dict) or len(model) != 1:

@@ -33,7 +33,12 @@ _conflicts: list[str] = []  # what this command's reads found: one run's case wi
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["upstream"]:  # every option is conformance's (argparse would take --help, --out for its own)
+        from reports import upstream
+
+        return upstream.delegate(given[1:])
+    args = _parser().parse_args(given)
     _conflicts.clear()
     try:
         status = args.run(args)
@@ -181,7 +186,16 @@ def _add_findings_commands(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--file", type=Path, action="append", default=[], help="findings YAML (default: findings/*.yaml)")
     f.add_argument("--format", choices=("md", "json"), default="md")
     f.add_argument("-o", "--output", type=Path)
+    f.add_argument("--upstream", type=Path, default=None, metavar="DIR",
+                   help="instead: write an upstream bug report per finding into DIR/<id>/ (python -m conformance "
+                        "upstream --all: runs the backends)")
+    f.add_argument("--only", default=None, help="with --upstream: only finding ids matching this regular expression")
     f.set_defaults(run=_findings)
+    # listed for --help only: ``main`` hands "upstream" and everything after it to python -m conformance upstream
+    u = sub.add_parser("upstream", add_help=False,
+                       help="one finding (or saved case) as an upstream bug report: report.md, the QNN Saver capture, "
+                            "a DLC, the ONNX model with the EP's options (python -m conformance upstream)")
+    u.add_argument("args", nargs=argparse.REMAINDER, help="as python -m conformance upstream takes them")
     a = sub.add_parser("agree", help="the same cases on two runs (e.g. qnn-htp vs ort-qnn): where they differ")
     a.add_argument("run_a", type=Path)
     a.add_argument("run_b", type=Path)
@@ -319,6 +333,12 @@ def _summary(args: argparse.Namespace) -> int:
 
 def _findings(args: argparse.Namespace) -> int:
     from reports import findings
+
+    if args.upstream is not None:
+        from reports import upstream
+
+        passed = [x for f in args.file for x in ("--file", str(f))] + (["--only", args.only] if args.only else [])
+        return upstream.delegate(["--all", "--out", str(args.upstream), *passed])
 
     known = findings.load(args.file)
     issues = findings.problems(known)

@@ -76,13 +76,18 @@ class QnnAdapter(WorkerAdapter):
     ``op_packages``: user op packages registered (backendRegisterOpPackage) when the worker starts, each
     {"path", "interface", "target"}; a missing file or a refused package makes the adapter unavailable.
     ``batch_size``: cases per graph in ``run_many`` (1: one graph per case, as ``run``).
+    ``record``: for the recording backends of a release (``adapters.qnn.capture``), where they write:
+    {"saver_directory": DIR} (libQnnSaver.so: saver_output.c and params.bin) or {"dlc_path": FILE} (libQnnIr.so).
+    Such a worker starts the ordinary way, not forked from a prepared zygote: the Saver begins writing in the process
+    that loads it, and a fork would hold a second copy of what it has buffered.
     """
 
     def __init__(self, library: str | os.PathLike | None = None, precision: str = "auto", soc: int | None = None,
                  arch: int | None = None, timeout: float = DEFAULT_TIMEOUT, log_level: str = "error",
                  debug_hooks: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT,
                  op_packages: list[dict[str, str]] | None = None, batch_size: int = DEFAULT_BATCH,
-                 release: releases.Release | None = None, kind: str = "htp", name: str | None = None) -> None:
+                 release: releases.Release | None = None, kind: str = "htp", name: str | None = None,
+                 record: dict[str, str] | None = None) -> None:
         super().__init__()
         self.release = release
         self.kind = kind  # "htp": SoC, arch and the HTP graph precision apply; "cpu": none of them
@@ -112,6 +117,10 @@ class QnnAdapter(WorkerAdapter):
         self.debug_hooks = bool(debug_hooks)
         self.batch_size = max(1, int(batch_size))
         self._worker: Worker | None = None
+        self.record = dict(record or {})
+        unknown = sorted(set(self.record) - {"saver_directory", "dlc_path"})
+        if unknown:
+            raise ValueError(f"record: unknown key(s) {unknown} (saver_directory, dlc_path)")
         if self._path is not None:
             config = {
                 "library": str(self._path),
@@ -121,7 +130,13 @@ class QnnAdapter(WorkerAdapter):
                 "debug_hooks": self.debug_hooks,
                 "op_packages": self.op_packages,
             }
+            if self.record.get("dlc_path"):
+                config["graph"]["dlc_path"] = str(self.record["dlc_path"])
+            if self.record.get("saver_directory"):
+                config["saver_directory"] = str(self.record["saver_directory"])
             self._worker = Worker(config, timeout=self.timeout, start_timeout=start_timeout)
+            if self.record:
+                self._worker.use_zygote = False
         missing = [p["path"] for p in self.op_packages if not Path(p["path"]).is_file()]
         if missing:  # said before any worker starts: the backend would only report a generic code
             self._worker, self._why_not = None, f"op package {missing[0]} does not exist"
@@ -195,7 +210,8 @@ def make(options: dict[str, Any] | None = None) -> QnnAdapter:
     Keys: ``library`` (or ``lib``/``path``), ``sdk`` (a QNN release: "2.47", "ort-qnn==2.3.0"; its wheel is
     fetched into the cache on first use), ``variant`` (what follows "@" in a backend name such as
     ``qnn-htp@2.47+v73``, see ``targets``), ``precision``, ``soc``, ``arch``, ``timeout``, ``log_level``,
-    ``op_packages``, ``batch_size``. Unknown keys are an error, so a typo does not silently run the default.
+    ``op_packages``, ``batch_size``, ``record`` (the recording backends' output: ``QnnAdapter``). Unknown keys are an
+    error, so a typo does not silently run the default.
     ``soc``/``arch`` not given fall back to $QNN_HTP_SOC/$QNN_HTP_ARCH, then to the backend's own; ``sdk``
     to $QNN_CONFORMANCE_SDK (pytest's --qnn-sdk), then to the installed wheel.
     """
@@ -253,6 +269,9 @@ def _make(options: dict[str, Any] | None, kind: str) -> QnnAdapter:
         kwargs["batch_size"] = int(opts.pop("batch_size"))
     if "log_level" in opts:
         kwargs["log_level"] = str(opts.pop("log_level"))
+    if opts.get("record"):
+        kwargs["record"] = dict(opts.pop("record"))
+    opts.pop("record", None)
     if opts.get("op_packages"):
         kwargs["op_packages"] = list(opts.pop("op_packages"))
     opts.pop("op_packages", None)

@@ -58,6 +58,14 @@ CONFIG_OPTION_CUSTOM = 0  # graph and device config lists: backend-specific payl
 HTP_GRAPH_OPTION_PRECISION = 2
 HTP_PRECISION = {"float32": 0, "float16": 1}
 HTP_DEVICE_OPTION_SOC, HTP_DEVICE_OPTION_ARCH = 0, 1
+# The recording backends of a release (``adapters.qnn.capture``). The Saver (libQnnSaver.so) takes its settings
+# through ``QnnSaver_initialize``, called before any other function of the library; option 0 names the directory it
+# writes saver_output.c and params.bin into (default ./saver_output of the process's working directory). The IR
+# backend (libQnnIr.so) writes its DLC at graphFinalize: to the path of its graph custom config option 1
+# (serialization: a u32 type, 1 = flatbuffer, at 8 and the file's path at 16), else to <graph name>.dlc in the
+# working directory. Both measured on QNN 2.51 (onnxruntime-qnn 2.7.0).
+SAVER_OPTION_OUTPUT_DIRECTORY = 0
+IR_GRAPH_OPTION_SERIALIZATION, IR_SERIALIZATION_FLATBUFFER = 1, 1
 LOG_ERROR, LOG_WARN, LOG_INFO, LOG_VERBOSE, LOG_DEBUG = 1, 2, 3, 4, 5
 _LOG_TO_PY = {
     LOG_ERROR: logging.ERROR,
@@ -235,6 +243,40 @@ class HtpDeviceCustomConfig(Structure):
     """HTP device custom config, the 16-byte layout the library needs (12 bytes loses the setting)."""
 
     _fields_ = [("option", c_uint32), ("_pad", c_uint32), ("word0", c_uint32), ("word1", c_uint32)]
+
+
+class SaverConfig(Structure):
+    """A Saver setting: its option at 0, the value (here a directory's path) at 8; 24 bytes, room for the widest."""
+
+    _fields_ = [("option", c_uint32), ("value", c_void_p), ("_second", c_void_p)]
+
+
+class IrGraphCustomConfig(Structure):
+    """The IR backend's graph custom config: option at 0, then the serialization type and the DLC's path."""
+
+    _fields_ = [("option", c_uint32), ("_pad", c_uint32), ("serialization", c_uint32), ("_pad2", c_uint32),
+                ("path", c_char_p)]
+
+
+def saver_initialize(library: str | os.PathLike, output_directory: str | os.PathLike) -> None:
+    """Tell the Saver of ``library`` where to write its capture; must come before the library's first other call in
+    the process (``QnnLibrary``). Why here and not a working directory: the capture then goes where the caller says
+    whatever the process's cwd, and the worker needs no other setting."""
+    lib = load_with_dependencies(resolve_library(library))
+    init = lib.QnnSaver_initialize
+    init.argtypes = [c_void_p]
+    init.restype = Err
+    where = ctypes.create_string_buffer(os.fsencode(os.fspath(output_directory)))
+    _PINNED.append(where)  # the Saver may keep the pointer
+    entry = SaverConfig(SAVER_OPTION_OUTPUT_DIRECTORY, ctypes.addressof(where), None)
+    _PINNED.append(entry)
+    configs = (c_void_p * 2)(ctypes.addressof(entry), None)
+    code = error_code(init(configs))
+    if code:
+        raise QnnError("QnnSaver_initialize", code)
+
+
+_PINNED: list = []  # what the C side may point into for the life of the process
 
 
 class OperationName(Structure):

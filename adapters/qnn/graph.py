@@ -119,11 +119,14 @@ class GraphOptions:
     precision; with ``soc=43`` (SM8550) FLOAT_32 graphs run relaxed whatever is sent. The option
     is kept explicit so that a backend that honours it is asked the same question.
     ``soc``/``arch`` select the simulated HTP (device custom configs); None leaves the default.
+    ``dlc_path``: for the IR backend (libQnnIr.so) only, where graphFinalize writes the graph as a DLC; the graph
+    config then carries that option instead of the HTP's precision, which the IR backend would read as its own.
     """
 
     precision: str = "auto"
     soc: int | None = None
     arch: int | None = None
+    dlc_path: str | None = None
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -262,12 +265,17 @@ class _Builder:
         setattr(out.u.scalar.value, field, value)
         return out, False
 
-    def graph_config(self, precision: str | None) -> Any:
-        if precision is None:
+    def graph_config(self, precision: str | None, dlc_path: str | None = None) -> Any:
+        if dlc_path is not None:
+            custom = self._pin(b.IrGraphCustomConfig(option=b.IR_GRAPH_OPTION_SERIALIZATION,
+                                                     serialization=b.IR_SERIALIZATION_FLATBUFFER,
+                                                     path=self._pin(dlc_path.encode())))  # fmt: skip
+        elif precision is None:
             return None
-        custom = self._pin(b.HtpGraphCustomConfig())
-        custom.option = b.HTP_GRAPH_OPTION_PRECISION
-        custom.value[0] = b.HTP_PRECISION[precision]
+        else:
+            custom = self._pin(b.HtpGraphCustomConfig())
+            custom.option = b.HTP_GRAPH_OPTION_PRECISION
+            custom.value[0] = b.HTP_PRECISION[precision]
         entry = self._pin(b.ConfigEntry(b.CONFIG_OPTION_CUSTOM, ctypes.addressof(custom)))
         return self._pin((c_void_p * 2)(ctypes.addressof(entry), None))
 
@@ -474,7 +482,8 @@ def _build_and_execute(lib: b.QnnLibrary, nodes: list[_Node], precision: str | N
     try:
         graph = b.Handle()
         stage = "graphCreate"
-        _timed(timing, "graph", lib.call, "graphCreate", context, b"g", bld.graph_config(precision), byref(graph))
+        _timed(timing, "graph", lib.call, "graphCreate", context, b"g", bld.graph_config(precision, options.dlc_path),
+               byref(graph))
         for node in nodes:
             stage = "tensorCreateGraphTensor"
             node.register(lib, graph, timing)

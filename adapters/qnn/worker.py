@@ -39,6 +39,8 @@ def _load(cfg: dict[str, Any]) -> Any:
     """The library of ``cfg`` loaded and its backend created: what every case of a worker needs first."""
     from adapters.qnn import bindings
 
+    if cfg.get("saver_directory"):  # the Saver's capture goes there: said before the library's first other call
+        bindings.saver_initialize(cfg["library"], cfg["saver_directory"])
     lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
                               known=cfg.get("known_core_api"))  # fmt: skip
     lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it

@@ -10,9 +10,13 @@ output>``, in the same units: quantization steps, or an absolute difference for 
 session is built as the suite builds it: CPU fallback off, so every node runs on the HTP or the session is
 refused; graph input/output (de)quantization on the HTP, as a QNN graph receives codes.
 
-Prints what happened and ends with one line: ``REPRODUCES: ...`` (exit 0) when the model shows its symptom
-(the session or the run fails, or an output is outside its budget), ``DOES NOT REPRODUCE: ...`` (exit 1).
-``--json`` prints one JSON object instead, for scripts.
+Prints what happened (the first elements outside the budget, expected against got, ``--show N`` of them) and ends
+with one line: ``REPRODUCES: ...`` (exit 0) when the model shows its symptom (the session or the run fails, or an
+output is outside its budget), ``DOES NOT REPRODUCE: ...`` (exit 1). ``--json`` prints one JSON object instead, for
+scripts. ``--provider-options FILE`` (a JSON object) sets further QNN EP options over those above, e.g. the
+``soc_model`` or ``enable_htp_fp16_precision`` a finding was seen with (``ep_options.json`` of an upstream report);
+a value that starts with ``<onnxruntime_qnn>/`` names a file of the installed wheel
+(``<onnxruntime_qnn>/libQnnSaver.so``), so that such a file works on any machine.
 """
 
 from __future__ import annotations
@@ -25,9 +29,21 @@ from pathlib import Path
 import numpy as np
 
 EP = "QNNExecutionProvider"
+WHEEL_DIR = "<onnxruntime_qnn>"  # in an option's value: the installed onnxruntime_qnn package's directory
 
 
-def session(model: Path, backend_path: str | None = None):  # noqa: ANN201 - onnxruntime may not be importable
+def provider_options(backend_path: str | None = None, extra: dict | None = None) -> dict[str, str]:
+    """The QNN EP options of the session: the suite's two, then ``extra`` over them (a file's ``backend_path`` too)."""
+    import onnxruntime_qnn
+
+    wheel = str(Path(onnxruntime_qnn.__file__).parent)
+    options = {"backend_path": backend_path or onnxruntime_qnn.get_qnn_htp_path(), "offload_graph_io_quantization": "0"}
+    options.update({str(k): str(v).replace(WHEEL_DIR, wheel, 1) if str(v).startswith(WHEEL_DIR) else str(v)
+                    for k, v in (extra or {}).items() if v not in (None, "")})  # fmt: skip
+    return options
+
+
+def session(model: Path, backend_path: str | None = None, extra: dict | None = None):  # noqa: ANN201
     """An InferenceSession on the QNN EP alone (HTP backend of the onnxruntime-qnn wheel unless given)."""
     import onnxruntime as ort
     import onnxruntime_qnn
@@ -37,18 +53,17 @@ def session(model: Path, backend_path: str | None = None):  # noqa: ANN201 - onn
     devices = [d for d in ort.get_ep_devices() if d.ep_name == EP]
     options = ort.SessionOptions()
     options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    options.add_provider_for_devices(devices, {"backend_path": backend_path or onnxruntime_qnn.get_qnn_htp_path(),
-                                               "offload_graph_io_quantization": "0"})  # fmt: skip
+    options.add_provider_for_devices(devices, provider_options(backend_path, extra))
     return ort.InferenceSession(str(model), options, enable_fallback=0)
 
 
-def run(model: Path, backend_path: str | None = None) -> dict:
+def run(model: Path, backend_path: str | None = None, extra: dict | None = None, show: int = 0) -> dict:
     """What the model does on the EP: the failing step and its message, or per output the largest
     difference from the expected values and how many elements are outside the budget."""
     data = np.load(model.with_suffix(".npz"))
     feeds = {k.split(":", 1)[1]: data[k] for k in data.files if k.startswith("feed:")}
     try:
-        sess = session(model, backend_path)
+        sess = session(model, backend_path, extra)
     except Exception as e:  # noqa: BLE001 - any refusal is the result
         return {"step": "session", "error": " ".join(str(e).split())}
     try:
@@ -66,12 +81,17 @@ def run(model: Path, backend_path: str | None = None) -> dict:
         diff = np.where(np.isnan(diff), np.inf, diff)
         outside = diff > budget
         worst = int(np.argmax(np.where(outside, diff, -1.0))) if diff.size else 0
+        first = np.flatnonzero(outside.reshape(-1))[:show]
+        listed = [{"index": [int(i) for i in np.unravel_index(k, diff.shape)],
+                   "expected": float(want64.reshape(-1)[k]), "got": float(got64.reshape(-1)[k]),
+                   "allowed": float(np.broadcast_to(budget, diff.shape).reshape(-1)[k])} for k in first]  # fmt: skip
         outputs[name] = {"outside": int(np.sum(outside)), "elements": int(diff.size),
                          "budget": float(np.broadcast_to(budget, diff.shape).reshape(-1)[worst]) if diff.size else 0.0,
                          "max_diff": float(diff.max()) if diff.size else 0.0,
                          "first": {"index": [int(i) for i in np.unravel_index(worst, diff.shape)] if diff.size else [],
                                    "expected": float(want64.reshape(-1)[worst]) if diff.size else None,
-                                   "got": float(got64.reshape(-1)[worst]) if diff.size else None}}  # fmt: skip
+                                   "got": float(got64.reshape(-1)[worst]) if diff.size else None},
+                         "differing": listed}  # fmt: skip
     return {"step": "ok", "outputs": outputs}
 
 
@@ -91,13 +111,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", type=Path, help="<id>.onnx (its <id>.npz beside it)")
     ap.add_argument("--backend-path", default=None, help="QNN backend library (default: the wheel's libQnnHtp.so)")
+    ap.add_argument("--provider-options", type=Path, default=None,
+                    help="a JSON object of further QNN EP options (e.g. ep_options.json beside the model)")
+    ap.add_argument("--show", type=int, default=8, help="list this many elements outside the budget per output")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    result = run(args.model, args.backend_path)
+    extra = json.loads(args.provider_options.read_text(encoding="utf-8")) if args.provider_options else None
+    result = run(args.model, args.backend_path, extra, max(0, args.show))
     shows, why = verdict(result)
     if args.json:
         print(json.dumps({**result, "reproduces": shows, "why": why}))
     else:
+        print(f"session: QNN EP options {json.dumps(provider_options(args.backend_path, extra), sort_keys=True)}")
+        for name, o in (result.get("outputs") or {}).items():
+            for d in o["differing"]:
+                print(f"{name}{d['index']}: expected {d['expected']:g}, got {d['got']:g} (allowed difference "
+                      f"{d['allowed']:g})")  # fmt: skip
         print(("REPRODUCES: " if shows else "DOES NOT REPRODUCE: ") + why)
     return 0 if shows else 1
 

@@ -234,9 +234,11 @@ class ConfigEntry(Structure):
 
 
 class HtpGraphCustomConfig(Structure):
-    """HTP graph custom config: option at 0, payload at 8; the tail is room for larger payloads."""
+    """HTP graph custom config: option at 0, payload at 8 (its union holds a 64-bit member and a pointer, so it is
+    8-aligned); the tail is room for larger payloads. The payload once sat at 4, where the backend never read it:
+    every graph was sent precision 0 (float32) whatever the run asked for."""
 
-    _fields_ = [("option", c_uint32), ("value", c_uint32 * 2), ("_space", c_uint64 * 6)]
+    _fields_ = [("option", c_uint32), ("_pad", c_uint32), ("value", c_uint32 * 2), ("_space", c_uint64 * 6)]
 
 
 class HtpDeviceCustomConfig(Structure):

@@ -71,6 +71,11 @@ def drawn_values(op: Any, examples: int, seed: int, draw: Any = None) -> dict[st
                   if counts[name][v] == 0]  # fmt: skip
         if missed and cases:
             short[config.label] = missed
+    pairs_drawn = {((a, x), (b, y)) for c in every for (a, x), (b, y) in generate.slots.interacting_pairs(op)
+                   if _value(c, a, op) == x and _value(c, b, op) == y}  # fmt: skip
+    pairs_missed = [f"{a} {member_names(op, a).get(x, repr(x))} with {b} {member_names(op, b).get(y, repr(y))}"
+                    for (a, x), (b, y) in generate.slots.interacting_pairs(op)
+                    if ((a, x), (b, y)) not in pairs_drawn]  # fmt: skip
     never: dict[str, list[str]] = {}
     curated: dict[str, list[str]] = {}
     for name, values in params.items():
@@ -82,6 +87,7 @@ def drawn_values(op: Any, examples: int, seed: int, draw: Any = None) -> dict[st
             (curated if allowed is not None and v not in allowed else never).setdefault(name, []).append(
                 names.get(v, repr(v)))
     return {"cells": cells, "never": never, "curated_out": curated, "cells_short": short,
+            "pairs": len(pairs_drawn) + len(pairs_missed), "pairs_never": pairs_missed,
             "shapes": shape_stats(every), "largest_inputs": sorted(largest_input(c) for c in every)}
 
 
@@ -180,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     for (name, cell), values in short.items():
         print(f"{name} {cell}: a value its datatypes allow never drawn in the cell: {', '.join(values)}")
     report["cell_values_never_drawn"] = sum(len(v) for v in short.values())
+    for name, r in report["ops"].items():
+        if r["pairs_never"]:
+            print(f"{name}: pairs never drawn together: {'; '.join(r['pairs_never'])}")
+    report["pairs"] = sum(r["pairs"] for r in report["ops"].values())
+    report["pairs_never_drawn"] = sum(len(r["pairs_never"]) for r in report["ops"].values())
     n_values = sum(len(v) for never in missing.values() for v in never.values())
     n_curated = sum(len(v) for out in curated.values() for v in out.values())
     report["never_drawn"], report["curated_out"] = n_values, n_curated
@@ -196,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
           f"max {report['shapes']['largest_input_max']} elements")  # fmt: skip
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1, sort_keys=True))
+    print(f"pairs: {report['pairs_never_drawn']} of {report['pairs']} pairs of two switches' values never drawn "
+          f"together")
     print(f"drawn: {n_values} parameter value(s) of {len(missing)} op(s) never drawn "
           f"({report['cell_values_never_drawn']} missing from a cell that allows them), "
           f"{n_curated} left out by curation, "

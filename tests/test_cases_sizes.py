@@ -73,3 +73,24 @@ def test_the_edge_tier_keeps_its_sizes():
     cases = _cell("Conv2d", tier=generate.EDGE, n=10)
     assert all(max(math.prod(t.shape) for t in c.inputs if t is not None) <= generate.Settings().max_elements
                for c in cases)  # fmt: skip
+
+
+def test_every_pair_of_two_switches_a_case_can_hold_is_a_row_of_the_schedule():
+    from cases.generate import slots
+
+    for name in ("Resize", "DetectionOutput", "InstanceNorm", "GridSample"):
+        op = opdefs.load(name)
+        pairs = slots.interacting_pairs(op)
+        rows = slots.covering_rows(op)
+        held = {pair for pair in pairs for row in rows if all(row.get(n) == v for n, v in pair)}
+        assert held == set(pairs), f"{name}: pairs no row holds: {sorted(set(pairs) - held)[:5]}"
+
+
+def test_a_pair_its_checks_rule_out_is_not_asked_for():
+    from cases.generate import slots
+
+    op = opdefs.load("Resize")
+    linear = op.enum_names()["LINEAR"]
+    assert not any({n: v for n, v in pair} == {"interpolation_mode": linear, "nearest_mode": mode}
+                   for pair in slots.interacting_pairs(op) for mode in range(4)), \
+        "nearest_mode beside LINEAR interpolation: the spec gives nearest_mode only with NEAREST"

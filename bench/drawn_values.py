@@ -78,11 +78,15 @@ def drawn_values(op: Any, examples: int, seed: int, draw: Any = None) -> dict[st
                     if ((a, x), (b, y)) not in pairs_drawn]  # fmt: skip
     never: dict[str, list[str]] = {}
     curated: dict[str, list[str]] = {}
+    edge_only = generate.slots.typical_excluded(op)  # the typical tier's conditions rule them out: curated too
     for name, values in params.items():
         names = member_names(op, name)
         allowed = op.params[name].get("generate")  # a curated list: the spec's decisions say why the rest are not
         for v in values:
             if union[name][v]:
+                continue
+            if v in edge_only.get(name, ()):
+                curated.setdefault(name, []).append(names.get(v, repr(v)) + " (typical_when: edge only)")
                 continue
             (curated if allowed is not None and v not in allowed else never).setdefault(name, []).append(
                 names.get(v, repr(v)))

@@ -18,16 +18,40 @@ CELL_CASES = 20  # the typical cases of a main job's cell: how far along the slo
 
 def enumerated_members(op: OpDef) -> dict[str, list[Any]]:
     """Every scalar boolean and enum parameter a typical cell schedules (curated ones keep their curation), with
-    its values in order."""
+    the values in order that the typical tier's conditions on parameters alone allow (InstanceNorm's converters'
+    MU_SIGMA, ACROSS_SPATIAL; ``typical_excluded`` names the rest); a parameter left one value is not scheduled."""
     members: dict[str, list[Any]] = {}
+    steer = _typical_steer(op)
+    env = {**op.enum_names(), **op.param_defaults()}
     for name, p in op.param_specs.items():
         if not p.scalar or p.curated is not None:
             continue
-        if p.members:
-            members[name] = sorted(p.members.values())
-        elif p.dtype == "BOOL_8":
-            members[name] = [False, True]
+        values = sorted(p.members.values()) if p.members else [False, True] if p.dtype == "BOOL_8" else []
+        values = [v for v in values if _fits([c for c in steer if name in c.names()], {**env, name: v})]
+        if len(values) > 1:
+            members[name] = values
     return members
+
+
+def typical_excluded(op: OpDef) -> dict[str, list[Any]]:
+    """Values of boolean and enum parameters the typical tier's conditions rule out: drawn in the edge tier only."""
+    steer = _typical_steer(op)
+    env = {**op.enum_names(), **op.param_defaults()}
+    out: dict[str, list[Any]] = {}
+    for name, p in op.param_specs.items():
+        if not p.scalar or p.curated is not None:
+            continue
+        values = sorted(p.members.values()) if p.members else [False, True] if p.dtype == "BOOL_8" else []
+        ruled = [v for v in values if not _fits([c for c in steer if name in c.names()], {**env, name: v})]
+        if ruled:
+            out[name] = ruled
+    return out
+
+
+def _typical_steer(op: OpDef) -> list[expr.Expr]:
+    """The typical tier's conditions on parameters and dims alone (``plan.steer``)."""
+    conditions = [expr.parse(x) for x in op.generation.get("typical_when") or []]
+    return [c for c in conditions if not c.tensor_refs() and not ({"in", "out"} & c.names())]
 
 
 def _valid(op: OpDef, assignment: dict[str, Any]) -> bool:

@@ -23,6 +23,8 @@ from opdefs import dtypes
 # lowest room that has cases; the records, the reports and the run read the same two names.
 TYPICAL, EDGE = "typical", "edge"
 TIERS = (TYPICAL, EDGE)
+# the layer shapes of public models an op's spec lists (``generate.model_layers``): typical in every other respect
+MODEL = "model"
 
 
 @dataclass

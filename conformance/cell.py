@@ -22,7 +22,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from adapters import refusal
 from cases import forms, generate
-from cases.case import Case
+from cases.case import MODEL, Case
 from cases.cell_cache import Cell, CellCache
 from conformance.execute import RunContext, execute, execute_many
 from conformance.plugin import examples_for, hypothesis_settings
@@ -171,7 +171,8 @@ class CellRunner:
         if got is not None and needs_probe(self.tier, recs):
             self._probe(got.cases)
         bad = [r for r in recs if r.verdict in FAILS_THE_TEST]
-        if bad and not self.options["no_shrink"] and self.key not in prior.shrunk:
+        if bad and not self.options["no_shrink"] and self.key not in prior.shrunk and self.tier != MODEL:
+            # a model layer's shape is the point of its case: there is nothing smaller to shrink it to
             self._shrink(bad[0].verdict)
         return self._judged(recs, bad)
 

@@ -70,7 +70,11 @@ OPTIONS: tuple[Option, ...] = (
            type=int),
     Option("--edge-examples", "edge-tier cases per op x datatype configuration (default: a quarter of --examples, "
            "at least 1)", type=int),
-    Option("--tier", "which tiers to run", choices=("typical", "edge", "both"), default="both"),
+    Option("--tier", "which tiers to run: typical, edge, model (the layer shapes of public models the op's spec "
+           "lists), both (typical and edge) or all", choices=("typical", "edge", "model", "both", "all"),
+           default="all"),
+    Option("--model-examples", "model-tier cases (layers) per op x datatype configuration, each next configuration "
+           "taking the next layers of the op's list (default 1)", type=int),
     Option("--seed", "hypothesis seed: the same seed gives the same cases (default: a random one, recorded)",
            type=int),
     Option("--results", "JSONL file: a run header, then one results record per case as it finishes"),
@@ -107,7 +111,8 @@ OPTIONS: tuple[Option, ...] = (
            "1: one graph per case. Default: the adapter's own (32 for the built-in ones)", type=int, metavar="N"),
 )
 BY_FLAG = {o.flag: o for o in OPTIONS}
-COUNTS = ("--examples", "--edge-examples", "--max-elements", "--batch")  # whole numbers of at least 1
+# whole numbers of at least 1
+COUNTS = ("--examples", "--edge-examples", "--model-examples", "--max-elements", "--batch")
 
 
 def add_to_pytest(group: Any) -> None:

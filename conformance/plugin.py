@@ -290,6 +290,7 @@ def _configuration(config: pytest.Config, name: str, seed: int, info: dict[str, 
         "examples": typical,
         "edge_examples": edge,
         "tier": config.getoption("--tier"),
+        "model_examples": config.getoption("--model-examples") or 1,
         "options": {
             **{k: v for k, v in options.items() if k != "library"},
             "library": options.get("library"),
@@ -565,6 +566,7 @@ def conformance_options(pytestconfig: pytest.Config) -> dict:
         "batch": pytestconfig.getoption("--batch"),
         "case_cache": pytestconfig.getoption("--case-cache"),
         "tier": pytestconfig.getoption("--tier"),
+        "model_examples": pytestconfig.getoption("--model-examples"),
         "expectations": pytestconfig.getoption("--expectations"),
         "qnn_backend_lib": run.adapter_options.get("library"),
         "qnn_precision": run.adapter_options.get("precision"),
@@ -601,10 +603,18 @@ def append_records(options: dict, recs: list[results.Record], session: pytest.Se
 
 
 def examples_for(options: dict, tier: str) -> int:
-    """Cases per cell and tier: ``--examples`` typical ones (the profile's max_examples by default) and
-    ``--edge-examples`` edge ones (a quarter of that, at least 1)."""
+    """Cases per cell and tier: ``--examples`` typical ones (the profile's max_examples by default),
+    ``--edge-examples`` edge ones (a quarter of that, at least 1) and ``--model-examples`` layers (1)."""
+    if tier == "model":
+        return max(1, int(options.get("model_examples") or 1))
     typical, edge = examples_per_tier(options)
     return typical if tier == "typical" else edge
+
+
+def runs_tier(options: dict, tier: str) -> bool:
+    """Whether ``--tier`` takes this tier in."""
+    chosen = options.get("tier") or "all"
+    return chosen == "all" or chosen == tier or (chosen == "both" and tier in ("typical", "edge"))
 
 
 def hypothesis_settings(options: dict, tier: str = "typical") -> settings:

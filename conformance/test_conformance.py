@@ -36,11 +36,12 @@ import pytest
 
 import opdefs
 from cases import generate, negative
+from cases.case import MODEL
 from cases.cell_cache import Cell, CellCache
 from conformance import options as option_table
 from conformance.cell import CellRunner, first_made
 from conformance.execute import RunContext, execute
-from conformance.plugin import append_records, take_adapter
+from conformance.plugin import append_records, runs_tier, take_adapter
 from reference.expected import infer
 from reports.expectations import Expectations
 from reports.record import CELL, NEGATIVE_PASSES, Record
@@ -80,6 +81,8 @@ def _positive_params() -> list:
         for cfg in cfgs:
             for tier in generate.TIERS:
                 out.append(pytest.param(name, cfg.label, tier, id=f"{name}-{cfg.label}-{tier}"))
+            if op.model_layers:  # the layers of public models the spec lists (``cases.generate.model_rows``)
+                out.append(pytest.param(name, cfg.label, MODEL, id=f"{name}-{cfg.label}-{MODEL}"))
         if not cfgs:  # reported as not generated (skipped with the spec's reason), never as failing
             out.append(pytest.param(name, None, None, id=f"{name}-not-generated"))
     return out
@@ -171,7 +174,7 @@ def test_op(op_name, config_label, tier, backend, conformance_options, record, e
         record(Record(op=op_name, config="", backend=backend[0], verdict="", kind=CELL, test_id=request.node.nodeid,
                       run_id=conformance_options["run_id"], extra={"not_generated": why, "family": op.family}))
         pytest.skip(f"{op_name} is not generated: {why}")
-    if conformance_options.get("tier", "both") not in ("both", tier):
+    if not runs_tier(conformance_options, tier):
         pytest.skip(f"--tier {conformance_options['tier']}")
     config = next(c for c in _configs(op) if c.label == config_label)
     known = expectations if expectations.entries else None  # a failing case is checked against their models

@@ -277,6 +277,11 @@ class OpDef:
         return self.raw.get("generate") or {}
 
     @property
+    def model_layers(self) -> list[dict[str, Any]]:
+        """Layers of public models the op runs in (``generate.model_layers``): the model tier's cases, one a row."""
+        return list(self.generation.get("model_layers") or [])
+
+    @property
     def tolerance(self) -> dict[str, Any]:
         """The ``tolerance`` block: overrides, accumulation length, random-output judgement."""
         return self.raw.get("tolerance") or {}

@@ -23,7 +23,8 @@ A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and m
 
     - id: concat-default-axis      # a short name for reports and bug trackers
       op: Concat
-      tier: edge                   # optional: typical or edge (records without a tier count as typical)
+      tier: edge                   # optional: typical, edge or model (records without a tier count as typical;
+                                   # a typical entry covers the model tier too: a layer is a typical case at its size)
       soc: default                 # optional pattern on the record's backend_info soc ("default" if none)
       stage: finalize              # optional pattern on where the case stopped (validate/finalize/execute/ok)
       message: "re:.*dim 0.*"      # optional pattern on the record's message
@@ -153,7 +154,8 @@ class Entry:
             and _any(self.op, op)
             and (self.config is None or _any(self.config, config))
             and (self.backend is None or any(_any(self.backend, b) for b in _names(backend)))
-            and (self.tier is None or tier is None or _any(self.tier, tier or "typical"))
+            and (self.tier is None or tier is None or _any(self.tier, tier or "typical")
+                 or (tier == "model" and _any(self.tier, "typical")))  # a model layer is a typical case at its size
             and (self.soc is None or soc is None or _any(self.soc, soc))
         )
 

@@ -41,12 +41,14 @@ from typing import Any
 from reports import expectations, refusals
 from reports.families import DTYPE_FAMILIES, dtype_family, family_of, family_sort_key
 from reports.record import (
+    BAD,
     CELL,
     CRASH,
     EDGE,
     ERROR,
     FAIL,
     FP16_ACCURATE,
+    MODEL,
     NEGATIVE,
     PASS,
     POSITIVE,
@@ -162,6 +164,7 @@ class Cell:
     builds: list[str] = field(default_factory=list)
     tier: str = "typical"
     edge: Cell | None = None  # the same op, config and backend on the edge tier (positive cells only)
+    model: Cell | None = None  # and on the model tier: the layers of public models the op's spec lists
     draws: dict[str, dict[str, int]] = field(default_factory=dict)  # tier -> requested, cases, refusals...
     shrunk: list[CaseDetail] = field(default_factory=list)
     stage_counts: Counter[str] = field(default_factory=Counter)  # where each case stopped, see ``stages``
@@ -294,18 +297,28 @@ class Cell:
             return ""
         return f"edge {e.core_text()}"
 
+    def model_note(self) -> str:
+        """The model tier beside the cell, whatever it says: "model PASS 1/1" (the cell holds at a deployed size),
+        "model FAIL 1/1" (it does not), "" when no layer ran."""
+        m = self.model
+        return f"model {m.core_text()}" if m is not None and m.total else ""
+
+    def notes(self) -> str:
+        return " · ".join(n for n in (self.edge_note(), self.model_note()) if n)
+
     def display_text(self) -> str:
         """``text()``, except that a cell whose every typical case was refused says why, or in which standard
         form the backend runs it ("REJ: op not registered", "REJ -> supported as 32-bit bias")."""
         if self.kind == POSITIVE and self.total and self.counts[REJECTED] == self.total:
-            note = self.edge_note()
+            note = self.notes()
             return self.refusal_text() + (f" · {note}" if note else "")
         return self.text()
 
     def text(self) -> str:
-        """The compact cell text: typical rate, then edge news: "PASS 20/20 · edge FAIL 2/5"."""
+        """The compact cell text: typical rate, then edge news and the model tier: "PASS 20/20 · edge FAIL 2/5 · model
+        PASS 1/1"."""
         base = self.core_text() if self.total else "no typical case"
-        note = self.edge_note()
+        note = self.notes()
         return f"{base} · {note}" if note else base
 
     def core_text(self) -> str:
@@ -413,6 +426,11 @@ class Matrix:
             if cell.edge is None:
                 cell.edge = Cell(*key, kind=POSITIVE, tier=EDGE)
             cell.edge.add(r)
+            return
+        if r.tier == MODEL:
+            if cell.model is None:
+                cell.model = Cell(*key, kind=POSITIVE, tier=MODEL)
+            cell.model.add(r)
             return
         cell.add(r)
 
@@ -685,6 +703,16 @@ class FamilyCell:
         """The edge notes of its configurations ("UFIXED_POINT_8: edge FAIL 2/5"), empty when all is well."""
         return [f"{c.config}: {c.edge_note()}" for c in self.cells if c.edge_note()]
 
+    def deployed(self) -> str:
+        """Whether the family holds at the deployed sizes of its model tier: "holds at deployed sizes (3 layers)",
+        "fails at deployed sizes (1 of 3 layers)", or "" where no layer ran."""
+        models = [c.model for c in self.cells if c.model is not None and c.model.total]
+        if not models:
+            return ""
+        ran = sum(m.total for m in models)
+        bad = sum(m.counts[v] for m in models for v in (*BAD, XPASS))
+        return f"fails at deployed sizes ({bad} of {ran} layers)" if bad else f"holds at deployed sizes ({ran} layers)"
+
     def rate(self, percent_sign: bool = True) -> str:
         """Whole per cent of typical cases that passed; 100% only when every one did."""
         total = self.total
@@ -727,7 +755,8 @@ class FamilyCell:
                                       for config, form in forms.items())  # fmt: skip
         if reasons:
             line += " · REJ: " + "; ".join(f"{why} ({n})" for why, n in reasons.most_common(3))
-        return line + (" · " + "; ".join(news) if news else "")
+        deployed = self.deployed()
+        return line + (" · " + "; ".join(news) if news else "") + (f" · {deployed}" if deployed else "")
 
 
 @dataclass

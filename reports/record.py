@@ -40,7 +40,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from cases.case import EDGE, TIERS, TYPICAL  # noqa: F401  (the tiers, re-exported for the readers of records)
+from cases.case import EDGE, MODEL, TIERS, TYPICAL  # noqa: F401  (the tiers, re-exported for the readers of records)
 
 
 class Verdict(StrEnum):

@@ -90,7 +90,7 @@ def _drawing(draw, env: dict, s) -> SimpleNamespace:
     """What ``_draw_shape`` reads of a ``CaseDrawing``: a first input with no shape yet, every named dim 1."""
     plan = SimpleNamespace(same_shape={}, settings=s, broadcast=(), typical=s.tier == generate.TYPICAL)
     return SimpleNamespace(draw=draw, env=env, shapes={}, first_shape=None, rank_shapes={}, dim_value=lambda d: 1,
-                           plan=plan, batch_one=False, grown=(), grow_picks={})  # fmt: skip
+                           plan=plan, batch_one=False, grown=(), grow_picks={}, row=None)  # fmt: skip
 
 
 @pytest.mark.parametrize("tier", generate.TIERS)

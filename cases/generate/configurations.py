@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,10 @@ class Settings:
     # splits its cases between such strategies (``cell_parts``). None: drawn per case (a strategy of its own)
     batch_one: bool | None = None
     deployed: bool | None = None
+    # the model tier: one row of the spec's ``generate.model_layers`` (shapes, parameters, dims) the case takes as it
+    # stands, drawn typical in every other respect; and how many elements a tensor of such a case may hold
+    model_row: Any = field(default=None, compare=False)
+    model_elements: int = 1 << 21
 
 
 @dataclass(frozen=True)

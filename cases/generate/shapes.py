@@ -175,6 +175,13 @@ def _draw_shape(d: CaseDrawing, decl: TensorSpec, ref: str,
     if ref in same_shape and same_shape[ref] in shapes:
         return shapes[same_shape[ref]]
     sh = decl.shape
+    if d.row is not None and ref in d.row.shapes:  # the model tier: the layer's shape, its names bound to its sizes
+        shape = d.row.shapes[ref]
+        rank = sh.get("rank")
+        if isinstance(rank, str) and rank.isidentifier():
+            env.setdefault(rank, len(shape))
+            rank_shapes.setdefault(rank, shape)
+        return shape
     dims = sh.get("dims")
     if dims:
         out = []

@@ -11,11 +11,12 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from cases import check
-from cases.case import TYPICAL, Case, Param, Tensor
+from cases.case import MODEL, TYPICAL, Case, Param, Tensor
 from cases.generate import sizes
-from cases.generate.configurations import Config, Settings
+from cases.generate.configurations import Config, Settings, configs
 from cases.generate.draws import _BOOL, _elements, _ints, _pick
 from cases.generate.evaluate import _declared_scalar, _eval_dim, _holds
+from cases.generate.model_rows import ModelRow, model_row, rows_for_cell
 from cases.generate.outputs import _outputs, draw_steps
 from cases.generate.params import (
     _default_fits,
@@ -61,6 +62,11 @@ def cell_strategies(op: OpDef, config: Config, settings: Settings,
     size (``sizes.parts``) where the op has a batch or a dim to grow, sharing one schedule of enumerated values, so
     that the values go round across the parts as in one strategy; any other cell one strategy. Each part is drawn
     under the run's seed plus its offset: parts that draw alike (an op with no batch dim) would draw the same cases."""
+    if settings.tier == MODEL:  # one strategy a row, each drawing one case of the layer (``model_rows``)
+        labels = [c.label for c in configs(op)]
+        at = labels.index(config.label) if config.label in labels else 0
+        return [(case_strategy(op, config, replace(settings, tier=TYPICAL, stratify=False, model_row=row)), 1, k)
+                for k, row in enumerate(rows_for_cell(op, at, n))]  # fmt: skip
     if settings.tier != TYPICAL or not settings.stratify or settings.batch_one is not None:
         return [(case_strategy(op, config, settings), n, 0)]
     plan = plan_cell(op, config, settings)
@@ -128,11 +134,19 @@ class CaseDrawing:
         self.grown: tuple[str, ...] = ()  # the dims a case drawn at a deployed size grows
         self.grow_picks: dict[str, int] = {}  # each one's pick of its sizes
         self.cap = plan.settings.max_elements
+        # the model tier's layer: its shapes, parameters and dims stand as the row gives them
+        row = plan.settings.model_row
+        self.row: ModelRow | None = model_row(plan.op, row) if row is not None else None
+        if self.row is not None:
+            self.cap = max(self.cap, plan.settings.model_elements)
 
     def dim_value(self, name: str) -> int:
         plan, env, draw, settings, typical = self.plan, self.env, self.draw, self.plan.settings, self.plan.typical
         domains, derived = plan.op.dims, plan.op.derived
         if name in env:
+            return env[name]
+        if self.row is not None and name in self.row.dims:
+            env[name] = self.row.dims[name]
             return env[name]
         if name in derived:  # a formula an input's shape needs (Col2Im's L): its own dims first
             for other in sorted(expr.parse(derived[name]).names() & set(domains)):
@@ -202,6 +216,16 @@ class CaseDrawing:
         fits = _sizes_that_fit(name, [v, v + 1], plan.sized_by.get(name, ()), fit_env, plan.dim_checks.get(name, ()))
         return v if fits is None or v in fits else None
 
+    def _row_value(self, name: str, p: Any) -> Any:
+        """A model row's value of parameter ``name`` in the parameter's own storage type."""
+        from opdefs import dtypes
+
+        value = self.row.params[name]
+        storage = dtypes.get(param_dtype(p, self.plan.config)).storage
+        if isinstance(value, np.ndarray):
+            return value.astype(storage)
+        return bool(value) if p.dtype == "BOOL_8" else value
+
     def draw_deferred(self, name: str) -> None:
         """A parameter that waited for the tensors, drawn inside the bounds their checks give (``_draw_bounded``)."""
         plan, op = self.plan, self.plan.op
@@ -230,6 +254,8 @@ class CaseDrawing:
                     self.env[name] = resolved
                 return
         value = _draw_bounded(self, name, p, others, sorted(pending - {name}), self.forced.get(name, _FREE))
+        if self.row is not None and name in self.row.params:
+            value = self._row_value(name, p)
         if value is not None:
             self.params[name] = Param(name, param_dtype(p, plan.config), value)
             self.env[name] = value
@@ -243,7 +269,7 @@ class CaseDrawing:
         # deployed sizes (``sizes``), in the typical tier: fixed by the strategy where the cell split its cases into
         # parts (``sizes.parts``), else on a coin each. The dims to grow and their size are drawn only for a case that
         # grows them: a draw no case reads makes examples that differ only there, one case
-        if typical:
+        if typical and self.row is None:
             self.batch_one = settings.batch_one if settings.batch_one is not None else draw(_BOOL, label="batch one")
             deployed = settings.deployed if settings.deployed is not None else draw(_ints(0, 2), label="deployed") == 2
             if deployed and plan.growable:  # every growable dim at a deployed size, each its own pick
@@ -266,6 +292,8 @@ class CaseDrawing:
             # the mutator's copy of one coin onto another does not leave the case a choice short
             value = _draw_param(self, name, p, [c for c in [*plan.steer, *plan.by_type] if name in c.names()],
                                 plan.type_env, forced=self.forced.get(name, _FREE))  # fmt: skip
+            if self.row is not None and name in self.row.params:
+                value = self._row_value(name, p)
             if not give:
                 continue
             if value is None:
@@ -297,10 +325,15 @@ class CaseDrawing:
                     lo = max(lo, total_lo - idx)
                 lo = _least_count(op, idx, lo, max(lo, hi))  # 'num_inputs() - 1 >= 1' (Concat, Pack): not 1
                 count = draw(_ints(lo, max(lo, hi)), label=f"count {name}")
+                if self.row is not None:  # the layer's own number of inputs (a Concat of two)
+                    count = sum(1 for ref in self.row.shapes if ref.startswith("in[") and int(ref[3:-1]) >= idx)
             if decl.optional:
-                # typical: present exactly where converters emit the input (weights and biases)
+                # typical: present exactly where converters emit the input (weights and biases); a model layer: where
+                # its row gives the input's shape
                 give = (decl.given_static or name in plan.shapers) if typical else \
                     (name in plan.shapers or draw(_BOOL, label=f"give {name}"))  # fmt: skip
+                if self.row is not None:
+                    give = f"in[{idx}]" in self.row.shapes or name in plan.shapers
                 if stop_optional or not give:
                     stop_optional = True
                     continue
@@ -398,6 +431,9 @@ class CaseDrawing:
         bad = check.violations(op, case, None if drop_later else plan.after_outputs)
         assume(not bad)
         case.steps = draw_steps(draw, op, case, settings)
+        if self.row is not None:
+            case.tier = MODEL
+            case.decisions = [*case.decisions, f"model tier: {self.row.label}"]
         return case
 
 

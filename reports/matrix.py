@@ -370,6 +370,7 @@ class BackendTotals:
     negative_cases: Counter[str]
     builds: list[str]
     edge_cases: Counter[str] = field(default_factory=Counter)
+    model_cases: Counter[str] = field(default_factory=Counter)
     ops_known: list[str] = field(default_factory=list)  # every typical case PASS or XFAIL, some XFAIL: "known"
     refusals: int = 0
     shrunk: int = 0
@@ -486,6 +487,7 @@ class Matrix:
             cases.update(c.counts)
             builds += [b for b in c.builds if b not in builds]
         edge: Counter[str] = Counter({v: 0 for v in VERDICTS})
+        model: Counter[str] = Counter({v: 0 for v in VERDICTS})
         refusals = shrunk = 0
         for c in self.cells.values():
             if c.backend == backend:
@@ -493,6 +495,8 @@ class Matrix:
                 shrunk += len(c.shrunk)
                 if c.edge is not None:
                     edge.update(c.edge.counts)
+                if c.model is not None:
+                    model.update(c.model.counts)
         negative: Counter[str] = Counter({name: 0 for name in NEGATIVE_PRECEDENCE})
         for c in self.negative.values():
             if c.backend == backend:
@@ -515,6 +519,7 @@ class Matrix:
             negative_cases=negative,
             builds=builds,
             edge_cases=edge,
+            model_cases=model,
             refusals=refusals,
             shrunk=shrunk,
         )

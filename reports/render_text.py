@@ -240,6 +240,8 @@ def _verdicts_table(m: Matrix) -> str:
         rows.append([md(t.backend), "typical", *[t.cases[v] for v in STATUS_PRECEDENCE], t.refusals, t.shrunk])
         if sum(t.edge_cases.values()):
             rows.append([md(t.backend), "edge", *[t.edge_cases[v] for v in STATUS_PRECEDENCE], "", ""])
+        if sum(t.model_cases.values()):
+            rows.append([md(t.backend), "model", *[t.model_cases[v] for v in STATUS_PRECEDENCE], "", ""])
     return _table(rows, ["cases: " + headers[0], *headers[1:]])
 
 
@@ -431,6 +433,7 @@ def totals_json(t: BackendTotals) -> dict[str, Any]:
         "op_lists": lists,
         "cases": {v: t.cases[v] for v in VERDICTS},
         "edge_cases": {v: t.edge_cases[v] for v in VERDICTS},
+        "model_cases": {v: t.model_cases[v] for v in VERDICTS},
         "refused_draws": t.refusals,
         "shrunk": t.shrunk,
         "negative_cases": {c: t.negative_cases[c] for c in NEGATIVE_PRECEDENCE},

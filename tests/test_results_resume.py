@@ -87,7 +87,7 @@ def test_a_killed_run_keeps_every_finished_case_and_resume_completes_it(uninterr
                             "-o", str(matrix)], capture_output=True, text=True)  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     totals = json.loads(matrix.read_text())["totals"]["reference"]
-    counted = sum(totals["cases"].values()) + sum(totals["edge_cases"].values())
+    counted = sum(totals["cases"].values()) + sum(totals["edge_cases"].values()) + sum(totals["model_cases"].values())
     assert counted == positives, f"the matrix counts {counted} cases, the file holds {positives} finished ones"
 
     resumed = run(*RUN, *workers, "--results", str(path), "--resume")
@@ -136,7 +136,7 @@ def test_the_header_names_run_and_configuration(uninterrupted):
     (h,) = headers(uninterrupted)
     c = h.configuration
     assert (h.backend, c["backend"], c["seed"], c["examples"], c["edge_examples"], c["tier"]) == \
-        ("reference", "reference", 5, 4, 1, "both"), c
+        ("reference", "reference", 5, 4, 1, "all"), c
     assert c["build"], "the header does not say which build ran"
     assert all(r.run_id == h.run_id for r in record.read([uninterrupted])), "records of another run in the file"
 

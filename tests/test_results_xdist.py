@@ -9,6 +9,8 @@ import opdefs
 from cases import generate
 from tests.paths import REPO
 
+OPS = ("Relu", "Transpose", "Softmax", "ElementWiseAdd")
+
 
 def test_two_workers_write_one_record_per_case_and_merge(tmp_path):
     results = tmp_path / "r.jsonl"
@@ -24,8 +26,8 @@ def test_two_workers_write_one_record_per_case_and_merge(tmp_path):
     positives = [r for r in lines if r["kind"] == "positive"]
     cells = [r for r in lines if r["kind"] == "cell"]
     # one bookkeeping record per op x configuration x tier, and its count of cases is what was recorded
-    expected_cells = sum(len(generate.configs(opdefs.load(op))) * len(generate.TIERS)
-                         for op in ("Relu", "Transpose", "Softmax", "ElementWiseAdd"))  # fmt: skip
+    tiers = {op: len(generate.TIERS) + bool(opdefs.load(op).model_layers) for op in OPS}  # the model tier: its layers
+    expected_cells = sum(len(generate.configs(opdefs.load(op))) * tiers[op] for op in OPS)
     assert len(cells) == expected_cells, f"{len(cells)} cell records for {expected_cells} cells"
     assert sum(c["cases"] for c in cells) == len(positives), "cell bookkeeping disagrees with the case records"
     assert all(c["cases"] == c["requested"] for c in cells if c["tier"] == "typical"), "a typical cell ran short"

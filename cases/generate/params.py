@@ -170,6 +170,10 @@ def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr
         candidates = [v for v in candidates if _fits([*checks, *others], {**full, name: v})
                       and _leaves_room(op, name, v, later, full)]  # fmt: skip
         assume(bool(candidates))
+        # from either end on a coin: hypothesis favours the first of a list, and the last (an axis at the end, the
+        # trailing position ExpandDims inserts at) was drawn in a tenth of the cases
+        if len(candidates) > 2 and draw(_BOOL, label=f"{name} from the top"):
+            candidates = candidates[::-1]
         choice = _pick(candidates)
         if isinstance(default, int) and not isinstance(default, bool) and default in candidates:
             choice = _default_or(default, choice)
@@ -289,9 +293,11 @@ def _draw_param(d: CaseDrawing, name: str, p: ParamSpec, prefer: Sequence[expr.E
                 return forced
             return drawn
         if dt.kind == "bool":
-            drawn = draw(_BOOL, label=name)
+            options = _preferred((False, True), name, prefer, env_prefer)
+            # a value the typical tier's conditions fix (FullyConnected's keep_dims false) is taken, not refused after
+            drawn = draw(_BOOL, label=name) if len(options) > 1 else options[0]
             if forced is not _FREE:
-                assume(forced in _preferred((False, True), name, prefer, env_prefer))
+                assume(forced in options)
                 return forced
             return drawn
         if dt.kind in ("uint", "int"):

@@ -29,6 +29,7 @@ from opdefs import OpDef
 
 SMALL, VECTOR = "small", "vector"
 DEPLOYED_SHARE = 3  # one typical case in this many is drawn at a deployed size (``parts``)
+SPLIT_FROM = 10  # cells of fewer cases draw batch 1 and size per case (``parts``)
 # sizes in the order their picks take them: hypothesis draws small picks most (its simplest example is all zeros),
 # so the middle of the range comes first, not its smallest
 # an innermost axis: below and above 32 and 128, whole multiples and not (a main loop with a tail: 40, 136, 48 first)
@@ -108,7 +109,7 @@ def has_batch(op: OpDef) -> bool:
     return named or free
 
 
-def parts(n: int, batched: bool = True, grows: bool = True) -> list[tuple[bool, bool, int]]:
+def parts(n: int, batched: bool = True, grows: bool = True) -> list[tuple[bool | None, bool | None, int]]:
     """How a typical cell's ``n`` cases split: (batch 1, at a deployed size, how many), half of them batch 1 where
     the op has a batch and a third at a deployed size where it has a dim to grow, the deployed ones first. Why a
     split, not a coin per case: hypothesis draws are not fair coins (its first examples are its simplest, and later
@@ -116,7 +117,9 @@ def parts(n: int, batched: bool = True, grows: bool = True) -> list[tuple[bool, 
     96, a coin read off the data seed likewise), and a decision made per case from a schedule outside the draws
     changes what the case draws after it, which hypothesis refuses as inconsistent data generation. Each part is
     a strategy of its own with its sizes fixed."""
-    deployed = round(n / DEPLOYED_SHARE) if n >= 2 and grows else 0
+    if n < SPLIT_FROM:  # parts of one case would each draw hypothesis' simplest example, the same case: coins then
+        return [(None, None, n)]
+    deployed = round(n / DEPLOYED_SHARE) if grows else 0
     ones_deployed = (deployed + 1) // 2 if batched else deployed
     ones_small = ((n + 1) // 2 - ones_deployed) if batched else n - deployed
     out = [(True, True, ones_deployed), (False, True, deployed - ones_deployed),

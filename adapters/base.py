@@ -127,7 +127,9 @@ class GroupHung(Exception):
 
 def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
                 run_group: Callable[[Sequence[Any]], list[Outcome | None]] | None, batch_size: int,
-                probe: bool = False, bisect: bool = False, probe_first: bool = False) -> list[Outcome]:  # fmt: skip
+                probe: bool = False, bisect: bool = False, probe_first: bool = False,
+                refused_with: Callable[[Sequence[Any], Outcome], list[Outcome | None]] | None = None,
+                ) -> list[Outcome]:  # fmt: skip
     """Each case's outcome with up to ``batch_size`` cases per ``run_group`` call: the batching policy
     every adapter's ``run_many`` shares.
 
@@ -162,7 +164,12 @@ def run_batched(cases: Sequence[Any], run_one: Callable[[Any], Outcome],
     if probe_first:
         out.append(run_one(cases[0]))
         if out[0].status != OK:
-            return [out[0], *(run_one(c) for c in cases[1:])]
+            # refused alone: ``refused_with`` may settle the rest from one session of them all, each case whose own
+            # refusal there reads as the probe's (None: it runs alone, as every case did before)
+            rest = cases[1:]
+            settled = refused_with(rest, out[0]) if refused_with and out[0].status == REJECTED and len(rest) > 1 \
+                else [None] * len(rest)  # fmt: skip
+            return [out[0], *(o if o is not None else run_one(c) for c, o in zip(rest, settled, strict=True))]
         probed = True
 
     def alone(case: Any, size: int, why: str) -> Outcome:

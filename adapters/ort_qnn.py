@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters import refusal
 from adapters.base import ERROR, OK, REJECTED, Outcome, batch_seconds, case_seconds
 from adapters.onnx import Lowered, supported
 from adapters.onnxruntime import (
@@ -281,6 +282,51 @@ class OrtQnnAdapter(WorkerAdapter):
         merged = functools.partial(self._session, timeout=batch_seconds(cases, self._worker.timeout), graph=False)
         return [o if o is None else _with_digest(o) for o in run_merged(cases, merged)]
 
+    def refused_with(self, cases: Sequence[Case], probe: Outcome) -> list[Outcome | None]:
+        """The refusals of a cell whose first case (``probe``) the EP refused alone, read from one session of the
+        others: a case whose node units the merged session's log names, with a reason that reads as the probe's
+        (node names aside), is REJECTED with its own lines; any other case gets None and runs alone, as every case
+        of such a cell did before. Why: a refused session costs the EP about 20 ms (it builds a QNN backend and
+        validates every node unit), and such cells were a third of this route's time. What it rests on, measured on
+        a 20-per-cell main job's 3666 cases refused alone whose merged session named them: 3421 gave the reason
+        they gave alone; the 245 that did not were lowerings of several node units, where the log's first
+        refused unit differs, and they run alone here because their reason is not the probe's; a lowering of several
+        units is not settled here at all. A merged session that is not refused settles nothing (the EP ran 168
+        cases together that it refused alone)."""
+        from adapters.onnx_batch import merge
+
+        out: list[Outcome | None] = [None] * len(cases)
+        if self._worker is None:
+            return out
+        lowered = [lower_or_skip(c) for c in cases]
+        parts = [(k, lw) for k, lw in enumerate(lowered) if not isinstance(lw, Outcome)]
+        # lowerings of one node unit only: where several units make the case, the EP may take some and then fail to
+        # build the graph alone (Conv3d's transposes: ERROR alone, a refusal in the merged session)
+        if len(parts) < 2 or any(len(set(lw.node_types) - _QDQ) > 1 for _, lw in parts):
+            return out
+        want = refusal.explain(probe.details.get("log") or [], probe.message)["reason"]
+        try:
+            model = merge([lw for _, lw in parts])
+        except Exception:  # noqa: BLE001 - a model that does not merge: every case alone
+            return out
+        raw = self._session(model, timeout=batch_seconds([cases[k] for k, _ in parts], self._worker.timeout),
+                            graph=False)  # fmt: skip
+        if raw.status != REJECTED:
+            return out
+        notes = _notable(self._worker.log_records())
+        head = raw.message.split(" [QNN EP:", 1)[0]
+        for j, (k, _) in enumerate(parts):
+            if not _names_part(notes, j):  # the session did not say why this case's nodes were refused
+                continue
+            mine = _part_lines(notes, j)
+            if refusal.explain(mine[-20:], "")["reason"] != want:
+                continue
+            why = _reason(mine)
+            out[k] = Outcome(REJECTED, message=f"{head} [QNN EP: {why}]"[:2000] if why else head,
+                             details={"stage": "validate", "call": "session", "log": mine[-20:],
+                                      "batch": {"size": len(parts), "refused_with": "the cell's probe"}})  # fmt: skip
+        return out
+
     def _session(self, lowered: Lowered, timeout: float | None = None, graph: bool = True) -> Outcome:
         """One session for ``lowered`` in the worker: its raw outcome (outputs as ORT gave them), with the
         EP's own words for a refusal and the stage in the QNN adapter's terms. ``timeout``: the worker's
@@ -312,6 +358,27 @@ class OrtQnnAdapter(WorkerAdapter):
                 if why and why not in outcome.message:
                     outcome.message = f"{outcome.message} [QNN EP: {why}]"[:2000]
         return outcome
+
+
+_QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})  # the unit's edges, not a node unit of their own
+_PART_OF = re.compile(r"(?<![A-Za-z0-9_])c(\d+)_")  # a merged session's part prefix (adapters.onnx_batch)
+
+
+def _names_part(lines: list[str], k: int) -> bool:
+    return any(int(m) == k for line in lines for m in _PART_OF.findall(line))
+
+
+def _part_lines(lines: list[str], k: int) -> list[str]:
+    """The log lines of a merged session that are part ``k``'s alone (its prefix taken off), with those that name no
+    part (the session's own words): what its own session would have logged."""
+    out = []
+    for line in lines:
+        named = {int(m) for m in _PART_OF.findall(line)}
+        if named == {k}:
+            out.append(_PART_OF.sub("", line))
+        elif not named:
+            out.append(line)
+    return out
 
 
 def _with_digest(outcome: Outcome) -> Outcome:

@@ -31,6 +31,15 @@ _NOISE = (
     re.compile(r"^validateNativeOps master op validator .* failed \d+$"),
 )
 _NODE = re.compile(r"\b(?:c\d+_)?node\d+\b")
+# ONNX Runtime's QNN EP names nodes its own way: a name in backquotes, "Node name: X", "{ name: X," and value names
+# in quotes; a merged session's parts carry a "c<k>_" prefix. Taken out as the HTP's node names are.
+_EP_NAMES = (
+    (re.compile(r"node `[^`]*`"), "node <node>"),
+    (re.compile(r"Node name: \S*"), "Node name: <node>"),
+    (re.compile(r"\{ name: [^,]*,"), "{ name: <node>,"),
+    (re.compile(r"OrtValueInfo '[^']*'"), "OrtValueInfo <value>"),
+    (re.compile(r"\s*Node index: \d+"), ""),
+)
 _HEX = re.compile(r"\b0x[0-9a-fA-F]{5,}\b")
 _UNSIGNED_MINUS_ONE = re.compile(r"\[4294967295\]\s*")  # the validator's "no index" marker
 _LEVEL = re.compile(r"^<[EWIVD]>\s*")
@@ -50,6 +59,8 @@ def normalise(lines: Iterable[str]) -> list[str]:
         line = _LEVEL.sub("", str(raw).strip())
         line = _UNSIGNED_MINUS_ONE.sub("", line)
         line = _NODE.sub("<node>", line)
+        for pattern, stands_in in _EP_NAMES:
+            line = pattern.sub(stands_in, line)
         line = _HEX.sub("<address>", line)
         if not line or any(p.search(line) for p in _NOISE) or line in out:
             continue

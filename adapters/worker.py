@@ -635,7 +635,8 @@ class WorkerAdapter:
         # (a cell's edge tier after its typical one) is probed only if a batch of it is refused
         first = self.probe and kind not in self._batched
         out = run_batched(cases, self.run, self.run_group if self.batch_size > 1 else None, self.batch_size,
-                          self.probe, self.bisect, probe_first=first)  # fmt: skip
+                          self.probe, self.bisect, probe_first=first,
+                          refused_with=getattr(self, "refused_with", None))  # fmt: skip
         if any("index" in (o.details.get("batch") or {}) for o in out):
             self._batched.add(kind)
         return out

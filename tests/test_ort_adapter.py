@@ -490,3 +490,35 @@ def test_a_sequence_of_executions_is_skipped_not_run_once(cpu):
     case.steps = [[d.data.copy() if d is not None and not d.static else None for d in case.inputs]]
     outcome = cpu.run(case)
     assert outcome.status == "skip" and "executions" in outcome.message, (outcome.status, outcome.message)
+
+
+def _asin_cell(n: int = 6) -> list:
+    """FLOAT_32 ElementWiseAsin cases: the QNN EP refuses every one (the HTP validates no Asin on FLOAT_32)."""
+    from cases.case import Case, Tensor
+
+    out = []
+    for k in range(n):
+        x = np.linspace(-0.5, 0.5, 4 * (k + 2), dtype=np.float32).reshape(2, k + 2, 2)
+        out.append(Case("ElementWiseAsin", [Tensor("in[0]", "FLOAT_32", x.shape, x)], {},
+                        [Tensor("out[0]", "FLOAT_32", x.shape)], config="FLOAT_32", tier="typical"))  # fmt: skip
+    return out
+
+
+def test_a_cell_refused_alone_is_settled_from_one_session_with_each_cases_own_reason():
+    from adapters import refusal
+
+    ad = adapters.get("ort-qnn")
+    ok, why = ad.available()
+    if not ok:
+        pytest.skip(f"ort-qnn not available here: {why}")
+    try:
+        cases = _asin_cell()
+        together = ad.run_many(cases)
+        alone = [ad.run(c) for c in cases]
+    finally:
+        ad.close()
+    assert [o.status for o in together] == [o.status for o in alone] == ["rejected"] * len(cases)
+    settled = [o for o in together if (o.details.get("batch") or {}).get("refused_with")]
+    assert settled, "no refusal was settled from the cell's one session: every case still ran alone"
+    reasons = {refusal.explain(o.details.get("log") or [], o.message)["reason"] for o in together + alone}
+    assert len(reasons) == 1, f"a settled case reads otherwise than alone: {reasons}"

@@ -145,8 +145,8 @@ class ParamSpec(_Entry):
         return self.raw.get("rows") or {}
 
 
-# A shape text that names a tensor: "1D", "2D of shape [N, 2]", "ND", "Tensor of 1 element", "[M]".
-_TENSOR_TEXT = re.compile(r"^\s*(?:\d+D\b|ND\b|\[)|\btensor\b", re.IGNORECASE)
+# A shape text that opens with a tensor's dimensionality: "1D", "2D of shape [N, 2]", "ND".
+_TENSOR_TEXT = re.compile(r"^\s*(?:\d+D|ND)\b")
 
 
 def scalar_drawn_tensors(params: list[Mapping[str, Any]]) -> list[tuple[int, str]]:

@@ -409,6 +409,8 @@ class Matrix:
         if r.kind == NEGATIVE:
             self.negative.setdefault(key, Cell(*key, kind=NEGATIVE)).add(r)
             return
+        if r.kind == PROBE and (r.extra.get("probe") or {}).get("beyond_spec"):
+            return  # a datatype the spec does not list: no cell's question (python -m reports capabilities lists it)
         cell = self.cells.get(key)
         if cell is None:
             cell = self.cells[key] = Cell(*key, kind=POSITIVE)

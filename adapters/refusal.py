@@ -144,6 +144,7 @@ def explain(lines: Iterable[str], message: str = "", case: Any = None) -> dict[s
     requested, supported = _datatype_sets(norm)
     m_value = re.search(r"has incorrect Value (-?\d+), expected (equal to|>=|<=|>|<) (-?\d+)", text)
     m_rank = re.search(r"(Input|Output)\[(\d+)\] has incorrect Rank (\d+)", text)
+    m_any_rank = re.search(r"has incorrect Rank (\d+)", text)  # a validator that names no tensor (OneHot's)
     m_type = re.search(r"(Input|Output)\[(\d+)\] has incorrect Datatype 0x([0-9a-fA-F]+)", text)
     m_param = re.search(r"Param (\w+) expected to be (tensor|scalar) but is of type", text)
     m_minmax = re.search(r"Minimum value \S+ is not less than Maximum value", text)
@@ -170,6 +171,11 @@ def explain(lines: Iterable[str], message: str = "", case: Any = None) -> dict[s
             reason = f"{what} {must} {want}" + ("" if owners else f" (is {got})")
     elif m_rank:
         reason = f"{'in' if m_rank.group(1) == 'Input' else 'out'}[{m_rank.group(2)}] rank {m_rank.group(3)} refused"
+    elif m_any_rank:
+        rank = int(m_any_rank.group(1))
+        owners = [t.name for t in [*(case.inputs or []), *(case.outputs or [])] if t is not None
+                  and len(t.shape) == rank] if case is not None else []  # fmt: skip
+        reason = f"{' or '.join(owners[:2]) if owners else 'a tensor'} rank {rank} refused"
     elif m_type:
         try:
             name = dtypes.by_code(int(m_type.group(3), 16)).name

@@ -25,7 +25,7 @@ import numpy as np
 
 from cases import quant
 from cases.case import Case, Encoding, Tensor, encoding_for_range
-from cases.generate import first_index, is_weight
+from cases.generate import configs, first_index, is_weight
 from cases.quant import code_range
 from opdefs import OpDef, TensorSpec, dtypes
 
@@ -268,3 +268,92 @@ def variants(op: OpDef, case: Case, infer: Infer | None = None) -> list[tuple[st
         if together is not case and all(_changes(case, together) != _changes(case, c) for _, c in out):
             out.append((f"{CONVERTER_FORM}: {_changes(case, together)}", together))
     return [(name, replace(_recalibrated(op, c, infer), strategy=f"probe:{name.split(':')[0]}")) for name, c in out]
+
+
+# ---- beyond the spec: datatypes the MasterOpDef does not list for an op ----------------------------------------------
+BEYOND_SPEC = "beyond the spec"
+# The activation datatypes HTP kernels take across its op set (the six the backend's refusals list as supported sets).
+# An op the MasterOpDef lists in fewer (ElementWiseRsqrt: float only) may still run in the others, and a converter
+# that read only the spec would never offload it: the probe asks once per op, and the capability envelope says so.
+HTP_DATATYPES = ("FLOAT_32", "FLOAT_16", "UFIXED_POINT_8", "SFIXED_POINT_8", "UFIXED_POINT_16", "SFIXED_POINT_16")
+
+
+def listed_datatypes(op: OpDef) -> set[str]:
+    """The datatypes the op's configurations give in[0] (the spec's lists, as the generator reads them); none for an op
+    whose out[0] takes another datatype than in[0] in some configuration (Dequantize, IsNan): its datatypes are the
+    op's meaning, and another one for in[0] alone asks a different question."""
+    if not op.input_specs or not op.output_specs:
+        return set()
+    first, out = op.input_specs[0].name, op.output_specs[0].name
+    listed = [(c.dtype_of(first), c.dtype_of(out)) for c in configs(op)]
+    return {a for a, _ in listed} if all(a == b for a, b in listed) else set()
+
+
+def beyond_spec(op: OpDef, case: Case, infer: Infer | None = None) -> list[tuple[str, Case]]:
+    """``case`` with in[0] and every tensor of its datatype (inputs with data, and outputs) in each HTP datatype the
+    spec does not list for in[0]: ``(name, case)`` pairs, the name "beyond the spec: in[0], out[0] UFIXED_POINT_8".
+    Same real values, requantized onto a grid covering them; quantized outputs on a grid covering what the reference
+    says they hold. Nothing for a case with several executions or an in[0] of another kind (indices, booleans)."""
+    first = case.inputs[0] if case.inputs else None
+    if first is None or first.data is None or first.dtype not in HTP_DATATYPES or case.steps:
+        return []
+    listed = listed_datatypes(op)
+    if not listed:
+        return []
+    out = []
+    for dtype in HTP_DATATYPES:
+        if dtype in listed:
+            continue
+        changed = _retyped(op, case, first.dtype, dtype, infer)
+        if changed is not None:
+            names = [f"in[{k}]" for k, t in enumerate(case.inputs) if t is not None and t.dtype == first.dtype]
+            names += [f"out[{i}]" for i, t in enumerate(case.outputs) if t.dtype == first.dtype]
+            name = f"{BEYOND_SPEC}: {', '.join(names)} {dtype}"
+            out.append((name, replace(changed, strategy=f"probe:{BEYOND_SPEC}")))
+    return out
+
+
+def _retyped(op: OpDef, case: Case, old: str, new: str, infer: Infer | None) -> Case | None:
+    quantized = dtypes.get(new).quantized
+    storage = dtypes.get(new).storage
+    inputs: list[Tensor | None] = []
+    for t in case.inputs:
+        if t is None or t.dtype != old or t.data is None:
+            inputs.append(t)
+            continue
+        real = quant.real_value(t)
+        if quantized:
+            finite = real[np.isfinite(real)]
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            inputs.append(requantized(t, new, encoding_for_range(lo, hi, new)))
+        else:
+            inputs.append(replace(t, dtype=new, data=real.astype(storage), encoding=None))
+    outputs = [replace(t, dtype=new, encoding=None) if t.dtype == old else t for t in case.outputs]
+    changed = replace(case, inputs=inputs, outputs=outputs, steps=[])
+    if not quantized:
+        return changed
+    real_out = None
+    if infer is not None:
+        try:
+            real_out = infer(op, changed)
+        except Exception:  # noqa: BLE001 - the reference cannot say: no grid to put the outputs on
+            real_out = None
+    if real_out is None or len(real_out) < len(outputs):
+        return None
+    for i, t in enumerate(outputs):
+        if t.dtype == new:
+            values = np.asarray(real_out[i], dtype=np.float64)
+            values = values[np.isfinite(values)]
+            lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+            outputs[i] = replace(t, encoding=encoding_for_range(lo, hi, new))
+    return replace(changed, outputs=outputs)
+
+
+def beyond_spec_config(op: OpDef) -> str | None:
+    """The configuration whose first typical case the probe retypes beyond the spec (once per op): the op's first
+    whose in[0] takes an HTP datatype, when the spec leaves some HTP datatype out; None otherwise."""
+    listed = listed_datatypes(op)
+    if not listed or set(HTP_DATATYPES) <= listed:
+        return None
+    first = op.input_specs[0].name
+    return next((c.label for c in configs(op) if c.dtype_of(first) in HTP_DATATYPES), None)

@@ -170,6 +170,8 @@ class CellRunner:
         recs = list(self.seen.values())
         if got is not None and needs_probe(self.tier, recs):
             self._probe(got.cases)
+        if got is not None and got.cases and self._probes_beyond_spec():
+            self._probe_beyond_spec(got.cases[0])
         bad = [r for r in recs if r.verdict in FAILS_THE_TEST]
         if bad and not self.options["no_shrink"] and self.key not in prior.shrunk and self.tier != MODEL:
             # a model layer's shape is the point of its case: there is nothing smaller to shrink it to
@@ -266,6 +268,24 @@ class CellRunner:
         for (form, of, _), rec in zip(todo, recs, strict=True):
             rec.kind = PROBE
             rec.extra["probe"] = {"form": form, "of": of}
+            self.record(rec)
+
+    def _probes_beyond_spec(self) -> bool:
+        """Once per op, on a QNN backend: the typical cell ``forms.beyond_spec_config`` names (an op the spec lists in
+        fewer than the HTP's datatypes)."""
+        return (self.tier == generate.TYPICAL and self.ctx.backend.startswith("qnn")
+                and forms.beyond_spec_config(self.op) == self.config.label)  # fmt: skip
+
+    def _probe_beyond_spec(self, case: Case) -> None:
+        """The cell's first case again in each HTP datatype the spec does not list for in[0] (``forms.beyond_spec``):
+        probe records marked ``beyond_spec``, which no cell counts and ``python -m reports capabilities`` lists."""
+        todo = forms.beyond_spec(self.op, case, infer)
+        if not todo:
+            return
+        recs = execute_many([v for _, v in todo], replace(self.ctx, known=None))
+        for (form, _), rec in zip(todo, recs, strict=True):
+            rec.kind = PROBE
+            rec.extra["probe"] = {"form": form, "of": case.case_id(), "beyond_spec": True}
             self.record(rec)
 
     def _shrink(self, verdict: str) -> None:

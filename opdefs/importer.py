@@ -114,6 +114,8 @@ def parse_shape(text: str) -> dict[str, Any]:
         return out
     if re.match(r"^(Any|any|a tensor|N-dimensional)", t):
         out["rank"] = "any"
+    elif re.match(r"^1D\b", t):  # "1D. For batch normalization: ..." (Moments' axes): a vector, length unsaid
+        out["rank"] = 1
     return out
 
 

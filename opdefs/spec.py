@@ -33,7 +33,7 @@ import yaml
 
 from opdefs import budget, computed_as, expr
 from opdefs.computed_as import ComputedAs
-from opdefs.views import ParamSpec, TensorSpec
+from opdefs.views import ParamSpec, TensorSpec, scalar_drawn_tensors
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema" / "opdef.schema.json"
@@ -582,6 +582,9 @@ def _check_expressions(op: dict[str, Any], lines: dict[tuple, int], path: Path) 
         for message in presets.problems(extra, declared):
             where = _line_for(lines, ("generate", "extra_configs"))
             problems.append(Problem(str(path), where, "generate.extra_configs", message))
+    for i, why in scalar_drawn_tensors(op.get("params") or []):
+        where = ("params", i, "shape")
+        problems.append(Problem(str(path), _line_for(lines, where), _field_name(op, where[:2]), why))
     return problems, constraints
 
 

@@ -143,3 +143,21 @@ class ParamSpec(_Entry):
     def rows(self) -> dict[str, Any]:
         """How a matrix parameter's rows describe axes (``rows: {along: in[0], ...}``), {} if it says nothing."""
         return self.raw.get("rows") or {}
+
+
+# A shape text that opens with a tensor's dimensionality: "1D", "2D of shape [N, 2]", "ND".
+_TENSOR_TEXT = re.compile(r"^\s*(?:\d+D|ND)\b")
+
+
+def scalar_drawn_tensors(params: list[Mapping[str, Any]]) -> list[tuple[int, str]]:
+    """(index, message) for each parameter whose shape text names a tensor but whose shape block gives neither dims
+    nor rank: the generator would draw it as a scalar and the adapter send it as one, whatever the text says. Moments'
+    ``axes`` ("1D") was such a parameter, and the HTP refused every case ("Param axes expected to be tensor")."""
+    out = []
+    for i, p in enumerate(params):
+        view = ParamSpec(p)
+        text = str((p.get("shape") or {}).get("text", ""))
+        if view.scalar and not view.shape.get("scalar") and _TENSOR_TEXT.search(text):
+            out.append((i, f"the shape text names a tensor ({text[:40]!r}) but no dims or rank: it would be drawn and "
+                           "sent as a scalar"))  # fmt: skip
+    return out

@@ -434,13 +434,15 @@ def image_projection_transform(inputs, params, out_shapes, out_dtypes, *, op):
     if x.ndim != 4:
         raise ValueError(f"ImageProjectionTransform takes a 4-D input, got shape {x.shape}")
     batch, height, width, _ = x.shape
+    # in[1] is [batch, 8], one row per image (the spec's decision, after TensorFlow's ImageProjectiveTransform
+    # kernel); 8 values alone, or one row, serve every image, as TensorFlow Addons' transform reads a vector of 8
     t = np.asarray(inputs[1], dtype=np.float64)
     if t.size == 8:
         t = np.broadcast_to(t.reshape(1, 8), (batch, 8))
     elif t.size == 8 * batch:
         t = t.reshape(batch, 8)
     else:
-        raise ValueError(f"in[1] must hold the 8 non-unity matrix elements (or 8 per batch), got shape {t.shape}")
+        raise ValueError(f"in[1] must be [batch, 8] ({batch} rows of 8 non-unity matrix elements), got {t.shape}")
     interp = member(op, params, "interpolation_mode")
     if interp not in (BILINEAR, NEAREST_NEIGHBOR):
         raise ValueError(f"interpolation_mode {interp} is not a member")

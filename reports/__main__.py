@@ -1,4 +1,4 @@
-"""``python -m reports``: support matrices, run diffs, catalogue coverage and a terminal summary.
+"""``python -m reports``: support matrices, run diffs, catalogue coverage, refusals by class and a terminal summary.
 
 Only results files (and, for catalogues, spec YAML and seed text) are read, so every command works
 on a results file copied from another machine with no backend installed. A malformed input ends
@@ -157,6 +157,16 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--false-claims", type=Path, help="also write the accepted-then-refused combinations (markdown)")
     k.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     k.set_defaults(run=_capabilities)
+
+    rf = sub.add_parser("refusals", help="the typical tier's refusals: each distinct reason with its cases, cells and "
+                                         "class (op absent, datatype set, parameter value or rank limit, "
+                                         "architecture gate, suite form)")
+    rf.add_argument("results", nargs="+", type=Path)
+    rf.add_argument("--format", choices=("md", "json"), default="md")
+    rf.add_argument("-o", "--output", type=Path)
+    rf.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(rf)
+    rf.set_defaults(run=_refusals)
 
     s = sub.add_parser("summary", help="per-backend totals for the terminal")
     s.add_argument("results", nargs="+", type=Path)
@@ -323,6 +333,14 @@ def _capabilities(args: argparse.Namespace) -> int:
     _write(capabilities.to_json(doc), args.output)
     if args.false_claims is not None:
         _write(capabilities.false_claims_markdown(doc), args.false_claims)
+    return 0
+
+
+def _refusals(args: argparse.Namespace) -> int:
+    from reports import refusals
+
+    rows = refusals.by_reason(_filtered(args))
+    _write(refusals.to_markdown(rows) if args.format == "md" else refusals.to_json(rows), args.output)
     return 0
 
 

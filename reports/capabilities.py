@@ -11,7 +11,9 @@ accepts and finalize or execute then refuses.
 Evidence levels, weakest first: ``validated`` (backendValidateOpConfig accepted it: cheap, and what most
 tables claim), ``finalized`` (the graph was built), ``executed`` (it ran), ``passed`` (its numbers matched
 the reference). A combination is only as good as the highest level its cases reached. The datatype sets the
-backend itself lists when it refuses one (the HTP's validation log) are kept as ``backend_declares``.
+backend itself lists when it refuses one (the HTP's validation log) are kept as ``backend_declares``. Datatypes the
+MasterOpDef does not list for an op, which the probe tries once per op (``cases.forms.beyond_spec``), are combinations
+marked ``beyond_spec``; those the backend accepted are listed under the op's ``beyond_the_spec``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class _Combination:
     label: str
     datatypes: dict[str, str]
     form: str = ""
+    beyond_spec: bool = False  # datatypes the MasterOpDef does not list for the op (the probe's once-per-op question)
     sent: int = 0
     levels: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)  # reason -> cases
@@ -90,6 +93,8 @@ class _Combination:
         out["tiers"] = dict(self.tiers)
         if self.form:
             out["form"] = self.form
+        if self.beyond_spec:
+            out["beyond_spec"] = True
         if self.refused:
             out["refused_because"] = dict(self.refused.most_common())
         if self.failed:
@@ -151,9 +156,12 @@ def envelope(records: Iterable[Record], m: matrix.Matrix | None = None) -> dict[
         if r.kind in (CELL, SHRUNK, NEGATIVE):
             continue
         key = (r.backend, r.op)
-        form = str((r.extra.get("probe") or {}).get("form", "")) if r.kind == PROBE else ""
-        label = form.split(":", 1)[0] + f" ({r.config})" if form else r.config
-        combo = combos.setdefault(key, {}).setdefault(label, _Combination(label, dict(r.dtypes), form))
+        probe = (r.extra.get("probe") or {}) if r.kind == PROBE else {}
+        form = str(probe.get("form", ""))
+        beyond = bool(probe.get("beyond_spec"))
+        # a datatype beyond the spec's lists is its own combination, named by its datatypes
+        label = form if beyond else form.split(":", 1)[0] + f" ({r.config})" if form else r.config
+        combo = combos.setdefault(key, {}).setdefault(label, _Combination(label, dict(r.dtypes), form, beyond))
         combo.add(r)
         if r.verdict == REJECTED:
             for s in refusals.supported_sets(r):
@@ -186,6 +194,9 @@ def envelope(records: Iterable[Record], m: matrix.Matrix | None = None) -> dict[
             forms = forms_of.get((b, op))
             if forms:
                 entry["supported_only_as"] = forms
+            beyond = [c for c in by_label.values() if c.beyond_spec and c.levels["validated"]]
+            if beyond:  # accepted in datatypes the spec does not list: what a table read from the spec would miss
+                entry["beyond_the_spec"] = [{"datatypes": c.datatypes, "status": c.status()} for c in beyond]
             ops[op] = entry
             for label, c in by_label.items():
                 if c.failed:

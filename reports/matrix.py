@@ -225,9 +225,10 @@ class Cell:
 
     def add_probe(self, r: Record) -> None:
         """A probe record: the verdict of one case in one standard form, kept apart from the cell's rates."""
-        form = str((r.extra.get("probe") or {}).get("form") or "standard form")
-        self.probes.setdefault(form, Counter())[r.verdict] += 1
-        self.probe_details.append(CaseDetail.of(r))
+        probe = r.extra.get("probe") or {}
+        if not probe.get("beyond_spec"):  # a datatype beyond the spec is no cell's question (reports capabilities)
+            self.probes.setdefault(str(probe.get("form") or "standard form"), Counter())[r.verdict] += 1
+            self.probe_details.append(CaseDetail.of(r))
 
     def standard_form(self) -> str | None:
         """When the cell's own cases were all refused: the standard form the backend accepted the most probed cases

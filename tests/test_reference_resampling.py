@@ -494,6 +494,15 @@ def test_image_projection_perspective_divides_by_k() -> None:
     np.testing.assert_allclose(project(x, [1, 0, 0, 0, 1, 0, 1, 0]).ravel(), [0.0, 1.5, 2.0])
 
 
+def test_image_projection_reads_one_transform_row_per_image() -> None:
+    """in[1] as [batch, 8] (the spec's decision, after TensorFlow's kernel): image 0 the identity, image 1 shifted
+    one column (a2 = 1), its last column reading outside: 0."""
+    x = np.arange(12.0).reshape(2, 2, 3, 1)
+    got = project(x, [[1, 0, 0, 0, 1, 0, 0, 0], [1, 0, 1, 0, 1, 0, 0, 0]])
+    np.testing.assert_array_equal(got[0], x[0])
+    np.testing.assert_array_equal(got[1, :, :, 0], [[7.0, 8.0, 0.0], [10.0, 11.0, 0.0]])
+
+
 def test_image_projection_quantized_translation_moves_values_exactly() -> None:
     x = quantized_image((1, 3, 4, 2))
     got = project(x, [1, 0, 0, 0, 1, -1, 0, 0], 1)  # output row y reads row y - 1

@@ -74,6 +74,15 @@ def test_an_axis_is_named_before_an_output_offset_of_the_same_value() -> None:
     assert refusal.explain(lines, case=case)["reason"] == "axis must be 1"
 
 
+def test_a_rank_refusal_that_names_no_tensor_is_named_by_the_tensors_of_that_rank() -> None:
+    """OneHot's validator says only "has incorrect Rank 3": the case's rank-3 tensor is in[0]."""
+    idx = Tensor("in[0]", "UINT_32", (1, 3, 6), np.zeros((1, 3, 6), np.uint32))
+    case = Case("OneHot", [idx], {}, [Tensor("out[0]", "FLOAT_32", (1, 2, 3, 6))])
+    lines = ["<E> [4294967295] has incorrect Rank 3.", "<E> [4294967295] has incorrect Rank 3."]
+    assert refusal.explain(lines, case=case)["reason"] == "in[0] rank 3 refused"
+    assert refusal.explain(lines)["reason"] == "a tensor rank 3 refused"
+
+
 def test_an_architecture_floor_reads_as_the_arch_it_needs() -> None:
     assert refusal.explain(ARCH)["reason"] == "needs HTP arch >= 73"
 

@@ -103,6 +103,12 @@ _SCALAR_FIELD = {
     "FLOAT_64": "f64",
     "STRING": "string",
 }
+# Scalar parameters of a datatype the scalar value union has no member for, and the form they are sent in. A scalar
+# typed "backend specific" follows its data (Pad's pad_constant_value, OneHot's on/off values, ConstantOfShape's
+# value): on a FLOAT_16 tensor it is FLOAT_16, which a QNN scalar cannot hold. Converters send it as a FLOAT_32
+# scalar (QNN's ONNX converter and ONNX Runtime's QNN EP both build float scalars as FLOAT_32), and the HTP runs
+# fp16 Pad so; the outcome says so in ``details.params_sent_as``.
+SCALAR_SENT_AS = {"FLOAT_16": "FLOAT_32", "BFLOAT_16": "FLOAT_32"}
 
 
 @dataclass
@@ -248,11 +254,12 @@ class _Builder:
             out.u.tensor = self.tensor(f"{prefix}param_{p.name}", p.dtype, tuple(value.shape), b.TENSOR_STATIC,
                                        None, value)
             return out, True
-        field = _SCALAR_FIELD.get(p.dtype)
+        sent = SCALAR_SENT_AS.get(p.dtype, p.dtype)
+        field = _SCALAR_FIELD.get(sent)
         if field is None:
             raise Unexpressible(f"param {p.name}: no scalar form for {p.dtype}")
         out.paramType = b.PARAM_SCALAR
-        out.u.scalar.dataType = dtypes.get(p.dtype).code
+        out.u.scalar.dataType = dtypes.get(sent).code
         value = p.value.item() if isinstance(p.value, np.generic) else p.value
         if field == "string":
             value = self._pin(str(value).encode())
@@ -280,6 +287,13 @@ class _Builder:
         return self._pin((c_void_p * 2)(ctypes.addressof(entry), None))
 
 
+def sent_as(case: Case) -> dict[str, str]:
+    """The scalar parameters of ``case`` sent in another datatype than the case gives them (``SCALAR_SENT_AS``):
+    name -> "FLOAT_32 scalar (FLOAT_16 in the case)"."""
+    return {k: f"{SCALAR_SENT_AS[p.dtype]} scalar ({p.dtype} in the case)" for k, p in case.params.items()
+            if not p.is_tensor and p.dtype in SCALAR_SENT_AS}  # fmt: skip
+
+
 def present_inputs(case: Case) -> list[CaseTensor]:
     """Inputs as QNN sees them: trailing absent optionals dropped; a gap cannot be expressed."""
     inputs = list(case.inputs)
@@ -303,6 +317,8 @@ def run_case(lib: b.QnnLibrary, case: Case, options: GraphOptions | None = None)
         outcome = node.validate(lib, timing)
         if outcome is None:
             outcome = _build_and_execute(lib, [node], options.precision_for(case), options, timing)[0]
+        if node.sent_as:  # whatever the stage: a finalize error is the backend's answer to the form sent too
+            outcome.details.setdefault("params_sent_as", node.sent_as)
     except Unexpressible as e:
         outcome = Outcome(SKIP, message=str(e))
     outcome.seconds = time.perf_counter() - started
@@ -385,6 +401,7 @@ class _Node:
             raise Unexpressible("case declares no outputs")
         params: list[b.Param] = []
         self.tensor_params: list[int] = []
+        self.sent_as = sent_as(case)
         for p in case.params.values():
             struct, is_tensor = bld.param(p, prefix)
             if is_tensor:
@@ -430,8 +447,11 @@ class _Node:
         if not code:
             return None
         text = lib.error_text(code)
+        details = {"stage": VALIDATE, "call": "backendValidateOpConfig", "code": code, "error": text}
+        if self.sent_as:
+            details["params_sent_as"] = self.sent_as
         return Outcome(REJECTED, message=f"backendValidateOpConfig: error {code}" + (f" ({text})" if text else ""),
-                       details={"stage": VALIDATE, "call": "backendValidateOpConfig", "code": code, "error": text})
+                       details=details)
 
     def register(self, lib: b.QnnLibrary, graph: Any, timing: dict[str, float]) -> None:
         for i in self.tensor_params:
@@ -464,6 +484,8 @@ class _Node:
         if self.case.steps:
             details["executions"] = self.case.executions
         details["output_digest"] = output_digest(outputs)
+        if self.sent_as:
+            details["params_sent_as"] = self.sent_as
         return Outcome(OK, outputs=outputs, details=details)
 
 

@@ -179,8 +179,9 @@ def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr
             choice = _default_or(default, choice)
         return draw(choice, label=name)
     dims = sh.get("dims") or []
-    unique = any(c.requires_unique(name) for c in checks)
-    increasing = any(_names_call(c, "increasing", name) for c in checks)
+    # a typical condition steered here (Moments' 'unique(axes)', only in generate.typical_when) counts as a check
+    unique = any(c.requires_unique(name) for c in [*checks, *others])
+    increasing = any(_names_call(c, "increasing", name) for c in [*checks, *others])
     if len(dims) != 1:
         along = shapes.get(p.rows.get("along", ""))
         return _draw_param(d, name, p, axis_sizes=along)

@@ -290,6 +290,7 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> tuple[str, A
     """Matrix in every format, the chart and the catalogue coverage, straight from the results files; the line
     naming them, and the matrix (built once: the summary and the capability envelope read it too)."""
     from reports import catalogues, chart, formats, matrix, record
+    from reports import grid as family_grid
 
     by_file = {p: list(record.read([p])) for p in results}  # read once: the matrix, agree and catalogues share them
     everything = [r for recs in by_file.values() for r in recs]
@@ -298,7 +299,7 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> tuple[str, A
     for fmt, ext in (("md", "md"), ("html", "html"), ("json", "json"), ("csv", "csv")):
         (out / f"matrix.{ext}").write_text(formats.render(m, fmt), encoding="utf-8")
         written.append(f"matrix.{ext}")
-    g = matrix.grid(m)
+    g = family_grid.grid(m)
     for ext in ("png", "svg"):
         chart.write(g, out / f"chart.{ext}")
         written.append(f"chart.{ext}")

@@ -13,23 +13,8 @@ import io
 from pathlib import Path
 
 from reports.families import SHORT_DTYPE_FAMILY
-from reports.matrix import (
-    CRASH,
-    ERROR,
-    FAIL,
-    FORM,
-    FP16_ACCURATE,
-    PARTIAL,
-    PASS,
-    REJECTED,
-    SKIP,
-    STATUS_COLOURS,
-    TIMEOUT,
-    UNCHECKED,
-    XFAIL,
-    XPASS,
-    Grid,
-)
+from reports.grid import FORM, PARTIAL, STATUS_COLOURS, Grid
+from reports.matrix import CRASH, ERROR, FAIL, FP16_ACCURATE, PASS, REJECTED, SKIP, TIMEOUT, UNCHECKED, XFAIL, XPASS
 
 # Bottom to top; each layer gathers grid statuses that mean the same thing to a reader.
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (

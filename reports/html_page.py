@@ -18,25 +18,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY, family_sort_key
-from reports.matrix import (
+from reports.grid import (
     EDGE_MARK,
     GRID_STATUSES,
-    NEGATIVE,
     PARTIAL_MARK,
     STATUS_COLOURS,
     STATUS_WORDS,
     TROUBLE_MARK,
-    CaseDetail,
-    Cell,
     FamilyCell,
     Grid,
     GridRow,
-    Matrix,
-    config_sort_key,
     grid,
-    negative_class,
-    readable_message,
 )
+from reports.matrix import NEGATIVE, CaseDetail, Cell, Matrix, config_sort_key, negative_class, readable_message
 from reports.render_text import measured_text
 from reports.routes import ROUTE_A, ROUTE_B
 

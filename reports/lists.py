@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from reports.matrix import BACKEND_TROUBLE, Cell, Matrix, config_sort_key, op_sort_key, readable_message
+from reports.grid import BACKEND_TROUBLE
+from reports.matrix import Cell, Matrix, config_sort_key, op_sort_key, readable_message
 from reports.record import FAIL, TIMEOUT, XPASS
 from reports.render_text import md
 

@@ -19,26 +19,22 @@ from tabulate import tabulate
 
 from reports import readings, refusals, stages
 from reports.families import DTYPE_FAMILIES, SHORT_DTYPE_FAMILY
+from reports.grid import EDGE_MARK, PARTIAL_MARK, TROUBLE_MARK, Grid, grid
 from reports.matrix import (
     ABBREVIATIONS,
-    EDGE_MARK,
     ERROR_METRICS,
     HUGE_ULP,
     NEGATIVE,
     NEGATIVE_PRECEDENCE,
-    PARTIAL_MARK,
     STATUS_PRECEDENCE,
     TIMING_KEYS,
-    TROUBLE_MARK,
     BackendTotals,
     CaseDetail,
     Cell,
-    Grid,
     Matrix,
     backend_sort_key,
     config_sort_key,
     format_number,
-    grid,
     readable_message,
 )
 from reports.record import CRASH, ERROR, FAIL, NEGATIVE_PASSES, PASS, REJECTED, TIMEOUT, VERDICTS, XFAIL, XPASS

@@ -9,6 +9,7 @@ import numpy as np
 
 from adapters import refusal
 from cases.case import Case, Encoding, Param, Tensor
+from reports import grid as family_grid
 from reports import matrix, render_text
 from reports.record import Record
 
@@ -144,9 +145,9 @@ def test_a_refused_cell_the_probe_runs_in_a_standard_form_names_the_form() -> No
                       _probe("PASS", form)])  # fmt: skip
     (cell,) = m.cells.values()
     assert cell.standard_form() == form and cell.display_text() == f"REJ -> supported as {form}"
-    (row,) = matrix.grid(m).rows
+    (row,) = family_grid.grid(m).rows
     (family_cell,) = row.cells.values()
-    assert family_cell.status == matrix.FORM and family_cell.text() == "FORM", family_cell.status
+    assert family_cell.status == family_grid.FORM and family_cell.text() == "FORM", family_cell.status
 
 
 def test_a_cell_no_form_rescues_stays_rej_with_its_reasons() -> None:

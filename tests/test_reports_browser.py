@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from reports import grid as family_grid
 from reports import html_page, matrix, record
 
 RESULTS = Path(__file__).parent / "data" / "reports" / "results.jsonl"
@@ -91,7 +92,7 @@ def test_unticking_a_backend_hides_its_columns(page) -> None:
 def test_the_status_filter_keeps_only_ops_with_that_status(page, fixture_matrix: matrix.Matrix) -> None:
     page.locator("#filters button[data-all='status'][data-value='off']").click()
     page.locator("#filters input[name='status'][value='CRASH']").check()
-    g = matrix.grid(fixture_matrix)
+    g = family_grid.grid(fixture_matrix)
     want = sorted(row.op for row in g.rows if any(c.counts["CRASH"] for c in row.cells.values()))
     assert sorted(visible_ops(page)) == want
 

@@ -7,6 +7,7 @@ import pytest
 import opdefs
 from cases import generate
 from reports import families, matrix, render_text
+from reports import grid as family_grid
 from reports.record import Record
 
 
@@ -14,8 +15,8 @@ def rec(verdict: str, op: str = "Conv2d", config: str = "FLOAT_32", backend: str
     return Record(op=op, config=config, backend=backend, verdict=verdict, **kw)
 
 
-def family_cell(*records: Record) -> matrix.FamilyCell:
-    g = matrix.grid(matrix.build(records))
+def family_cell(*records: Record) -> family_grid.FamilyCell:
+    g = family_grid.grid(matrix.build(records))
     (row,) = g.rows
     (cell,) = row.cells.values()
     return cell
@@ -65,7 +66,7 @@ def test_configurations_of_one_family_are_gathered_into_one_cell() -> None:
 
 def test_passes_beside_refusals_are_partial_support_marked_with_a_tilde() -> None:
     cell = family_cell(rec("PASS", config="UFIXED_POINT_8"), rec("REJECTED", config="SFIXED_POINT_8"))
-    assert (cell.status, cell.text()) == (matrix.PARTIAL, "50%~")
+    assert (cell.status, cell.text()) == (family_grid.PARTIAL, "50%~")
 
 
 def test_errors_and_crashes_are_marked_apart_from_wrong_numbers() -> None:
@@ -89,7 +90,7 @@ def test_a_family_cell_with_nothing_passing_or_failing_says_why_in_a_word(verdic
 def test_grid_columns_put_qnn_htp_first_and_the_reference_last_with_families_in_order() -> None:
     records = [rec("PASS", backend=b, config=c) for b in ("reference", "onnxruntime", "qnn-htp")
                for c in ("UFIXED_POINT_8", "FLOAT_32")]  # fmt: skip
-    cols = matrix.grid(matrix.build(records)).columns
+    cols = family_grid.grid(matrix.build(records)).columns
     assert cols == [("qnn-htp", "float32"), ("qnn-htp", "8-bit"), ("onnxruntime", "float32"),
                     ("onnxruntime", "8-bit"), ("reference", "float32"), ("reference", "8-bit")]  # fmt: skip
 
@@ -97,13 +98,13 @@ def test_grid_columns_put_qnn_htp_first_and_the_reference_last_with_families_in_
 def test_an_op_that_was_not_generated_has_a_row_with_its_reason() -> None:
     m = matrix.build([rec("PASS"), Record(op="If", config="", backend="qnn-htp", verdict="", kind="cell",
                                           extra={"not_generated": "needs subgraphs"})])  # fmt: skip
-    rows = {r.op: r for r in matrix.grid(m).rows}
+    rows = {r.op: r for r in family_grid.grid(m).rows}
     assert rows["If"].not_generated == {"qnn-htp": "needs subgraphs"} and not rows["If"].cells
 
 
 def test_rows_group_by_the_recorded_family_before_the_name_table() -> None:
     m = matrix.build([rec("PASS", op="Conv2d", extra={"family": "my family"}), rec("PASS", op="Softmax")])
-    assert {r.op: r.family for r in matrix.grid(m).rows} == {"Conv2d": "my family", "Softmax": "activation"}
+    assert {r.op: r.family for r in family_grid.grid(m).rows} == {"Conv2d": "my family", "Softmax": "activation"}
 
 
 def test_numpy_scalar_reprs_in_old_messages_read_as_plain_numbers() -> None:

@@ -11,8 +11,8 @@ that state: a process that has run no case, as a newly started one is, at a few 
 Why that is safe: ``fork`` copies only the calling thread, so the zygote must hold no other thread when it forks
 (a library that started threads would find them missing in the child). It checks before every fork (``_threads``)
 and refuses instead of forking then; OpenBLAS' thread pool, which numpy starts at import, is kept to one thread in
-the zygote's environment. A child module whose preparation would start threads prepares less (ONNX Runtime is not
-one of these: it starts a thread at import, so the ort-qnn zygote imports everything else and each of its workers
+the zygote's environment. A child module whose preparation would start threads prepares less (ONNX Runtime starts
+a thread at import, so the ort-qnn zygote imports everything else and each of its workers
 imports ONNX Runtime itself: 120 ms a worker, 360 ms started the ordinary way).
 
 Who reaps whom: a worker is the zygote's child, not the adapter's. The adapter watches it through a pidfd (readable

@@ -6,6 +6,7 @@ produced. Judging against the reference happens in ``reference.compare``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,6 +50,19 @@ class Outcome:
 CASE_FLOOR_SECONDS = 2.0
 BATCH_FLOOR_SECONDS = 2.5  # a graph or session holding a cell's cases; the slowest such batch seen took 1.24 s
 ELEMENTS_PER_SECOND = 50_000  # added to the floor per element a case holds (inputs, outputs, every execution)
+
+
+def output_digest(outputs: list[np.ndarray]) -> str:
+    """A short hash of what the backend returned (dtype, shape and bytes of every output), kept in the
+    record so two routes to one backend (qnn-htp, ort-qnn) can be compared output for output without
+    storing the outputs themselves (``python -m reports agree``), and a replay be held to the run
+    (``python -m bench replay``). ``conformance.execute`` takes it over the elements the spec defines."""
+    h = hashlib.sha256()
+    for a in outputs:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
 
 
 def case_elements(case: Case) -> int:

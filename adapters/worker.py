@@ -49,6 +49,10 @@ from adapters.base import CRASH, ERROR, TIMEOUT, GroupHung, Outcome, run_batched
 
 log = logging.getLogger(__name__)
 backend_log = logging.getLogger("adapters.qnn.backend")
+# the backend's own log lines (QNN's "<E> ..." validation chatter) reach whoever configures logging; without this, a
+# command line tool that configures none (python -m conformance replay, python -m bench replay) had Python's
+# last-resort handler print every ERROR line to the terminal
+backend_log.addHandler(logging.NullHandler())
 
 # s per case, and per batch. Measured on two 20-per-cell main jobs (~53k cases per route, 2 cores, one of
 # them with a second job competing): the slowest case alone took 0.20 s (qnn-htp) and 0.53 s (ort-qnn), the
@@ -219,6 +223,14 @@ class Worker:
             self._zygote.close()
             self.use_zygote = False
             return None
+
+    def renew(self) -> None:
+        """Let the next request start a process that has run nothing, if this one has run any case. Why: a kernel
+        that reads memory it does not own sees what earlier cases left there (three output digests of a main job
+        differed from the same cases replayed alone, from workers 339-1889 cases old), so each op, and each
+        confirmation of a verdict (``conformance.fresh``), starts in a fresh process: a fork of the zygote."""
+        if self.proc is not None and self.served:
+            self._discard()
 
     def close(self) -> None:
         if self.alive:
@@ -586,6 +598,9 @@ class WorkerAdapter:
     _worker: Worker | None = None
     _why_not = ""
     batch_size = 1  # cases per batch; 1 runs every case alone
+    # whether a non-PASS verdict is confirmed in a fresh worker case by case (a fork of a prepared zygote: a few ms),
+    # or one case per (verdict, reason) of a cell where a fresh worker costs a tenth of a second (``conformance.fresh``)
+    confirm_each = True
     probe = False  # probe a new kind of case before batching it, a known one after a refused batch (``run_batched``)
     bisect = False  # a batch that failed as a whole is halved and retried before its cases run alone
 
@@ -639,6 +654,24 @@ class WorkerAdapter:
                           refused_with=getattr(self, "refused_with", None))  # fmt: skip
         if any("index" in (o.details.get("batch") or {}) for o in out):
             self._batched.add(kind)
+        return out
+
+    def begin_op(self, op: str) -> None:
+        """Each op starts in a worker that has run nothing (``Worker.renew``): no verdict of one op depends on what
+        another op's cases left in the process."""
+        if self._worker is not None and op != getattr(self, "_op", None):
+            self._worker.renew()
+        self._op = op
+
+    def run_fresh(self, case: Any, times: int = 2) -> list[Outcome]:
+        """``case`` in a worker that has run nothing, ``times`` times in a row (the second run of a case whose first
+        ran through, or was refused, says whether the backend gives the same again: ``conformance.fresh``). A crash
+        or a timeout ends it there: nothing is left to compare."""
+        if self._worker is not None:
+            self._worker.renew()
+        out = [self.run(case)]
+        while len(out) < times and out[-1].status not in (CRASH, TIMEOUT):
+            out.append(self.run(case))
         return out
 
     def close(self) -> None:

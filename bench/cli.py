@@ -3,7 +3,8 @@
 Speed and memory targets live in these benchmarks, never in timed unit tests: ``speed`` (the default: where a
 conformance run's time goes, ``bench.run``), ``mutants`` (the suite's power to find planted bugs,
 ``bench.mutants.run``), ``drawn`` (parameter values the typical tier never draws, ``bench.drawn_values``),
-``seeds`` (whether the typical verdicts hold at other seeds, ``bench.seeds``) and ``qnn-worker`` (per-case time and
+``seeds`` (whether the typical verdicts hold at other seeds, ``bench.seeds``), ``replay`` (whether a run's records
+say what their cases do alone, ``bench.replay``) and ``qnn-worker`` (per-case time and
 worker memory on the HTP simulator, ``bench.qnn_worker``).
 """
 
@@ -13,7 +14,7 @@ import importlib
 import sys
 
 BENCHMARKS = {"speed": "bench.run", "mutants": "bench.mutants.run", "drawn": "bench.drawn_values",
-              "seeds": "bench.seeds", "qnn-worker": "bench.qnn_worker"}  # fmt: skip
+              "seeds": "bench.seeds", "replay": "bench.replay", "qnn-worker": "bench.qnn_worker"}  # fmt: skip
 EXIT_USAGE = 4
 
 

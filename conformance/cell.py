@@ -264,7 +264,7 @@ class CellRunner:
             todo += [(form, case.case_id(), variant) for form, variant in forms.variants(self.op, case, infer)]
         if not todo:
             return
-        recs = execute_many([v for _, _, v in todo], replace(self.ctx, known=None))
+        recs = execute_many([v for _, _, v in todo], replace(self.ctx, known=None, fresh=False))
         for (form, of, _), rec in zip(todo, recs, strict=True):
             rec.kind = PROBE
             rec.extra["probe"] = {"form": form, "of": of}
@@ -282,7 +282,7 @@ class CellRunner:
         todo = forms.beyond_spec(self.op, case, infer)
         if not todo:
             return
-        recs = execute_many([v for _, v in todo], replace(self.ctx, known=None))
+        recs = execute_many([v for _, v in todo], replace(self.ctx, known=None, fresh=False))
         for (form, _), rec in zip(todo, recs, strict=True):
             rec.kind = PROBE
             rec.extra["probe"] = {"form": form, "of": case.case_id(), "beyond_spec": True}
@@ -293,8 +293,8 @@ class CellRunner:
         # that replay to the same case, so it gets one without it
         plain = generate.case_strategy(self.op, self.config, replace(self.settings, stratify=False))
         smallest = shrink(plain, verdict, lambda case: execute(case, self.ctx), self.options)
-        if smallest is not None:
-            shrunk = execute(smallest, self.ctx)
+        if smallest is not None:  # recorded as it does alone, in a fresh worker (``conformance.fresh``)
+            (shrunk,) = execute_many([smallest], self.ctx)
             shrunk.kind = SHRUNK
             self.record(shrunk)
 

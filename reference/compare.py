@@ -514,3 +514,76 @@ def encode_outputs(case: Case, real: list[np.ndarray]) -> list[np.ndarray]:
             with np.errstate(over="ignore", invalid="ignore"):
                 out.append(r.astype(d.storage))
     return out
+
+
+# ---- what a run's outputs define -------------------------------------------------------------------
+def defined_masks(case: Case, actual: list[np.ndarray], expected: list[np.ndarray] | None = None,
+                  op_tol: dict | None = None,
+                  rows: dict[int, dict[str, Any]] | None = None) -> list[np.ndarray | None]:  # fmt: skip
+    """Per output, the elements the spec defines on this run (None: all of them). Left out: rows past the valid count
+    the backend's own count output gives where the spec leaves them unspecified (DetectionOutput's rows past the
+    count hold heap contents: three digests in three runs of one case), and elements the reference leaves open (NaN
+    where the op's tolerance says NaN means any value). Why the backend's count rather than the reference's: a
+    record's digest and a second run's comparison must mean the same on a failing case, whose counts differ.
+    A count that does not fit the output (more rows than it has) leaves every row defined."""
+    if rows is None:
+        rows = _spec_rows(case)
+    masks: list[np.ndarray | None] = [None] * len(actual)
+    for i, spec in rows.items():
+        count = spec.get("count")
+        if i >= len(actual) or spec.get("beyond") == "checked" or not isinstance(count, str) or count == "current":
+            continue
+        k = int(count[4:-1])
+        if k >= len(actual):
+            continue
+        a = np.asarray(actual[i])
+        axis = int(spec.get("axis", 0))
+        counts = np.asarray(actual[k]).astype(np.int64).reshape(-1)
+        if a.ndim <= axis or (axis == 1 and len(counts) != a.shape[0]):
+            continue
+        segments = _segments(counts, axis)
+        if any(n < 0 or start + n > a.shape[axis] for _, start, n in segments):
+            continue
+        mask = np.zeros(a.shape, dtype=bool)
+        for seg in segments:
+            mask[_rows(mask, axis, seg)] = True
+        masks[i] = mask
+    if expected is not None and (op_tol or {}).get("nan_means_any"):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
+            e = np.asarray(e, dtype=np.float64)
+            if e.shape == np.shape(a) and np.isnan(e).any():
+                masks[i] = ~np.isnan(e) if masks[i] is None else masks[i] & ~np.isnan(e)
+    return masks
+
+
+def defined_values(actual: list[np.ndarray], masks: list[np.ndarray | None]) -> list[np.ndarray]:
+    """The outputs with the elements the spec leaves open set to zero: what a digest of a run is taken over."""
+    out = []
+    for a, m in zip(actual, masks, strict=True):
+        a = np.asarray(a)
+        out.append(a if m is None else np.where(m, a, np.zeros((), dtype=a.dtype)))
+    return out
+
+
+def differing(first: list[np.ndarray], second: list[np.ndarray], masks: list[np.ndarray | None],
+              names: list[str]) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Two runs' outputs element by element (bits, so NaN equals NaN) over the elements both define: per output that
+    differs, how many elements, of how many, and the first few flat indices."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, a, b, m in zip(names, first, second, masks, strict=False):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            out[name] = {"shape": [list(a.shape), list(b.shape)], "dtype": [str(a.dtype), str(b.dtype)]}
+            continue
+        diff = np.zeros(a.shape, dtype=bool)
+        if a.size:
+            raw_a = np.ascontiguousarray(a).view(np.uint8).reshape(a.size, -1)
+            raw_b = np.ascontiguousarray(b).view(np.uint8).reshape(b.size, -1)
+            diff = (raw_a != raw_b).any(axis=1).reshape(a.shape)
+        if m is not None:
+            diff &= m
+        n = int(np.count_nonzero(diff))
+        if n:
+            out[name] = {"elements": n, "of": int(a.size if m is None else np.count_nonzero(m)),
+                         "first": np.flatnonzero(diff)[:8].tolist()}  # fmt: skip
+    return out

@@ -174,6 +174,10 @@ class Cell:
     # order the probe tried them; never part of ``counts``
     probes: dict[str, Counter[str]] = field(default_factory=dict)
     probe_details: list[CaseDetail] = field(default_factory=list)
+    # cases whose verdict in a worker that had run other cases differed from the one a fresh worker gave (the record
+    # holds the fresh one: ``conformance.fresh``): the backend reads memory it does not own
+    fresh_changed: int = 0
+    nondeterministic: int = 0  # cases whose two runs in a fresh worker disagreed on an element the spec defines
 
     @property
     def family(self) -> str:
@@ -255,6 +259,12 @@ class Cell:
 
     def add(self, r: Record) -> None:
         self.counts[r.verdict] += 1
+        details = r.extra.get("details") or {}
+        long_lived = (details.get("fresh") or {}).get("long_lived") or {}
+        if long_lived.get("verdict") not in (None, r.extra.get(RAW_VERDICT_KEY, r.verdict)):
+            self.fresh_changed += 1
+        if details.get("nondeterministic"):
+            self.nondeterministic += 1
         if r.verdict == REJECTED and self.kind == POSITIVE:
             self.reasons[refusals.reason(r)] += 1
         stage = record_stage(r)
@@ -303,8 +313,20 @@ class Cell:
         m = self.model
         return f"model {m.core_text()}" if m is not None and m.total else ""
 
+    def memory_note(self) -> str:
+        """Over every tier of the cell: "2 verdicts only in a used worker" (the backend read memory it does not own:
+        the fresh worker's verdict stands), "1 case varies between runs" (two fresh runs disagreed)."""
+        tiers = [c for c in (self, self.edge, self.model) if c is not None]
+        changed, varies = sum(c.fresh_changed for c in tiers), sum(c.nondeterministic for c in tiers)
+        parts = []
+        if changed:
+            parts.append(f"{changed} verdict{'s' if changed > 1 else ''} only in a used worker")
+        if varies:
+            parts.append(f"{varies} case{'s vary' if varies > 1 else ' varies'} between runs")
+        return "; ".join(parts)
+
     def notes(self) -> str:
-        return " · ".join(n for n in (self.edge_note(), self.model_note()) if n)
+        return " · ".join(n for n in (self.edge_note(), self.model_note(), self.memory_note()) if n)
 
     def display_text(self) -> str:
         """``text()``, except that a cell whose every typical case was refused says why, or in which standard

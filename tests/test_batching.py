@@ -27,9 +27,9 @@ from adapters.base import (  # noqa: E402
     GroupHung,
     GroupRefused,
     Outcome,
+    output_digest,  # noqa: E402
     run_batched,
 )
-from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
 

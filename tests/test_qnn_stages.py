@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plain `pytest` from anywhere
 
+from adapters.base import output_digest  # noqa: E402
 from adapters.qnn import adapter as qnn_adapter  # noqa: E402
-from adapters.qnn.graph import output_digest  # noqa: E402
 from cases.case import Case, Param, Tensor  # noqa: E402
 from reports.expectations import Expectations  # noqa: E402
 from tests.simulator import MISSING, NEEDS_SIMULATOR  # noqa: E402

@@ -14,7 +14,6 @@ over-reads/over-writes whatever buffer it is given.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
 import math
 import time
@@ -25,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome
+from adapters.base import ERROR, OK, REJECTED, SKIP, Outcome, output_digest
 from cases.case import Case, Encoding
 from cases.case import Param as CaseParam
 from cases.case import Tensor as CaseTensor
@@ -57,16 +56,6 @@ PHASE_OF_CALL = {
 on_stage: Callable[[str], None] | None = None
 
 
-def output_digest(outputs: list[np.ndarray]) -> str:
-    """A short hash of what the backend returned (dtype, shape and bytes of every output), kept in the
-    record so two routes to one backend (qnn-htp, ort-qnn) can be compared output for output without
-    storing the outputs themselves (``python -m reports agree``)."""
-    h = hashlib.sha256()
-    for a in outputs:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:16]
 
 
 def _mark(stage: str) -> None:

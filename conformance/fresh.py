@@ -1,0 +1,170 @@
+"""The recorded verdict is the replayed verdict: a case's verdict as it stands alone, in a process that ran nothing.
+
+Why: the QNN adapters keep one worker process across many cases (starting one was most of a small case's cost), and a
+kernel that reads memory it does not own sees what the earlier cases left there. In a main job, three output digests
+differed from the same cases replayed alone (from workers 339-1889 cases old), and all 42 BoxWithNmsLimit records
+were refusals naming a batch read past its inputs where the case alone crashed. A replay runs a case alone in a new
+process, so the record must say what that gives. Each op already starts in a fresh worker (``begin_op``); what ran
+before a case within its op is undone here.
+
+What runs again after a cell's cases ran (``conformance.execute.execute_many``), each in a worker that has run nothing
+(``run_fresh``: a fork of the adapter's prepared zygote), twice in a row:
+  - every case whose verdict is not the good one (PASS; REJECTED for a case that breaks the spec): the first run
+    confirms a verdict given in a worker that had run something before the case, or in a graph or session shared
+    with other cases (``details.fresh.age``, ``details.batch``), the second says whether the backend gives it again;
+  - one passing case in ``SAMPLE``, chosen by its id (the same cases every run): nondeterminism is measured where it
+    does not change a verdict as well.
+A TIMEOUT runs once more, not twice: a second wait of seconds says nothing a first did not.
+
+Cost bound: the refusals (REJECTED, ERROR) of one cell that give one reason are confirmed by the first of them, and the
+others name it (``details.fresh.as``) unless it disagreed, when each runs for itself. On an adapter whose fresh worker
+is not cheap (``confirm_each`` False: ort-qnn, where it costs 120 ms) every verdict of a cell is confirmed that way,
+one case per verdict and reason, and one passing case a cell is sampled.
+
+What a record keeps: ``details.fresh`` (the age of the worker the case first ran in, the fresh runs, and, where the
+fresh verdict or the output digest differs, what the long-lived worker gave: ``long_lived``). The record's verdict
+is the fresh one. ``details.nondeterministic``: what the two fresh runs disagree on, output by output over the
+elements the spec defines (``reference.compare.defined_masks``), or their statuses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from adapters.base import CRASH, ERROR, OK, REJECTED, SKIP, TIMEOUT, Outcome
+from cases.case import Case
+from reports.record import PASS, Record
+
+SAMPLE = 20  # one passing case in SAMPLE runs twice more in a fresh worker
+REFUSALS = ("REJECTED", "ERROR")
+_STATUS_VERDICT = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
+
+Execute = Callable[..., Record]
+
+
+def sampled(case_id: str) -> bool:
+    """Whether a passing case is in the sample: by its id, so that two runs of one seed sample the same cases."""
+    try:
+        return int(case_id[-6:], 16) % SAMPLE == 0
+    except ValueError:
+        return False
+
+
+def _good(rec: Record) -> bool:
+    return rec.verdict == ("REJECTED" if rec.kind == "negative" else PASS)
+
+
+def wanted(rec: Record, outcome: Outcome) -> str:
+    """"confirm", "sample" or "" (nothing to run again)."""
+    if rec.verdict == "SKIP" or rec.kind not in ("positive", "negative"):
+        return ""
+    if not _good(rec):  # run twice in a fresh worker even when it ran in one: the second run is the point then
+        return "confirm"
+    return "sample" if rec.kind == "positive" and sampled(rec.case_id or "") else ""
+
+
+def _group(rec: Record, why: str, each: bool) -> tuple | None:
+    """The cases one fresh run speaks for: None, the case alone."""
+    from reports import refusals
+
+    if why == "confirm" and rec.verdict in REFUSALS:
+        return (rec.kind, rec.verdict, refusals.reason(rec))
+    if each:
+        return None
+    return (why, rec.kind, rec.verdict)
+
+
+def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Record], ctx: Any,
+            execute: Execute, generate_seconds: Sequence[float]) -> list[Record]:  # fmt: skip
+    """``records`` with each case ``wanted`` confirmed or sampled in a fresh worker (see the module docstring)."""
+    adapter = ctx.adapter
+    if not hasattr(adapter, "run_fresh"):
+        return records
+    each = bool(getattr(adapter, "confirm_each", True))
+    out = list(records)
+    speakers: dict[tuple, int] = {}  # group -> the index of the case that ran for it
+    followers: dict[int, list[int]] = {}
+    for k, (rec, outcome) in enumerate(zip(records, outcomes, strict=True)):
+        why = wanted(rec, outcome)
+        if not why:
+            continue
+        key = _group(rec, why, each)
+        if key is None or key not in speakers:
+            if key is not None:
+                speakers[key] = k
+            out[k] = _fresh(cases[k], rec, outcome, ctx, execute, generate_seconds[k], why)
+            followers[k] = []
+        else:
+            followers[speakers[key]].append(k)
+    for lead, rest in followers.items():
+        agreed = out[lead].verdict == records[lead].verdict
+        for k in rest:
+            if agreed:
+                out[k] = _vouched(records[k], out[lead], records[lead], outcomes[k])
+            else:  # the first of them changed its verdict alone: each speaks for itself
+                out[k] = _fresh(cases[k], records[k], outcomes[k], ctx, execute, generate_seconds[k],
+                                wanted(records[k], outcomes[k]))  # fmt: skip
+    return out
+
+
+def _vouched(rec: Record, lead_fresh: Record, lead: Record, outcome: Outcome) -> Record:
+    details = rec.extra.setdefault("details", {})
+    details["fresh"] = {"age": (outcome.details or {}).get("worker_age", 0), "as": lead.case_id,
+                        "verdict": lead_fresh.verdict}  # fmt: skip
+    return rec
+
+
+def _fresh(case: Case, rec: Record, outcome: Outcome, ctx: Any, execute: Execute, generate_seconds: float,
+           why: str) -> Record:  # fmt: skip
+    adapter = ctx.adapter
+    started = adapter.worker_start_seconds if hasattr(adapter, "worker_start_seconds") else 0.0
+    t0 = time.perf_counter()
+    runs = adapter.run_fresh(case, 1 if rec.verdict == "TIMEOUT" else 2)
+    spent = time.perf_counter() - t0
+    start = (adapter.worker_start_seconds if hasattr(adapter, "worker_start_seconds") else 0.0) - started
+    fresh = execute(case, ctx, outcome=runs[0], generate_seconds=generate_seconds)
+    details = fresh.extra.setdefault("details", {})
+    old = (rec.extra.get("details") or {})
+    note: dict[str, Any] = {"age": (outcome.details or {}).get("worker_age", 0), "runs": len(runs), "why": why}
+    differs = _nondeterminism(case, runs)
+    if differs:
+        details["nondeterministic"] = differs
+    old_digest, new_digest = old.get("output_digest"), details.get("output_digest")
+    if fresh.verdict != rec.verdict or (old_digest and new_digest and old_digest != new_digest and not differs):
+        note["long_lived"] = {"verdict": rec.verdict, "message": rec.message[:500], "digest": old_digest}
+    if "batch" in old:  # the batch it ran in, as the record said (``execute._confirmed_alone``)
+        details["batch"] = {**old["batch"], "alone": "confirmed alone in a fresh worker"}
+    details["fresh"] = note
+    timings = dict(rec.timings)
+    timings["fresh_start"] = round(start, 6)
+    timings["confirm" if why == "confirm" else "sample"] = round(runs[0].seconds or 0.0, 6)
+    if len(runs) > 1:
+        timings["second_run"] = round(runs[1].seconds or 0.0, 6)
+    timings["fresh_total"] = round(spent, 6)
+    fresh.timings = timings
+    return fresh
+
+
+def _nondeterminism(case: Case, runs: list[Outcome]) -> dict[str, Any]:
+    """What the two fresh runs of a case disagree on: their statuses, or the outputs' elements the spec defines."""
+    if len(runs) < 2:
+        return {}
+    a, b = runs[0], runs[1]
+    if a.status != b.status:
+        return {"status": [_STATUS_VERDICT.get(a.status, a.status), _STATUS_VERDICT.get(b.status, b.status)],
+                "messages": [a.message[:300], b.message[:300]]}  # fmt: skip
+    if a.status != OK or not a.outputs or not b.outputs:
+        return {}
+    from reference.compare import defined_masks, differing
+
+    masks_a = defined_masks(case, a.outputs)
+    masks_b = defined_masks(case, b.outputs)
+    masks = [ma if mb is None else mb if ma is None else (ma & mb if ma.shape == mb.shape else ma)
+             for ma, mb in zip(masks_a, masks_b, strict=True)]  # fmt: skip
+    names = [t.name for t in case.outputs]
+    if case.steps:  # every execution's outputs one after another
+        names = [f"{t.name} (execution {k + 1})" for k in range(case.executions) for t in case.outputs]
+    found = differing(a.outputs, b.outputs, masks, names)
+    return {"outputs": found} if found else {}

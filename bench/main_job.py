@@ -116,10 +116,15 @@ def revision_environment(rev: str) -> tuple[str, Path, str]:
     return python, tree, sha
 
 
+ADDED = ("worker_start", "fresh_total", "fresh_start", "confirm", "sample", "second_run")
+
+
 def costs(results: list[Path]) -> dict[str, dict[str, Any]]:
     """Per backend, from its records: cases and seconds per tier (generation, reference, backend, comparison), and
-    the seconds spent on what this turn added: fresh workers (``timings.fresh_start``), second runs of a case
-    (``timings.second_run``), confirmations in a fresh worker (``timings.confirm``)."""
+    the seconds spent on fresh workers (``conformance.fresh``): worker processes started for a request (each op's
+    first, after a crash: ``timings.worker_start``), and the whole of each case's runs in a fresh worker
+    (``timings.fresh_total``: its start, ``fresh_start``, and its runs: ``confirm`` or ``sample``, then
+    ``second_run``, each also summed on its own)."""
     out: dict[str, dict[str, Any]] = {}
     for path in results:
         per: dict[str, Any] = {"tiers": {}, "added": {}}
@@ -135,7 +140,7 @@ def costs(results: list[Path]) -> dict[str, dict[str, Any]]:
             tier["cases"] += 1
             for key, value in timings.items():
                 if isinstance(value, int | float):
-                    bucket = per["added"] if key in ("fresh_start", "second_run", "confirm") else tier
+                    bucket = per["added"] if key in ADDED else tier
                     bucket[key] = bucket.get(key, 0.0) + float(value)
         for tier in per["tiers"].values():
             for key, value in tier.items():

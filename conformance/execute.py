@@ -138,15 +138,23 @@ def execute_many(cases: list[Case], ctx: RunContext, generate_seconds: list[floa
         adapter.batch_size = ctx.batch
     if cases:
         _begin_op(adapter, cases[0].op)
+    started = _start_seconds(adapter)
     outcomes = run_each(adapter, cases) if ctx.batch == 1 else run_all(adapter, cases)
+    started = _start_seconds(adapter) - started
     seconds = generate_seconds or [0.0] * len(cases)
     records = [execute(c, ctx, outcome=o, generate_seconds=g) for c, o, g in zip(cases, outcomes, seconds, strict=True)]
+    if records and started > 0:  # worker processes started for these cases (an op's first, after a crash)
+        records[0].timings["worker_start"] = round(started, 6)
     if ctx.fresh and hasattr(adapter, "run_fresh"):  # a worker's: what each case does alone, in a fresh process
         return fresh.recheck(cases, outcomes, records, ctx, execute, seconds)
     for k, (case, outcome, rec) in enumerate(zip(cases, outcomes, records, strict=True)):
         if rec.verdict in ("FAIL", FP16_ACCURATE) and "index" in (outcome.details.get("batch") or {}):
             records[k] = _confirmed_alone(case, ctx, seconds[k], rec)
     return records
+
+
+def _start_seconds(adapter: Adapter) -> float:
+    return float(getattr(adapter, "worker_start_seconds", 0.0) or 0.0)
 
 
 def _begin_op(adapter: Adapter, op: str) -> None:
@@ -189,7 +197,10 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
     t0 = time.perf_counter()
     if outcome is None:
         _begin_op(adapter, case.op)
+        started = _start_seconds(adapter)
         outcome = adapter.run(case)
+        if _start_seconds(adapter) > started:
+            timings["worker_start"] = round(_start_seconds(adapter) - started, 6)
     timings["backend"] = round(outcome.seconds or (time.perf_counter() - t0), 6)
     info = adapter.info() if hasattr(adapter, "info") else {}
     metrics: dict[str, Any] = {}

@@ -51,3 +51,15 @@ def test_a_planted_bug_is_an_unexplained_failure_with_its_seed_and_replay(tmp_pa
     assert rc == 1, report["headline"]
     assert {u["op"] for u in report["unexplained"]} == {"Softmax"}, report["unexplained"]
     assert {u["seed"] for u in report["unexplained"]} <= {0, 1} and all(u["replay"] for u in report["unexplained"])
+
+
+def test_the_edge_tier_is_judged_at_its_own_count_of_cases(tmp_path):
+    rc = seeds.main(["--backend", "reference", "--seeds", "0", "--tier", "edge", "--examples", "2", "--op", "^Relu$",
+                     "--jobs", "1", "--out", str(tmp_path)])  # fmt: skip
+    report = json.loads((tmp_path / "seeds.json").read_text())
+    assert (rc, report["tier"]) == (0, "edge") and report["headline"].startswith("seeds 0: 0 unexplained edge")
+
+
+def test_a_target_and_a_release_become_the_backends_variant():
+    args = seeds.argparse.Namespace(backend="qnn-htp", target="v73", release="2.47")
+    assert seeds.run_backend(args) == "qnn-htp@2.47+v73"

@@ -184,6 +184,13 @@ def _parser() -> argparse.ArgumentParser:
     fl.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     _add_filters(fl, backend_required=True)
     fl.set_defaults(run=_failing)
+    mem = sub.add_parser("memory", help="cases whose verdict or outputs depend on what the worker ran before, and "
+                                        "cases that vary between two runs in a fresh worker")
+    mem.add_argument("results", nargs="+", type=Path)
+    mem.add_argument("-o", "--output", type=Path)
+    mem.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
+    _add_filters(mem)
+    mem.set_defaults(run=_memory)
     s.set_defaults(run=_summary)
     _add_findings_commands(sub)
     return p
@@ -254,6 +261,13 @@ def _failing(args: argparse.Namespace) -> int:
         return _fail(f"--backend {args.backend}: no records of it in {', '.join(map(str, args.results))} "
                      f"(backends there: {', '.join(m.backends()) or 'none'})")  # fmt: skip
     _write(lists.failing(m, args.backend), args.output)
+    return 0
+
+
+def _memory(args: argparse.Namespace) -> int:
+    from reports import memory
+
+    _write(memory.report(_filtered(args), args.backend), args.output)
     return 0
 
 

@@ -173,3 +173,13 @@ def test_bench_replay_on_the_reference_backend_agrees_with_every_record_it_repla
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     summary = json.loads((tmp_path / "out" / "replay-reference.json").read_text())
     assert summary["replayed"] >= 1 and summary["same_digest"] == summary["held_to_digest"] >= 1, summary
+
+
+def test_the_memory_report_lists_each_case_a_used_worker_changed_and_each_that_varies(adapter):
+    from reports import memory
+
+    ctx = RunContext(adapter, "stateful")
+    recs = execute_many(unsampled("Relu", 2), ctx) + execute_many(unsampled("Sigmoid", 2)[1:], ctx)
+    text = memory.report(recs)
+    assert "1 verdict(s) only a used worker gave" in text and "1 case(s) that vary" in text, text
+    assert "out[0]: 1 of 6 elements differ (first at flat [0])" in text, text

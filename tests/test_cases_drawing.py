@@ -261,6 +261,50 @@ def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_ref
     assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
 
 
+def _on_vector_and_inputs(op: opdefs.OpDef) -> list[str]:
+    """The typical conditions on a unique-valued vector parameter and the inputs alone (LayerNorm's last axis)."""
+    vectors = {p.name for p in op.param_specs.values() if len(p.shape.get("dims") or []) == 1}
+    unique = {n for n in vectors for c in op.constraints if c.check is not None and c.check.requires_unique(n)}
+    out = []
+    for src in op.generation.get("typical_when") or []:
+        e = opdefs.expr.parse(src)
+        refs = e.tensor_refs()
+        if refs and all(r.startswith("in[") for r in refs) and "out" not in e.names() and e.names() & unique:
+            out.append(src)
+    return out
+
+
+TYPICAL_ON_VECTORS = _generated_ops_where(_on_vector_and_inputs)
+
+
+def test_some_spec_has_a_typical_condition_on_a_vector_parameter_and_the_inputs():
+    assert TYPICAL_ON_VECTORS, "no spec has one: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", TYPICAL_ON_VECTORS)
+def test_a_typical_condition_on_a_vector_parameter_and_the_inputs_is_met_while_drawing(op_name, monkeypatch):
+    op = SPECS[op_name]
+    watched = set(_on_vector_and_inputs(op))
+    refused: list[str] = []
+    real = generate._holds
+
+    def recording(condition, env):
+        held = real(condition, env)
+        if not held and condition.source in watched:
+            refused.append(condition.source)
+        return held
+
+    _patch_everywhere(monkeypatch, "_holds", recording)
+    assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
+    assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
+
+
+def test_a_typical_cell_whose_conditions_hold_batch_at_1_is_not_split_by_batch():
+    op = SPECS["DetectionOutput"]
+    parts = generate.cell_strategies(op, generate.configs(op)[0], generate.Settings(infer=infer), 20)
+    assert sum(count for _, count, _ in parts) == 20 and len(parts) <= 2, [(c, k) for _, c, k in parts]
+
+
 NEEDED = sorted((name, p) for name, op in SPECS.items() if generate.configs(op) for p in generate._needed_params(op))
 
 

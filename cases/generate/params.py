@@ -187,6 +187,19 @@ def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr
         return _draw_param(d, name, p, axis_sizes=along)
     n = env.get(dims[0]) if isinstance(dims[0], str) else dims[0]
     cap = len(candidates) if unique or increasing else settings.max_rank
+    steered = [c for c in others if name in c.names()]
+    if steered and (unique or increasing) and 0 < len(candidates) <= _ENUMERABLE:
+        # a condition of another owner or the typical tier's on the whole vector (LayerNorm's 'len(axes) == 1 and
+        # axes[0] == rank(in[0]) - 1'): the few vectors it allows are listed and one drawn, where drawing any and
+        # refusing after cost 1246 draws a main job
+        full = {**check.environment(op, Case(op.name, inputs, params, [])), **env}
+        fitting = [v for v in _vectors(candidates, n, min(cap, settings.max_rank), increasing)
+                   if _fits([*checks, *others], {**full, name: np.asarray(v, dtype=dt.storage)})]  # fmt: skip
+        assume(bool(fitting))
+        vals = list(draw(_pick(fitting), label=name))
+        if isinstance(dims[0], str) and n is None:
+            env[dims[0]] = len(vals)
+        return np.asarray(vals, dtype=dt.storage).reshape((len(vals),))
     if n is None:
         assume(cap >= 1)
         n = draw(_ints(1, min(cap, settings.max_rank)), label=f"len {name}")
@@ -200,6 +213,21 @@ def _draw_bounded(d: CaseDrawing, name: str, p: ParamSpec, others: Sequence[expr
     else:
         vals = draw(_pick_list(tuple(candidates), n), label=name)
     return np.asarray(vals, dtype=dt.storage).reshape((n,))
+
+
+_ENUMERABLE = 6  # candidate values up to which every unique vector of them is listed (at most 1956 for 6)
+
+
+def _vectors(candidates: Sequence[int], n: int | None, most: int, increasing: bool) -> list[tuple[int, ...]]:
+    """Every vector of distinct candidates of length ``n`` (1 to ``most`` when None), increasing where asked, shortest
+    first."""
+    from itertools import combinations, permutations
+
+    lengths = [n] if n is not None else range(1, most + 1)
+    out: list[tuple[int, ...]] = []
+    for k in lengths:
+        out += list(combinations(candidates, k) if increasing else permutations(candidates, k))
+    return out
 
 
 def _leaves_room(op: OpDef, name: str, value: Any, later: Sequence[str], env: dict[str, Any]) -> bool:

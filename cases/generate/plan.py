@@ -39,6 +39,7 @@ class CellPlan:
     dim_checks: dict[str, list[expr.Expr]]  # dim -> checks its size is drawn to meet
     steer: list[expr.Expr]  # typical conditions on dims and parameters alone
     by_type: list[expr.Expr]  # typical conditions that read tensors only through their datatypes
+    on_inputs: list[expr.Expr]  # typical conditions on parameters and the inputs (not the outputs)
     type_env: dict[str, Any]  # the configuration's datatypes, for ``by_type``
     members: dict[str, list[expr.Expr]]  # dim -> the few values a check allows
     tied: list[tuple[expr.Expr | None, str, str]]  # (condition, dim, dim) a check makes equal
@@ -99,6 +100,10 @@ def plan_cell(op: OpDef, config: Config, settings: Settings) -> CellPlan:
     # those that read tensors only through their datatypes (ScatterNd's 'implies(is_quantized(in[0]), reduction ==
     # NONE)'): the configuration fixes the datatypes before anything is drawn, so they steer the parameters too
     by_type = [c for c in typical_when if c.tensor_refs() and _reads_only_datatypes(c)]
+    # and those on a parameter and the inputs drawn before it (LayerNorm's 'axes[0] == rank(in[0]) - 1'): the parameter
+    # is drawn among the values that meet them
+    on_inputs = [c for c in typical_when if c.tensor_refs() and c not in by_type
+                 and all(ref.startswith("in[") for ref in c.tensor_refs()) and "out" not in c.names()]  # fmt: skip
     type_env = _datatype_stand_ins(op, config) if by_type else {}
     members = {name: options for c in op.constraints if c.check is not None
                for name, options in c.check.memberships() if name in symbols}  # fmt: skip
@@ -115,6 +120,7 @@ def plan_cell(op: OpDef, config: Config, settings: Settings) -> CellPlan:
         typical_when=typical_when, explicit_ranks=explicit_ranks, same_shape=same_shape, deferred=deferred,
         divisible=divisible, rank_limits=rank_limits, last_limits=last_limits, unique_values=unique_values,
         symbols=symbols, sized_by=sized_by, defaults=defaults, dim_checks=dim_checks, steer=steer, by_type=by_type,
+        on_inputs=on_inputs,
         type_env=type_env, members=members, tied=tied, before_outputs=before_outputs, after_outputs=after_outputs,
         presence=_typical_presence(op, shapers) if typical else None, needed=_needed_params(op),
         growable=sizes.growable(op) if typical else (), innermost=sizes.last_dims(op),

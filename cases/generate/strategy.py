@@ -15,7 +15,7 @@ from cases.case import MODEL, TYPICAL, Case, Param, Tensor
 from cases.generate import sizes
 from cases.generate.configurations import Config, Settings, configs
 from cases.generate.draws import _BOOL, _elements, _ints, _pick
-from cases.generate.evaluate import _declared_scalar, _eval_dim, _holds
+from cases.generate.evaluate import _declared_scalar, _eval_dim, _fits, _holds
 from cases.generate.model_rows import ModelRow, model_row, rows_for_cell
 from cases.generate.outputs import _outputs, draw_steps
 from cases.generate.params import (
@@ -71,9 +71,15 @@ def cell_strategies(op: OpDef, config: Config, settings: Settings,
         return [(case_strategy(op, config, settings), n, 0)]
     plan = plan_cell(op, config, settings)
     schedule = _schedule(op, config, plan)
-    split = sizes.parts(n, batched=sizes.has_batch(op), grows=bool(plan.growable))
+    split = sizes.parts(n, batched=sizes.has_batch(op) and not _batch_pinned(plan), grows=bool(plan.growable))
     return [(case_strategy(op, config, replace(settings, batch_one=one, deployed=big), schedule), count, k)
             for k, (one, big, count) in enumerate(split)]  # fmt: skip
+
+
+def _batch_pinned(plan: CellPlan) -> bool:
+    """A batch dim the cell's checks hold at 1 (DetectionOutput's and NonMaxSuppression's typical 'batch == 1'): no
+    part of the cell is drawn at batch 2 or more, where every draw would be refused (459 draws a configuration)."""
+    return any(not _fits([c], {name: 2}) for name in sizes.BATCH_NAMES for c in plan.dim_checks.get(name, ()))
 
 
 def _schedule(op: OpDef, config: Config, plan: CellPlan) -> _Schedule:
@@ -244,7 +250,8 @@ class CaseDrawing:
         others = [c.check for c in plan.before_outputs if c.owner != name and name in c.check.names()
                   and not (c.check.names() & pending) and not check._owner_absent(op, so_far, c.owner)
                   and c.owner not in settles]  # fmt: skip
-        others += [c for c in [*plan.steer, *plan.by_type] if name in c.names() and not (c.names() & pending)]
+        others += [c for c in [*plan.steer, *plan.by_type, *plan.on_inputs]
+                   if name in c.names() and not (c.names() & pending)]  # fmt: skip
         if p.optional and not plan.typical and not self.draw(_BOOL, label=f"give {name}"):
             if _default_fits(op, name, self.inputs, self.params, self.env, others):
                 # left out: the default stands in, and it is valid here. A formula default (ChannelShuffle's

@@ -189,6 +189,17 @@ def is_inf(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarra
     return [positive | negative]
 
 
+@register_model("IsInf", name="detect-flags-swapped")
+def is_inf_flags_swapped(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 IsInf (finding isinf-f16-detect-flags-swapped): detect_positive says whether -inf
+    is reported and detect_negative whether +inf is, the other way round from lines 7601-7617."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = _real(inputs[0])
+    return [(np.isposinf(x) & bool(params["detect_negative"])) | (np.isneginf(x) & bool(params["detect_positive"]))]
+
+
 @register("IsNan", verified_by="onnxruntime")
 def is_nan(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)

@@ -301,8 +301,11 @@ def test_a_typical_condition_on_a_vector_parameter_and_the_inputs_is_met_while_d
 
 def test_a_typical_cell_whose_conditions_hold_batch_at_1_is_not_split_by_batch():
     op = SPECS["DetectionOutput"]
-    parts = generate.cell_strategies(op, generate.configs(op)[0], generate.Settings(infer=infer), 20)
-    assert sum(count for _, count, _ in parts) == 20 and len(parts) <= 2, [(c, k) for _, c, k in parts]
+    settings = generate.Settings(infer=infer, tier=generate.TYPICAL)
+    parts = generate.cell_strategies(op, generate.configs(op)[0], settings, 20)
+    # DetectionOutput has no dim to grow: split by batch alone, it would be two parts, the batch > 1 one refusing every
+    # draw; held at batch 1, it is one
+    assert [count for _, count, _ in parts] == [20], f"parts of {[c for _, c, _ in parts]} cases"
 
 
 NEEDED = sorted((name, p) for name, op in SPECS.items() if generate.configs(op) for p in generate._needed_params(op))
@@ -540,3 +543,19 @@ def test_typical_unique_indices_are_no_more_than_in0_s_smallest_dim_and_stay_ins
         values, hi = case.inputs[idx].data.tolist(), min(case.inputs[0].shape)
         assert len(set(values)) == len(values) and all(0 <= v < hi for v in values), \
             f"{op_name} {ref}: {values} with in[0] of shape {case.inputs[0].shape}"
+
+
+SPECIAL_TYPICAL = _generated_ops_where(lambda op: "special" in (op.generation.get("typical_values") or ()))
+
+
+def test_some_spec_says_its_op_exists_for_special_values():
+    assert SPECIAL_TYPICAL, "no spec has generate.typical_values with special: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", SPECIAL_TYPICAL)
+def test_an_op_that_exists_for_special_values_meets_nan_and_infinities_in_typical_cases(op_name):
+    cases = _collect(SPECS[op_name], generate.TYPICAL, n=20, configs=1)
+    data = [np.asarray(t.data, dtype=np.float64) for c in cases for t in c.inputs
+            if t is not None and t.data is not None]  # fmt: skip
+    assert any(np.isnan(d).any() for d in data) and any(np.isinf(d).any() for d in data), (
+        f"{op_name}: no NaN or no infinity in {len(cases)} typical cases")

@@ -123,8 +123,13 @@ def _models(case: Case, outputs: list[np.ndarray], ctx: RunContext, op: opdefs.O
         again = ctx.adapter.run(case)
         return again.outputs if again.status == OK else None
 
+    from reports.expectations import record_release
+
+    release = record_release(Record(op=case.op, config=case.config, backend=ctx.backend, verdict="FAIL",
+                                    backend_info=info))  # fmt: skip
     out = {}
-    for model in ctx.known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc):
+    for model in ctx.known.models_for(case.op, case.config, names, tier=case.tier or "typical", soc=soc,
+                                      release=release):  # fmt: skip
         out[models.key(model)] = models.check(case, outputs, model, op.tolerance, accumulation, precision=precision,
                                               rerun=rerun)  # fmt: skip
     return out

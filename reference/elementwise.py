@@ -200,6 +200,18 @@ def is_inf_flags_swapped(case: Any) -> list[np.ndarray]:
     return [(np.isposinf(x) & bool(params["detect_negative"])) | (np.isneginf(x) & bool(params["detect_positive"]))]
 
 
+@register_model("IsNan", name="non-finite-past-65568")
+def is_nan_past_65568(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 IsNan from v69 on (finding isnan-f32-infinity-is-nan): true for NaN, for both
+    infinities and for every finite value of magnitude 65568 (2^16 + 32) or more, as if it asked whether the value is
+    finite in a float16-sized format. Measured at v73: 65567.992 false, 65568 true, 2^17 to 2^127 all true."""
+    from reference.expected import arguments
+
+    x = _real(arguments(case)[0][0])
+    with np.errstate(invalid="ignore"):
+        return [np.isnan(x) | (np.abs(x) >= 65568.0)]
+
+
 @register("IsNan", verified_by="onnxruntime")
 def is_nan(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)

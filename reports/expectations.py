@@ -26,6 +26,9 @@ A **finding** (``findings/<backend>.yaml``) is an entry with its evidence, and m
       tier: edge                   # optional: typical, edge or model (records without a tier count as typical;
                                    # a typical entry covers the model tier too: a layer is a typical case at its size)
       soc: default                 # optional pattern on the record's backend_info soc ("default" if none)
+      targets: [v69, v73]          # optional: the HTP generations it was measured to hold on (v68 is the
+                                   # simulator's default target); a run on another generation does not apply it
+      releases: ['2.51']           # optional: the QNN releases it was measured to hold on, likewise
       stage: finalize              # optional pattern on where the case stopped (validate/finalize/execute/ok)
       message: "re:.*dim 0.*"      # optional pattern on the record's message
       params: {nearest_mode: 2}    # optional: the case's parameter values (a value or a list of them; a parameter
@@ -82,7 +85,8 @@ DEFAULT_VERDICTS: dict[str, tuple[str, ...]] = {
     NEGATIVE: (PASS, FAIL, UNCHECKED, ERROR, CRASH),  # anything but a clean rejection that ran to an end
 }
 GOOD_OUTCOME = {POSITIVE: PASS, NEGATIVE: REJECTED}
-MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "stage", "message", "params", "scope",
+MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "targets", "releases", "stage", "message",
+                "params", "scope",
                 "when", "log_says", "model", "band")  # fmt: skip
 SYMPTOM_FIELDS = ("stage", "message", "params", "when", "log_says", "model", "band")  # any of them: scope "cases"
 BANDS = ("steps", "abs", "rel")  # an accuracy finding's band: how far off its cases are at most
@@ -96,6 +100,7 @@ FIELDS = MATCH_FIELDS + INFO_FIELDS + EVIDENCE_FIELDS
 CLASSES = ("deviation", "self-contradiction", "accuracy", "crash")
 CELL_SCOPE, CASES_SCOPE = "cell", "cases"
 DEFAULT_SOC = "default"
+DEFAULT_GENERATION = "v68"  # the simulator's own target, SM8350 (adapters/qnn/targets.py)
 NEAR_KEY = "near_findings"  # findings about a failing case's cell whose symptom it does not show
 
 
@@ -144,11 +149,14 @@ class Entry:
     log_says: tuple[Pattern, ...] | None = None  # patterns one of the backend's log lines shows
     model: dict[str, Any] | None = None  # what the backend returns instead (reference.models), for wrong numbers
     band: dict[str, float] | None = None  # how far off the cases are at most (an accuracy finding)
+    targets: tuple[str, ...] | None = None  # HTP generations it was measured to hold on (v68 ...)
+    releases: tuple[Pattern, ...] | None = None  # QNN releases it was measured to hold on (2.51 ...)
 
     def covers(self, op: str, config: str, backend: str | tuple[str, ...], kind: str, tier: str | None = None,
-               soc: str | None = None) -> bool:  # fmt: skip
-        """Whether the entry is about this cell (and tier / SoC, where it names them; None: not known).
-        ``backend``: the record's backend, or its names (a wrapping adapter's own and the one it wraps)."""
+               soc: str | None = None, release: str | None = None) -> bool:  # fmt: skip
+        """Whether the entry is about this cell (and tier / SoC / generation / release, where it names them; None:
+        not known). ``backend``: the record's backend, or its names (a wrapping adapter's own and the one it
+        wraps)."""
         return (
             kind == self.kind
             and _any(self.op, op)
@@ -157,6 +165,8 @@ class Entry:
             and (self.tier is None or tier is None or _any(self.tier, tier or "typical")
                  or (tier == "model" and _any(self.tier, "typical")))  # a model layer is a typical case at its size
             and (self.soc is None or soc is None or _any(self.soc, soc))
+            and (self.targets is None or soc is None or generation_of(soc) in self.targets)
+            and (self.releases is None or release is None or _any(self.releases, release))
         )
 
     def shows(self, verdict: str, stage: str | None, message: str | None,
@@ -296,8 +306,8 @@ class Expectations:
         return cls(_parse(text, source), source)
 
     def match(self, op: str, config: str, backend: str | tuple[str, ...], kind: str = POSITIVE, *,
-              tier: str | None = None,
-              soc: str | None = None, verdict: str | None = None, stage: str | None = None,
+              tier: str | None = None, soc: str | None = None, release: str | None = None,
+              verdict: str | None = None, stage: str | None = None,
               message: str | None = None, params: Callable[[], dict[str, Any] | None] | None = None,
               case_env: Callable[[], dict[str, Any] | None] | None = None, log: tuple[str, ...] = (),
               metrics: dict[str, Any] | None = None) -> Entry | None:  # fmt: skip
@@ -306,7 +316,7 @@ class Expectations:
         With ``verdict`` given, entries of scope "cases" cover the case only if it shows their symptom;
         without it (a question about the cell) they cover it like any other entry."""
         for entry in self.entries:
-            if not entry.covers(op, config, backend, kind, tier, soc):
+            if not entry.covers(op, config, backend, kind, tier, soc, release):
                 continue
             if verdict is not None and not entry.shows(verdict, stage, message, params, case_env=case_env, log=log,
                                                        metrics=metrics):  # fmt: skip
@@ -316,18 +326,20 @@ class Expectations:
         return None
 
     def near(self, op: str, config: str, backend: str | tuple[str, ...], kind: str, verdict: str, *,
-             tier: str | None = None, soc: str | None = None) -> list[Entry]:
+             tier: str | None = None, soc: str | None = None, release: str | None = None) -> list[Entry]:
         """Findings about this cell that expect this verdict but whose symptom the case does not show: a failure
         beside a known one, which stays a failure ("near finding X")."""
-        return [e for e in self.entries if e.covers(op, config, backend, kind, tier, soc) and verdict in e.verdicts]
+        return [e for e in self.entries
+                if e.covers(op, config, backend, kind, tier, soc, release) and verdict in e.verdicts]  # fmt: skip
 
     def models_for(self, op: str, config: str, backend: str | tuple[str, ...], kind: str = POSITIVE, *,
-                   tier: str | None = None, soc: str | None = None) -> list[dict[str, Any]]:
+                   tier: str | None = None, soc: str | None = None,
+                   release: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """The models of the findings about this cell: what a failing case's outputs are checked against when it
         runs, so that the records say which finding's bug they show."""
         out: list[dict[str, Any]] = []
         for e in self.entries:
-            if e.model is not None and e.model not in out and e.covers(op, config, backend, kind, tier, soc):
+            if e.model is not None and e.model not in out and e.covers(op, config, backend, kind, tier, soc, release):
                 out.append(e.model)
         return out
 
@@ -351,8 +363,9 @@ class Expectations:
         if raw not in VERDICTS:
             raw = r.verdict
         kind = NEGATIVE if r.kind == NEGATIVE else POSITIVE
-        backends, tier, soc = record_backends(r), r.tier or "typical", record_soc(r)
-        entry = self.match(r.op, r.config, backends, kind, tier=tier, soc=soc, verdict=raw, stage=record_stage(r),
+        backends, tier, soc, release = record_backends(r), r.tier or "typical", record_soc(r), record_release(r)
+        entry = self.match(r.op, r.config, backends, kind, tier=tier, soc=soc, release=release, verdict=raw,
+                           stage=record_stage(r),
                            message=r.message, params=functools.cache(lambda: record_params(r)),
                            case_env=functools.cache(lambda: record_env(r)), log=record_log(r),
                            metrics=r.metrics)  # fmt: skip
@@ -362,7 +375,8 @@ class Expectations:
         extra = dict(r.extra)
         extra.pop(NEAR_KEY, None)
         if entry is None and raw in DEFAULT_VERDICTS[kind]:
-            near = [e.id or e.where for e in self.near(r.op, r.config, backends, kind, raw, tier=tier, soc=soc)]
+            near = [e.id or e.where
+                    for e in self.near(r.op, r.config, backends, kind, raw, tier=tier, soc=soc, release=release)]
             if near:
                 extra[NEAR_KEY] = near
         if verdict != raw:
@@ -459,6 +473,29 @@ def case_env(path: Path, op: str) -> dict[str, Any] | None:
         return {**spec.param_defaults(), **check.environment(spec, case)}
     except Exception:  # noqa: BLE001 - an unreadable case shows no symptom: it stays what it was
         return None
+
+
+def generation_of(soc: str) -> str:
+    """The HTP generation of a record's SoC label: "default" is the simulator's own target (SM8350, v68), a SoC
+    number is looked up in the generations the QNN adapter names (``adapters.qnn.targets.GENERATIONS``), any other
+    label stands for itself ("soc99")."""
+    from adapters.qnn.targets import GENERATIONS
+
+    if soc == DEFAULT_SOC:
+        return DEFAULT_GENERATION
+    by_soc = {str(number): name for name, number in GENERATIONS.items()}
+    return by_soc.get(str(soc), f"soc{soc}")
+
+
+def record_release(r: Record) -> str | None:
+    """The QNN release the record ran on, as major.minor ("2.51"): from backend_info's qnn_sdk, else its build id
+    ("v2.51.0.260929181845"); None when neither says (a backend that is not QNN)."""
+    info = r.backend_info or {}
+    for text in (info.get("qnn_sdk"), info.get("build_id"), info.get("qnn_build_id")):
+        m = re.match(r"v?(\d+)\.(\d+)", str(text or ""))
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    return None
 
 
 def record_soc(r: Record) -> str:
@@ -591,6 +628,8 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
         where=where,
         tier=optional("tier"),
         soc=optional("soc"),
+        targets=_targets(item.get("targets"), lines.get("targets", where)),
+        releases=optional("releases"),
         stage=stage,
         message=message,
         scope=scope,
@@ -604,6 +643,18 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
         model=model,
         band=band,
     )
+
+
+def _targets(value: Any, where: str) -> tuple[str, ...] | None:
+    """``targets: [v68, v73]``: HTP generation names (``adapters.qnn.targets.GENERATIONS``)."""
+    if value is None:
+        return None
+    from adapters.qnn.targets import GENERATIONS
+
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or any(str(n) not in GENERATIONS for n in names):
+        raise ExpectationsError(f"{where}: 'targets' lists HTP generations ({', '.join(GENERATIONS)}), not {value!r}")
+    return tuple(str(n) for n in names)
 
 
 def _when(value: Any, where: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:

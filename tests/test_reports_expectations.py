@@ -207,3 +207,36 @@ def test_a_conformance_run_checks_failures_against_the_models_of_their_cells_fin
     assert all(r["metrics"]["models"]['{"outputs":"zeros"}']["matches"] for r in covered)
     other = run("input-codes")
     assert other and all(r["verdict"] == "FAIL" for r in other), [r["verdict"] for r in other]
+
+
+TARGETED = """expectations:
+- op: IsNan
+  config: FLOAT_32+BOOL_8
+  backend: qnn-htp
+  verdicts: [FAIL]
+  targets: [v69, v73]
+  releases: ['2.51']
+  reason: infinities reported as NaN
+"""
+
+
+def _isnan_record(soc: object, build: str = "v2.51.0.260929181845") -> Record:
+    return Record(op="IsNan", config="FLOAT_32+BOOL_8", backend="qnn-htp", verdict="FAIL",
+                  backend_info={"soc": soc, "build_id": build})  # fmt: skip
+
+
+def test_a_finding_that_names_its_generations_applies_on_them_only(tmp_path: Path) -> None:
+    known = Expectations.load(write(tmp_path, TARGETED))
+    verdicts = {soc: known.apply_record(_isnan_record(soc)).verdict for soc in (43, 36, 57, "default")}
+    assert verdicts == {43: "XFAIL", 36: "XFAIL", 57: "FAIL", "default": "FAIL"}, verdicts
+
+
+def test_a_finding_that_names_its_releases_applies_on_them_only(tmp_path: Path) -> None:
+    known = Expectations.load(write(tmp_path, TARGETED))
+    assert known.apply_record(_isnan_record(43, "v2.51.0.1")).verdict == "XFAIL"
+    assert known.apply_record(_isnan_record(43, "v2.47.0.1")).verdict == "FAIL"
+
+
+def test_a_target_that_is_no_htp_generation_is_refused_with_its_line(tmp_path: Path) -> None:
+    with pytest.raises(ExpectationsError, match=r"expectations.yaml:\d+.*'targets' lists HTP generations"):
+        Expectations.load(write(tmp_path, TARGETED.replace("[v69, v73]", "[v72]")))

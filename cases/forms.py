@@ -184,6 +184,28 @@ def fixed_output_encoding(op: OpDef, case: Case) -> Case | None:
     return replace(case, outputs=outs, steps=list(case.steps)) if changed else None
 
 
+def weights_16bit_bias_32bit(op: OpDef, case: Case) -> Case | None:
+    """16a16w as converters that choose it emit it: beside 16-bit activations, 16-bit weights signed and symmetric
+    (offset 0, per axis where they were) and a 32-bit bias. Why a form of its own: the symmetric-weights form keeps a
+    16-bit bias, which the HTP refuses for these datatypes, so a probe never showed where 16a16w runs."""
+    x = case.inputs[0] if case.inputs else None
+    if x is None or x.encoding is None or dtypes.get(x.dtype).bits != 16:
+        return None
+    changed = {}
+    for k in _inputs(op, case, is_weight):
+        t = case.inputs[k]
+        if _bits(t) != 16:
+            return None
+        if t.dtype == "SFIXED_POINT_16" and all(o == 0 for o in t.encoding.offsets):
+            continue
+        changed[k] = requantized(t, "SFIXED_POINT_16",
+                                 symmetric_grid(quant.real_value(t), "SFIXED_POINT_16", t.encoding.axis))  # fmt: skip
+    if not _inputs(op, case, is_weight):
+        return None
+    base = _with_inputs(case, changed) if changed else case
+    return bias_32bit(op, base) or (base if changed else None)
+
+
 FORMS: tuple[Form, ...] = (
     Form("8-bit weights", weights_8bit, "weights, gamma and scale at 8 bits beside wider activations"),
     Form("signed symmetric 8-bit weights", signed_8bit_weights, "per-channel and per-tensor symmetric int8 weights"),
@@ -192,6 +214,8 @@ FORMS: tuple[Form, ...] = (
     Form("4-bit weights in an 8-bit container (bit-width encoding)", bitwidth_4bit_weights,
          "INT4 weights as ONNX Runtime's QNN EP hands them over"),
     Form("fixed output encoding", fixed_output_encoding, "the output grid a bounded function's backend requires"),
+    Form("16a16w: symmetric 16-bit weights, 32-bit bias", weights_16bit_bias_32bit,
+         "16-bit activations and weights, as converters emit them where they choose 16-bit weights"),
 )
 CONVERTER_FORM = "converter form (all conventions together)"
 # the forms a converter applies together: 8-bit weights (as the weights' own signedness gives, or signed

@@ -48,6 +48,8 @@ class _Combination:
     ranks: dict[str, dict[str, set[int]]] = field(default_factory=dict)  # tensor -> accepted/refused -> ranks
     params: dict[str, dict[str, set[Any]]] = field(default_factory=dict)  # param -> accepted/refused -> values
     example: str = ""
+    # "v73 2.51" (HTP generation, QNN release) -> the evidence levels reached there: where a combination starts to run
+    by_target: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add(self, r: Record) -> None:
         stage = record_stage(r)
@@ -56,6 +58,13 @@ class _Combination:
         self.sent += 1
         self.tiers[r.tier or "typical"] += 1
         accepted = stage != VALIDATE_STAGE
+        target = self.by_target.setdefault(_target(r), Counter())
+        target["sent"] += 1
+        if accepted:
+            target["validated"] += 1
+        if stage == OK_STAGE:
+            target["executed"] += 1
+            target["passed"] += int(r.extra.get(RAW_VERDICT_KEY, r.verdict) == PASS)
         if accepted:
             self.levels["validated"] += 1
             if stage in (EXECUTE_STAGE, OK_STAGE):
@@ -104,7 +113,32 @@ class _Combination:
         if self.params:
             out["params"] = {p: {k: sorted((_member(names, p, x) for x in v), key=str) for k, v in sides.items() if v}
                              for p, sides in sorted(self.params.items())}  # fmt: skip
+        if len(self.by_target) > 1 or any(t != _UNKNOWN_TARGET for t in self.by_target):
+            ordered = sorted(self.by_target.items(), key=lambda kv: _target_key(kv[0]))
+            out["by_target"] = {t: dict(c) for t, c in ordered}
+            runs = [t for t, c in self.by_target.items() if c["executed"]]
+            if runs:  # "from which generation does it run?": the earliest generation measured to run it
+                out["runs_from"] = min(runs, key=_target_key)
         return out
+
+
+_UNKNOWN_TARGET = "?"
+
+
+def _target(r: Record) -> str:
+    """"v73 2.51": the record's HTP generation and QNN release (``reports.expectations``), "?" for a backend that is
+    neither (ONNX Runtime's CPU, the reference)."""
+    from reports.expectations import generation_of, record_release, record_soc
+
+    release = record_release(r)
+    if release is None:
+        return _UNKNOWN_TARGET
+    return f"{generation_of(record_soc(r))} {release}"
+
+
+def _target_key(target: str) -> tuple[int, str]:
+    gen = target.split()[0]
+    return (int(gen[1:]) if gen[:1] == "v" and gen[1:].isdigit() else 999, target)
 
 
 def _failure_reason(r: Record) -> str:

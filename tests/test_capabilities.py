@@ -61,3 +61,15 @@ def test_the_command_writes_the_json_and_the_false_claims(tmp_path: Path) -> Non
     assert main(["capabilities", str(results), "-o", str(out), "--false-claims", str(claims)]) == 0
     assert json.loads(out.read_text())["format"] == capabilities.FORMAT
     assert "| Softmax | `UFIXED_POINT_16` |" in claims.read_text()
+
+
+def test_each_combination_says_from_which_generation_it_runs() -> None:
+    def at(soc: object, verdict: str, stage: str) -> Record:
+        r = case(verdict, stage)
+        r.backend_info = {"soc": soc, "build_id": "v2.51.0.260929181845"}
+        return r
+
+    doc = capabilities.envelope([at("default", "REJECTED", "validate"), at(43, "PASS", "ok"), at(69, "PASS", "ok")])
+    combo = doc["backends"]["qnn-htp"]["ops"]["Softmax"]["combinations"]["UFIXED_POINT_16"]
+    assert combo["runs_from"] == "v73 2.51", combo.get("by_target")
+    assert combo["by_target"]["v68 2.51"] == {"sent": 1}, combo["by_target"]

@@ -89,6 +89,10 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     ap.add_argument("--qnn-sdks", default=None, metavar="RELEASES",
                     help="qnn-htp on each QNN release, one column group each: QNN versions (2.47,2.51) or wheels "
                          "(ort-qnn==2.3.0); the wheels are fetched with pip into the cache on first use")
+    ap.add_argument("--sweep", action="store_true",
+                    help="every HTP generation the simulator accepts (v68 to v81) on the installed QNN release, every "
+                         "known release on the default target, and the QNN CPU backend: one column group each, "
+                         "every cell drawn once (the releases' wheels are fetched with pip on first use)")
     ap.add_argument("--targets", default=None, metavar="TARGETS",
                     help="qnn-htp on each simulated HTP target, one column group each: default, v68, v69, v73 "
                          "(SoC 43), v75 (57), v79 (69), v81 (87), socN, archN")  # fmt: skip
@@ -110,8 +114,13 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     requested = [b.strip() for b in (args.backends or ",".join(DEFAULT_BACKENDS)).split(",") if b.strip()]
     if not requested:
         raise _UsageError("--backends names no backend")
-    requested = _with_variants(requested, args.qnn_sdks, args.targets)
-    explicit = explicit or bool(args.qnn_sdks or args.targets)
+    if args.sweep:
+        if args.qnn_sdks or args.targets or args.backends:
+            raise _UsageError("--sweep names its own backends: leave out --backends, --targets and --qnn-sdks")
+        requested = sweep_backends()
+    else:
+        requested = _with_variants(requested, args.qnn_sdks, args.targets)
+    explicit = explicit or bool(args.qnn_sdks or args.targets or args.sweep)
     backends, unavailable = [], {}
     for name in requested:
         try:
@@ -130,6 +139,23 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
 
 
 VARIED_BACKEND = "qnn-htp"  # the backend --qnn-sdks and --targets make columns of
+
+
+def sweep_backends() -> list[str]:
+    """``--sweep``: qnn-htp at each HTP generation on the installed release (the first, v68, is the simulator's default
+    target and stays plain qnn-htp), qnn-htp of each other known release on the default target, and qnn-cpu. Not the
+    product of the two (thirty runs): a generation's change and a release's change are each seen against the plain
+    run, which is what a cell marked as differing is compared with."""
+    from adapters.qnn import releases, targets
+
+    installed = releases.installed_version()
+    try:
+        here = releases.by_wheel(installed).label if installed else ""
+    except releases.ReleaseNotAvailable:  # a wheel the suite has not measured: every known release is another
+        here = ""
+    gens = [f"{VARIED_BACKEND}@{g}" for g in targets.GENERATIONS if g != "v68"]
+    others = [f"{VARIED_BACKEND}@{r.label}" for r in releases.KNOWN if r.label != here]
+    return [VARIED_BACKEND, *gens, *others, "qnn-cpu"]
 
 
 def _with_variants(requested: list[str], sdks: str | None, targets_text: str | None) -> list[str]:
@@ -267,7 +293,8 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip()[:160] if lines else ""
 
 
-CONDITIONAL_REPORTS = ("agree.md", "catalogues.md")  # written only when their inputs are there: an old one would stay
+# written only when their inputs are there: an old one would stay
+CONDITIONAL_REPORTS = ("agree.md", "catalogues.md", "sweep.md")
 
 
 def _set_aside_stale(runs: Path, out: Path, backends: list[str]) -> list[str]:
@@ -372,6 +399,10 @@ def _comparisons(by_file: dict[Path, list[Any]], out: Path, console: Any) -> lis
         target.write_text(diff.variants_to_markdown(result), encoding="utf-8")
         written.append(target.name)
         console.print(diff.variants_summary_line(result), markup=False)
+    if VARIED_BACKEND in names and variants:  # a sweep: each generation and release against the plain run
+        everything = [r for p in (names[VARIED_BACKEND], *(names[v] for v in variants)) for r in by_file[p]]
+        (out / "sweep.md").write_text(diff.sweep_to_markdown(everything, VARIED_BACKEND), encoding="utf-8")
+        written.append("sweep.md")
     return written
 
 

@@ -184,6 +184,12 @@ def _parser() -> argparse.ArgumentParser:
     fl.add_argument("--merge-configurations", action="store_true", help=MERGE_HELP)
     _add_filters(fl, backend_required=True)
     fl.set_defaults(run=_failing)
+    sw = sub.add_parser("sweep", help="a sweep's runs (python -m conformance --sweep): each generation and release "
+                                      "of qnn-htp against the plain run, case by case")
+    sw.add_argument("results", nargs="+", type=Path)
+    sw.add_argument("-o", "--output", type=Path)
+    sw.add_argument("--base", default="qnn-htp", help="the backend the variants are compared with")
+    sw.set_defaults(run=_sweep)
     mem = sub.add_parser("memory", help="cases whose verdict or outputs depend on what the worker ran before, and "
                                         "cases that vary between two runs in a fresh worker")
     mem.add_argument("results", nargs="+", type=Path)
@@ -261,6 +267,13 @@ def _failing(args: argparse.Namespace) -> int:
         return _fail(f"--backend {args.backend}: no records of it in {', '.join(map(str, args.results))} "
                      f"(backends there: {', '.join(m.backends()) or 'none'})")  # fmt: skip
     _write(lists.failing(m, args.backend), args.output)
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from reports import record as record_io
+
+    _write(diff.sweep_to_markdown(record_io.read(args.results), args.base), args.output)
     return 0
 
 

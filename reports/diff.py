@@ -480,3 +480,24 @@ def backends_differ(old_records: list[Record], new_records: list[Record]) -> boo
     a = {r.backend for r in old_records if r.kind == POSITIVE}
     b = {r.backend for r in new_records if r.kind == POSITIVE}
     return bool(a) and bool(b) and not (a & b)
+
+
+def sweep_to_markdown(records: Iterable[Record], base: str = "qnn-htp") -> str:
+    """A sweep's runs (``python -m conformance --sweep``): every variant of ``base`` (a generation, a release) against
+    ``base`` itself, case by case (``diff_variants``): the cells that differ, each with one case replayed on both."""
+    by_backend: dict[str, list[Record]] = {}
+    for r in records:
+        by_backend.setdefault(r.backend, []).append(r)
+    plain = by_backend.get(base, [])
+    variants = sorted((b for b in by_backend if b.startswith(f"{base}@")), key=backend_sort_key)
+    out = [f"# Sweep: {base} across generations and releases", ""]
+    if not plain or not variants:
+        why = f"Nothing to compare: the sweep needs {base} and at least one {base}@variant run."
+        return "\n".join([*out, why]) + "\n"
+    diffs = [diff_variants(plain, by_backend[v]) for v in variants]
+    out += [f"- {variants_summary_line(d)}" for d in diffs] + [""]
+    for d in diffs:
+        if d.regressions or d.fixes or d.other:
+            out += ["#" + line if line.startswith("#") else line for line in variants_to_markdown(d).splitlines()]
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -72,3 +72,24 @@ def test_two_cases_never_share_a_saved_file(tmp_path: Path):
                     [Tensor("out[0]", "FLOAT_32", (1,))], config="FLOAT_32", tier="typical")  # fmt: skip
         paths.add(case.save(tmp_path / case_stem(case)))
     assert len(paths) == 2, f"two cases, one file: {paths}"
+
+
+def test_a_sweep_compares_each_variant_with_the_plain_run_case_by_case() -> None:
+    plain = [rec("qnn-htp", "Gelu", "FLOAT_32", "a1", "PASS"), rec("qnn-htp", "Relu", "FLOAT_16", "c1", "PASS")]
+    v73 = [rec("qnn-htp@v73", "Gelu", "FLOAT_32", "a1", "ERROR"), rec("qnn-htp@v73", "Relu", "FLOAT_16", "c1", "PASS")]
+    v75 = [rec("qnn-htp@v75", "Gelu", "FLOAT_32", "a1", "PASS"), rec("qnn-htp@v75", "Relu", "FLOAT_16", "c1", "PASS")]
+    text = diff.sweep_to_markdown(plain + v73 + v75)
+    assert "qnn-htp -> qnn-htp@v73: 2 case(s) paired, 1 same verdict; 1 regressed" in text, text
+    assert "qnn-htp -> qnn-htp@v75: 2 case(s) paired, 2 same verdict; 0 regressed" in text, text
+    assert "PASS→ERROR" in text and "runs/cases/Gelu/a1.json --backend qnn-htp@v73" in text, text
+
+
+def test_the_sweep_runs_each_generation_and_each_release_against_the_plain_backend_not_their_product() -> None:
+    from adapters.qnn import releases, targets
+    from conformance.main_job import sweep_backends
+
+    names = sweep_backends()
+    gens = [n for n in names if n.partition("@")[2] in targets.GENERATIONS]
+    rels = [n for n in names if n.partition("@")[2] in {r.label for r in releases.KNOWN}]
+    assert names[0] == "qnn-htp" and names[-1] == "qnn-cpu", names
+    assert len(gens) == len(targets.GENERATIONS) - 1 and len(rels) == len(releases.KNOWN) - 1, names

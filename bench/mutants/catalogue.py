@@ -15,21 +15,28 @@ import numpy as np
 
 from bench.mutants.kinds import (
     AXIS_REVERSED,
+    CLEAN_GROUND,
     ENUM_AS_OTHER,
+    FINDING_GROUND,
     FP16,
     INPUT_DROPPED,
     LAYOUT,
     PARAM_IGNORED,
+    PRECISION,
     REQUANT,
     SIGN_S8,
+    SIZE,
     TAIL,
     Mutant,
+    accumulated_in_float16,
     axes_swapped,
     budget_steps,
     fault_when,
     input_dropped,
     input_zeroed,
     is_type,
+    low_byte_dropped,
+    matmul_float16_accumulator,
     odd_tail,
     other_end,
     outputs_altered,
@@ -38,9 +45,15 @@ from bench.mutants.kinds import (
     rank,
     rounded_to_float16,
     shifted,
+    short_table,
     sign_bit_flipped,
     tail_repeated,
+    tile_seam,
+    tile_seams,
+    truncated_to_bfloat16,
     value,
+    vector_tail,
+    vector_tail_unwritten,
     without_input,
     zero_data,
 )
@@ -279,6 +292,62 @@ MUTANTS: tuple[Mutant, ...] = (
                   when=lambda c: present(c, 1)),
 )
 
+
+def _precision(name: str, op: str, what: str, ground: str, when, *, alter=None, recompute=None) -> Mutant:  # noqa: ANN001
+    return Mutant(name, (op,), PRECISION, what, when, alter=alter, recompute=recompute, ground=ground)
+
+
+def _long_float_rows(case: Case) -> bool:
+    """A FLOAT_32 MatMul of two inputs (no bias) whose rows are 64 long or more, without the transposes."""
+    return (case.inputs[0].dtype == "FLOAT_32" and case.inputs[0].shape[-1] >= 64 and len(case.inputs) == 2
+            and not value(case, "transpose_in0") and not value(case, "transpose_in1"))  # fmt: skip
+
+
+def _u16_out(case: Case) -> bool:
+    return case.outputs[0].dtype in FIXED_16
+
+
+# The precision family (issue 40): planted on cells an accuracy finding covers and on clean cells alike, so the
+# headline says whether a band hides a bug of its own size. And bugs only deployed sizes reach (issue 43).
+PRECISION_AND_SIZE: tuple[Mutant, ...] = (
+    _precision("conv2d_16x8_low_byte", "Conv2d", "16x8 Conv2d keeps only the high byte of each 16-bit result code",
+               FINDING_GROUND, lambda c: c.config == "UFIXED_POINT_16+UFIXED_POINT_8+SFIXED_POINT_32",
+               alter=low_byte_dropped),
+    _precision("power_u16_low_byte", "ElementWisePower", "UFIXED_POINT_16 Power keeps only the high byte of its codes",
+               FINDING_GROUND, _u16_out, alter=low_byte_dropped),
+    _precision("gelu_16bit_low_byte", "Gelu", "16-bit Gelu keeps only the high byte of its codes", FINDING_GROUND,
+               _u16_out, alter=low_byte_dropped),
+    _precision("hadamard_16bit_low_byte", "HadamardTransform", "16-bit HadamardTransform keeps only the high byte",
+               FINDING_GROUND, _u16_out, alter=low_byte_dropped),
+    _precision("elementwiseadd_u16_low_byte", "ElementWiseAdd", "16-bit Add keeps only the high byte of its codes",
+               CLEAN_GROUND, _u16_out, alter=low_byte_dropped),
+    _precision("softmax_16bit_short_table", "Softmax", "16-bit Softmax reads its exponentials from a 256-entry "
+               "table indexed by the input's top 8 bits", FINDING_GROUND, is_type(*FIXED_16),
+               recompute=short_table(8)),
+    _precision("exp_16bit_short_table", "ElementWiseExp", "16-bit Exp from a 256-entry table (the input's top 8 bits)",
+               CLEAN_GROUND, is_type(*FIXED_16), recompute=short_table(8)),
+    _precision("sigmoid_8bit_short_table", "Sigmoid", "8-bit Sigmoid from a 16-entry table (the input's top 4 bits)",
+               CLEAN_GROUND, is_type(*FIXED_8), recompute=short_table(4)),
+    _precision("softmax_f32_bfloat16_truncated", "Softmax", "FLOAT_32 Softmax rounds its results toward zero to "
+               "bfloat16", CLEAN_GROUND, is_type("FLOAT_32", output=True), alter=truncated_to_bfloat16),
+    _precision("layernorm_f32_bfloat16_truncated", "LayerNorm", "FLOAT_32 LayerNorm rounds its results toward zero "
+               "to bfloat16", CLEAN_GROUND, is_type("FLOAT_32", output=True), alter=truncated_to_bfloat16),
+    Mutant("relu_vector_tail", ("Relu",), SIZE, "Relu never writes the lanes past the last whole 128-byte vector of "
+           "its innermost axis", vector_tail(), alter=vector_tail_unwritten()),
+    Mutant("elementwiseadd_vector_tail", ("ElementWiseAdd",), SIZE, "Add never writes the lanes past the last whole "
+           "128-byte vector of its innermost axis", vector_tail(), alter=vector_tail_unwritten()),
+    Mutant("softmax_vector_tail", ("Softmax",), SIZE, "Softmax never writes the lanes past the last whole 128-byte "
+           "vector of its innermost axis", vector_tail(), alter=vector_tail_unwritten()),
+    Mutant("conv2d_width_tile_seam", ("Conv2d",), SIZE, "Conv2d computes the first column of every 8-wide tile "
+           "with its left neighbour's (a halo not exchanged)", tile_seams(8, 2), alter=tile_seam(8, 2)),
+    Mutant("poolavg2d_height_tile_seam", ("PoolAvg2d",), SIZE, "PoolAvg2d computes the first row of every 8-high "
+           "tile with the row above's", tile_seams(8, 1), alter=tile_seam(8, 1)),
+    Mutant("matmul_f32_float16_accumulator", ("MatMul",), SIZE, "FLOAT_32 MatMul accumulates its products in "
+           "float16: the error grows with the inner dimension", _long_float_rows,
+           alter=accumulated_in_float16(matmul_float16_accumulator)),
+)
+
+MUTANTS = MUTANTS + PRECISION_AND_SIZE
 _BY_NAME = {m.name: m for m in MUTANTS}
 
 

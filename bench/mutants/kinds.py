@@ -40,7 +40,13 @@ SIGN_S8 = "signed 8-bit sign or zero point"
 FP16 = "float32 rounded to float16"
 REQUANT = "requantization off by a few steps"
 FAULT = "crash or finalize error for one value"
-KINDS = (PARAM_IGNORED, AXIS_REVERSED, ENUM_AS_OTHER, INPUT_DROPPED, TAIL, LAYOUT, SIGN_S8, FP16, REQUANT, FAULT)
+PRECISION = "arithmetic precision (a dropped low byte, a short table, a rounding mode, a narrow accumulator)"
+SIZE = "size-dependent (a vector loop's tail, a tile boundary, a long accumulation)"
+KINDS = (PARAM_IGNORED, AXIS_REVERSED, ENUM_AS_OTHER, INPUT_DROPPED, TAIL, LAYOUT, SIGN_S8, FP16, REQUANT, FAULT,
+         PRECISION, SIZE)
+# where a precision mutant is planted: a cell an accuracy finding covers (its band or model must not hide the bug)
+# or a clean one (the budget alone must catch it); the headline counts both (issue 40)
+FINDING_GROUND, CLEAN_GROUND = "finding cells", "clean cells"
 
 CaseTest = Callable[[Case], bool]
 
@@ -56,6 +62,7 @@ class Mutant:
     recompute: Callable[[Case], Case] | None = None
     alter: Callable[[Case, Outcome], Outcome] | None = None
     reproduces: str = ""  # the id of the finding whose bug this is exactly: its swallowing is expected
+    ground: str = ""  # FINDING_GROUND or CLEAN_GROUND for the precision family, "" for the others
 
     def applies(self, case: Case) -> bool:
         if case.op not in self.ops:
@@ -330,3 +337,123 @@ def fault_when(name: str, op: str, what: str, when: CaseTest, crash: bool, repro
 
 def is_type(*names: str, i: int = 0, output: bool = False) -> CaseTest:
     return lambda case: (case.outputs[i] if output else case.inputs[i]).dtype in names
+
+
+# ---- precision and size (issues 40 and 43): bugs of a kernel's arithmetic, and bugs only deployed sizes reach -------
+def low_byte_dropped(case: Case, outcome: Outcome) -> Outcome:
+    """A 16-bit path that keeps only the high byte of each result code (the low 8 bits cleared, toward the grid's
+    bottom): up to 255 steps off, at most a 256th of the range: an 8-bit kernel's result in a 16-bit container."""
+    if outcome.status != OK:
+        return outcome
+    outs = list(outcome.outputs)
+    d = dtypes.get(case.outputs[0].dtype)
+    outs[0] = np.clip((outs[0].astype(np.int64) >> 8) << 8, d.qmin, d.qmax).astype(outs[0].dtype)
+    return replace(outcome, outputs=outs)
+
+
+def short_table(bits: int, i: int = 0) -> Callable[[Case], Case]:
+    """A function read from a table of 2**bits entries indexed by the input's top bits: the input codes with
+    their low bits cleared (a lookup of Sigmoid, Exp or Log on a 16-bit input from a 256-entry table)."""
+
+    def bug(case: Case) -> Case:
+        t = case.inputs[i]
+        d = dtypes.get(t.dtype)
+        drop = max(0, d.bits - bits)
+        codes = (np.asarray(t.data).astype(np.int64) >> drop) << drop
+        case.inputs[i] = replace(t, data=np.clip(codes, d.qmin, d.qmax).astype(np.asarray(t.data).dtype))
+        return case
+
+    return bug
+
+
+def truncated_to_bfloat16(case: Case, outcome: Outcome) -> Outcome:
+    """FLOAT_32 results rounded toward zero to bfloat16's 8 significant bits (a rounding mode and a width at once):
+    a relative error up to 2^-7, far outside binary32's budget and inside none of the accuracy bands."""
+    if outcome.status != OK:
+        return outcome
+    outs = []
+    for o in outcome.outputs:
+        if o.dtype == np.float32:
+            o = (np.ascontiguousarray(o).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+        outs.append(o)
+    return replace(outcome, outputs=outs)
+
+
+def _vector(case: Case, i: int) -> int:
+    """Elements of output ``i``'s type in one 128-byte HTP vector (32 FLOAT_32, 64 16-bit, 128 8-bit)."""
+    return 128 // max(1, dtypes.get(case.outputs[i].dtype).bits // 8)
+
+
+def vector_tail_unwritten(i: int = 0) -> Callable[[Case, Outcome], Outcome]:
+    """A vector loop over the innermost axis in 128-byte vectors whose remainder lanes are never written: past the last
+    whole vector the output holds zero (the grid's zero code). Only an innermost axis longer than one vector and not a
+    whole number of them reaches it (40 FLOAT_32 channels, 136 8-bit ones): the typical tier's 2-6 never did."""
+
+    def alter(case: Case, outcome: Outcome) -> Outcome:
+        if outcome.status != OK:
+            return outcome
+        outs = list(outcome.outputs)
+        o = np.array(outs[i], copy=True)
+        width = _vector(case, i)
+        enc = case.outputs[i].encoding
+        o[..., (o.shape[-1] // width) * width :] = -enc.offsets[0] if enc is not None else 0
+        outs[i] = o
+        return replace(outcome, outputs=outs)
+
+    return alter
+
+
+def vector_tail(i: int = 0) -> CaseTest:
+    def test(case: Case) -> bool:
+        n, width = case.outputs[i].shape[-1], _vector(case, i)
+        return n > width and n % width != 0
+
+    return test
+
+
+def tile_seam(tile: int, axis: int, i: int = 0) -> Callable[[Case, Outcome], Outcome]:
+    """Spatial tiles of ``tile`` along ``axis`` whose first row or column is computed with the previous tile's (a
+    halo not exchanged): every element at a tile boundary repeats the one before it."""
+
+    def alter(case: Case, outcome: Outcome) -> Outcome:
+        if outcome.status != OK:
+            return outcome
+        outs = list(outcome.outputs)
+        o = np.array(outs[i], copy=True)
+        seams = np.arange(tile, o.shape[axis], tile)
+        np.put_along_axis(o, seams.reshape([-1 if k == axis % o.ndim else 1 for k in range(o.ndim)]),
+                          np.take(o, seams - 1, axis=axis), axis=axis)  # fmt: skip
+        outs[i] = o
+        return replace(outcome, outputs=outs)
+
+    return alter
+
+
+def tile_seams(tile: int, axis: int, i: int = 0) -> CaseTest:
+    return lambda case: case.outputs[i].shape[axis] > tile
+
+
+def accumulated_in_float16(reduce: Callable[[np.ndarray], np.ndarray]) -> Callable[[Case, Outcome], Outcome]:
+    """A FLOAT_32 result accumulated in float16 (a narrow accumulator): ``reduce`` gives the float16 result from the
+    case's real inputs; the error grows with the accumulation's length, so long rows show it and short ones hide."""
+
+    def alter(case: Case, outcome: Outcome) -> Outcome:
+        if outcome.status != OK:
+            return outcome
+        from cases.quant import real_value
+
+        y = reduce(*[real_value(t) for t in case.inputs[:2] if t is not None])
+        outs = list(outcome.outputs)
+        outs[0] = np.asarray(y, dtype=np.float32).reshape(outs[0].shape)
+        return replace(outcome, outputs=outs)
+
+    return alter
+
+
+def matmul_float16_accumulator(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A @ B with every partial sum rounded to float16, k in order (what a float16 accumulator keeps)."""
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    acc = np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]), dtype=np.float16)
+    for k in range(a.shape[-1]):
+        acc = (acc + a16[..., :, k : k + 1] * b16[..., k : k + 1, :]).astype(np.float16)
+    return acc

@@ -68,6 +68,7 @@ class Judged:
     swallowed_by: dict[str, int] = field(default_factory=dict)  # finding id -> cases
     reproduces: str = ""
     example: str = ""  # a replay command of one case that shows it
+    ground: str = ""  # the precision family's: planted on cells an accuracy finding covers, or on clean ones
 
 
 def _ops_regex(ops: list[str]) -> str:
@@ -123,7 +124,8 @@ def _mutated(r: Any) -> bool:
 
 def judge(mutant: Any, base: Verdicts, base_raw: Verdicts, side: Verdicts, side_raw: Verdicts) -> Judged:
     """What the bug did to the suite's verdicts: compare each case it touched with the same case on the base."""
-    j = Judged(mutant.name, mutant.kind, list(mutant.ops), mutant.what, MISSED, reproduces=mutant.reproduces)
+    j = Judged(mutant.name, mutant.kind, list(mutant.ops), mutant.what, MISSED, reproduces=mutant.reproduces,
+               ground=getattr(mutant, "ground", ""))  # fmt: skip
     touched = [key for key, r in side_raw.records.items() if _mutated(r)]
     j.touched = dict(Counter(key[2] for key in touched))
     if not touched:
@@ -182,11 +184,23 @@ def headline(judged: list[Judged]) -> str:
     failed = sum(j.status == RUN_FAILED for j in judged)
     if failed:
         exp += f"; runs failed {failed}"
+    grounds = "; ".join(f"precision on {g}: killed {sum(j.killed_typical for j in js)} / {len(js)}"
+                        for g, js in _by_ground(judged).items())  # fmt: skip
     return (f"mutants: killed {killed} / {n} (typical), {killed_any} / {n} (typical+edge); "
             f"swallowed {len(swallowed)}{exp}; missed {sum(missed.values())} (never drawn {missed[NEVER_DRAWN]}, "
             f"within budget {missed[WITHIN_BUDGET]}, not run by the base {missed[NOT_RUN]}, "
             f"refused as planted {missed[REFUSED]}); typical kill rate {rate} of the {outside} the base runs outside "
-            f"the budget (target {TARGET_KILL_RATE:.0%})")  # fmt: skip
+            f"the budget (target {TARGET_KILL_RATE:.0%})" + (f"; {grounds}" if grounds else ""))  # fmt: skip
+
+
+def _by_ground(judged: list[Judged]) -> dict[str, list[Judged]]:
+    """The precision family's mutants by where they were planted (issue 40): a band that hides a bug of its own size
+    shows as a mutant killed on clean cells and swallowed on finding cells."""
+    out: dict[str, list[Judged]] = {}
+    for j in judged:
+        if j.ground:
+            out.setdefault(j.ground, []).append(j)
+    return dict(sorted(out.items()))
 
 
 def describe(j: Judged) -> str:

@@ -263,3 +263,18 @@ def test_cumulative_sum_model_saturates_the_running_sum_at_every_step() -> None:
     np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [0, -2])
     c = case("CumulativeSum", [x], {"axis": 0, "reverse": True}, out)
     np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [2, 5])
+
+
+def test_cumulative_sum_model_does_not_take_the_right_answer_or_another_error() -> None:
+    """Falsifiable: -3, -3, 5 with out[0]'s zero point at code 2: the model saturates twice (codes 0, 0, then 5, real
+    3) where the sum is -1 (code 1); codes of the model's values match it, the spec's (0, 0, 1) and a planted error
+    (0, 0, 8) do not (finding cumulativesum-u8-addends-on-output-grid)."""
+    from reference import models
+    from tests.reference_helpers import case
+
+    x = ("UFIXED_POINT_8", np.array([0, 0, 8], np.uint8), ([1.0], [-3]))  # -3, -3, 5
+    c = case("CumulativeSum", [x], {"axis": 0}, [("UFIXED_POINT_8", (3,), ([1.0], [-2]))])
+    model = {"diagnosis": "addends-on-output-grid-saturating"}
+    assert models.check(c, [np.array([0, 0, 5], np.uint8)], model)["matches"]
+    assert not models.check(c, [np.array([0, 0, 1], np.uint8)], model)["matches"]
+    assert not models.check(c, [np.array([0, 0, 8], np.uint8)], model)["matches"]

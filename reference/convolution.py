@@ -198,9 +198,17 @@ def depthwise_dilation_phases_channel_in_apart(case: Any) -> list[np.ndarray]:
     output values, and, past the first batch, its first channel_in), the value depends on the order of the writes;
     those are left open (NaN).
 
+    Within a phase, pixel i is placed 2 x channel_in elements after pixel i - 1: its own size (channel_out) with a
+    multiplier of 2; with a larger multiplier the next pixel overwrites all but its first 2 x channel_in values, and
+    each pixel is read back from its place, so even the last phase holds, past channel 2 x channel_in, the next
+    pixel's first channels.
+
     Measured on one-hot filter taps over a ramp ([1, 1, 8, 2], multiplier 2, dilation [1, 2]), and on the 8
     typical FLOAT_32 failures of seeds 0-4 (dilation [1, 2] and [2, 2], batch 1 and 2, with and without padding):
-    every element that is not left open matches."""
+    every element that is not left open matches. The pixel step: seed 0's multiplier-3 failure ([1, 6, 6, 2], dilation
+    [1, 2]) and random [1, 6, 6, channel_in] inputs with dilation [1, 2], channel_in 1, 2, 3, 4, 8 and multipliers 2, 3,
+    4: every element. With a height dilation of 2 and a multiplier of 3 some shapes match neither step (they stay
+    failures)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -216,13 +224,17 @@ def depthwise_dilation_phases_channel_in_apart(case: Any) -> list[np.ndarray]:
     full = depthwise_conv(inputs, {**params, "pad_amount": pads}, None, None, op=case.op)[0][:, :hf, :wf, :]
     phases = [(qh, qw) for qh in range(dh) for qw in range(dw)]
     out = np.full((n, ho, wo, cout), np.nan)
+    pixels = (hf // dh) * (wf // dw)
+    step = 2 * cin  # a pixel's place within its phase: cout with a multiplier of 2, fewer above it
     for b in range(n):
-        results = [full[b, qh::dh, qw::dw, :].reshape(-1) for qh, qw in phases]
-        scratch = np.full(max(r.size for r in results) + len(phases) * cin, np.nan)
+        results = [full[b, qh::dh, qw::dw, :].reshape(pixels, cout) for qh, qw in phases]
+        scratch = np.full(pixels * max(step, cout) + len(phases) * cin + cout, np.nan)
         for k, r in enumerate(results):
-            scratch[k * cin: k * cin + r.size] = r
+            for i in range(pixels):  # in order: a later pixel, and a later phase, overwrite what they meet
+                scratch[k * cin + i * step: k * cin + i * step + cout] = r[i]
         for k, (qh, qw) in enumerate(phases):
-            back = scratch[k * cin: k * cin + results[k].size].reshape(hf // dh, wf // dw, cout)
+            back = np.stack([scratch[k * cin + i * step: k * cin + i * step + cout] for i in range(pixels)])
+            back = back.reshape(hf // dh, wf // dw, cout)
             rows, cols = np.arange(qh, hf, dh), np.arange(qw, wf, dw)
             keep_r, keep_c = rows < ho, cols < wo
             out[b][np.ix_(rows[keep_r], cols[keep_c])] = back[np.ix_(keep_r, keep_c)]

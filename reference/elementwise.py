@@ -393,7 +393,7 @@ _COMPARISONS = ("ElementWiseEqual", "ElementWiseNotEqual", "ElementWiseLess", "E
                 "ElementWiseGreater", "ElementWiseGreaterEqual")  # fmt: skip
 
 
-@register_model(*_COMPARISONS, name="near-values-within-a-128th-of-the-coarser-step")
+@register_model(*_COMPARISONS, "ElementWiseBinary", name="near-values-within-a-128th-of-the-coarser-step")
 def comparison_near_values_within_a_128th_of_the_coarser_step(case: Any) -> list[np.ndarray]:
     """The HTP simulator's 8-bit fixed-point comparisons (finding compare-8bit-near-values): two different values
     closer than 1/128 of the coarser input's scale (|in[0] - in[1]| <= max(scale0, scale1) / 128) may come out

@@ -84,8 +84,23 @@ def hadamard_result_held_in_int16_at_input_scale(case: Any) -> list[np.ndarray]:
     """The HTP simulator's 16-bit HadamardTransform (finding hadamard-16bit-wrong): the transform saturates at
     [-32768, 32767] steps of in[0]'s scale, as if held in a signed 16-bit value on in[0]'s grid before requantizing,
     so a result past it comes back as that bound (-4.4385 for -4.9276 with in[0]'s scale 1.35e-4); the rest is
-    right."""
-    from reference.expected import expected
+    right. A last axis of 256 is transformed in two passes, each held so: the six butterfly stages of the shortest
+    strides (a 64-point transform within each block of 64, divided by 8) first, then the other two (divided by 2);
+    scale multiplies in[0] before the first. Lengths up to 128 take one pass. Measured on random full-range codes:
+    256 within 1 step of the two passes, 64 and 128 within 2.7 of one; 512, 1024 and 2048 match neither (1024 only
+    with small inputs), so for them the model is one pass and such a case stays a failure."""
+    from reference.expected import arguments, expected
 
     scale = float(case.inputs[0].encoding.scales[0])
-    return [np.clip(expected(case)[0], -32768 * scale, 32767 * scale)]
+    lo, hi = -32768 * scale, 32767 * scale
+    n = case.inputs[0].shape[-1]
+    if n != 256:
+        return [np.clip(expected(case)[0], lo, hi)]
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64) * float(params.get("scale", 1.0))
+    blocks = x.reshape(x.shape[:-1] + (n // 64, 64))
+    x = np.clip(_fwht(blocks).reshape(x.shape) / 8.0, lo, hi)
+    # the remaining stages: strides 64 .. n/2, a transform across the blocks at each position within them
+    rest = np.swapaxes(x.reshape(x.shape[:-1] + (n // 64, 64)), -1, -2)
+    rest = np.swapaxes(_fwht(rest), -1, -2).reshape(x.shape) / np.sqrt(n // 64)
+    return [np.clip(rest, lo, hi)]

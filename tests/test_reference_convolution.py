@@ -533,21 +533,22 @@ def test_depthwise_model_of_channels_past_channel_in_zero_in_batch_0_only() -> N
     np.testing.assert_array_equal(got[1, 0, 0], [6.0, 8.0])
 
 
-def _depthwise_probe(tap: tuple[int, int, int, int]):
-    """The probe the dilation-phases model was read from: a [1, 1, 8, 2] ramp, a 1 x 2 filter of multiplier 2 with
-    one tap set, dilation [1, 2]."""
+def _depthwise_probe(tap: tuple[int, int, int, int], multiplier: int = 2):
+    """The probe the dilation-phases model was read from: a [1, 1, 8, 2] ramp, a 1 x 2 filter of multiplier 2 (or
+    another) with one tap set, dilation [1, 2]."""
     from cases.case import Case, Param, Tensor
 
+    cout = 2 * multiplier
     x = (np.arange(16, dtype=np.float32) + 1).reshape(1, 1, 8, 2)
-    w = np.zeros((1, 2, 1, 4), np.float32)
+    w = np.zeros((1, 2, 1, cout), np.float32)
     w[tap] = 1.0
     u32 = np.uint32
     params = {"dilation": Param("dilation", "UINT_32", np.array([1, 2], u32)),
               "stride": Param("stride", "UINT_32", np.array([1, 1], u32)),
               "pad_amount": Param("pad_amount", "UINT_32", np.zeros((2, 2), u32))}
     ins = [Tensor("in[0]", "FLOAT_32", x.shape, x), Tensor("in[1]", "FLOAT_32", w.shape, w, static=True),
-           Tensor("in[2]", "FLOAT_32", (4,), np.zeros(4, np.float32), static=True)]
-    return Case("DepthWiseConv2d", ins, params, [Tensor("out[0]", "FLOAT_32", (1, 1, 6, 4))])
+           Tensor("in[2]", "FLOAT_32", (cout,), np.zeros(cout, np.float32), static=True)]
+    return Case("DepthWiseConv2d", ins, params, [Tensor("out[0]", "FLOAT_32", (1, 1, 6, cout))])
 
 
 @pytest.mark.parametrize("tap, measured", [
@@ -566,6 +567,27 @@ def test_the_dilation_phases_model_gives_what_the_htp_gave_on_the_probe(tap, mea
     want = np.asarray(measured, dtype=np.float64)
     open_ = np.isnan(got)
     assert open_.sum() == 2 and open_[-1, 2:].all(), f"open elements: {np.argwhere(open_).tolist()}"
+    assert np.array_equal(got[~open_], want[~open_]), f"model {got.tolist()}\nHTP   {want.tolist()}"
+
+
+@pytest.mark.parametrize("tap, measured", [
+    ((0, 0, 0, 0), [[1, 0, 3, 0, 0, 0], [3, 0, 0, 0, 7, 0], [0, 0, 7, 0, 0, 0], [7, 0, 0, 0, 11, 0],
+                    [0, 0, 11, 0, 0, 0], [11, 0, 0, 0, 0, 0]]),
+    ((0, 0, 0, 4), [[0, 0, 0, 0, 0, 0]] * 5 + [[0, 0, 0, 0, 12, 0]]),
+    ((0, 1, 0, 2), [[0, 0, 0, 0, 7, 0], [0, 0, 7, 0, 0, 0], [7, 0, 0, 0, 11, 0], [0, 0, 11, 0, 0, 0],
+                    [11, 0, 0, 0, 15, 0], [0, 0, 15, 0, 0, 0]]),
+])
+def test_the_dilation_phases_model_places_pixels_two_channel_in_apart_at_multiplier_3(tap, measured):
+    """The same probe with a multiplier of 3 (channel_out 6), measured on the HTP simulator: within a phase each pixel
+    sits 2 x channel_in = 4 values after the one before, so its channels 4 and 5 are the next pixel's 0 and 1, even
+    in the odd columns (column 1, tap 4: 0 where 4 belongs)."""
+    from reference.models import _NAMED
+
+    reference.load_families()
+    got = _NAMED["DepthWiseConv2d"]["dilation-phases-channel-in-apart"](_depthwise_probe(tap, 3))[0][0, 0]
+    want = np.asarray(measured, dtype=np.float64)
+    open_ = np.isnan(got)
+    assert open_.sum() == 2 and open_[-1, 4:].all(), f"open elements: {np.argwhere(open_).tolist()}"
     assert np.array_equal(got[~open_], want[~open_]), f"model {got.tolist()}\nHTP   {want.tolist()}"
 
 

@@ -533,6 +533,21 @@ def test_comparison_model_leaves_values_within_a_128th_of_the_coarser_step_open(
     np.testing.assert_array_equal(got, [np.nan, 1, np.nan, 1])
 
 
+def test_comparison_model_serves_element_wise_binary_and_a_far_error_stays_a_failure() -> None:
+    """ElementWiseBinary LESS (operation 8) with the Less case above: the same open elements; a backend that answers
+    a far pair wrongly (4.5 < 8.5034 as false) does not match the model (finding binary-compare-8bit-near-values)."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    b = ("SFIXED_POINT_8", np.array([32, 33, 16, 34], np.int8), ([0.2501], [0]))
+    c = case("ElementWiseBinary", [("SFIXED_POINT_8", np.array([16, 8, 8, 9], np.int8), ([0.5], [0])), b],
+             {"operation": 8}, [("BOOL_8", (4,))])  # fmt: skip
+    model = {"diagnosis": "near-values-within-a-128th-of-the-coarser-step"}
+    np.testing.assert_array_equal(modelled(c, model["diagnosis"])[0], [np.nan, 1, np.nan, 1])
+    assert models.check(c, [np.array([True, True, True, True])], model)["matches"]  # open pairs either way
+    assert not models.check(c, [np.array([False, True, False, False])], model)["matches"]
+
+
 def test_floordiv_combination_holds_the_off_by_one_model_on_the_elements_a_broadcast_divisor_reaches() -> None:
     """[[4, 5], [-6, 7]] // [[-4], [2]]: in[1] broadcast along axis 1, so column 1 is open; column 0 is 4 // -4 = -1
     taken one lower (-2, a whole negative quotient of a power-of-two divisor) and -6 // 2 = -3 taken one lower (-4)."""

@@ -178,3 +178,23 @@ def test_hadamard_model_saturates_at_int16_steps_of_the_input_scale() -> None:
     x = ("UFIXED_POINT_16", np.array([[57344, 57344]], np.uint16), enc)  # codes of 6.0
     c = case("HadamardTransform", [x], {"scale": 1.0}, [("UFIXED_POINT_16", (1, 2), ([2.0**-11], [-32768]))])
     np.testing.assert_allclose(modelled(c, "result-held-in-int16-at-input-scale")[0], [[32767 * 2.0**-12, 0.0]])
+
+
+def test_hadamard_model_holds_a_256_long_axis_after_its_64_point_pass() -> None:
+    """n = 256 in two passes, each held within 32767 steps of in[0]'s scale (2^-12: 7.99976): block 0 of 64 at 1.5,
+    block 1 at 0.75, the rest 0. The 64-point pass gives 64 x 1.5 / 8 = 12, held at 7.99976, and 6; across the four
+    blocks element 64 is (7.99976 - 6) / 2 = 0.99988 where the transform is (96 - 48) / 16 = 3 (one pass held at the
+    end gives 3)."""
+    from tests.reference_helpers import case, modelled
+
+    enc = ([2.0**-12], [-32768])
+    codes = np.full((1, 256), 32768, np.uint16)
+    codes[0, :64] = 32768 + 6144  # 1.5
+    codes[0, 64:128] = 32768 + 3072  # 0.75
+    c = case("HadamardTransform", [("UFIXED_POINT_16", codes, enc)], {"scale": 1.0},
+             [("UFIXED_POINT_16", (1, 256), ([2.0**-11], [-32768]))])
+    (truth,) = reference.run("HadamardTransform", [np.where(codes > 0, (codes.astype(float) - 32768) * 2.0**-12, 0)], {})
+    assert truth[0, 64] == 3.0
+    (got,) = modelled(c, "result-held-in-int16-at-input-scale")
+    np.testing.assert_allclose(got[0, 64], (32767 * 2.0**-12 - 6.0) / 2)
+    np.testing.assert_allclose(got[0, 0], (32767 * 2.0**-12 + 6.0) / 2)  # one pass: (96 + 48) / 16 = 9, held at 7.99976

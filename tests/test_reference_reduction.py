@@ -236,3 +236,45 @@ def test_cumulative_sum_model_holds_the_second_slice_along_its_axis() -> None:
     got = modelled(c, "first-slice-unset")[0]
     np.testing.assert_array_equal(got[:, 1], [[2, 4], [14, 16]])
     assert np.isnan(got[:, [0, 2]]).all()
+
+
+def test_cumulative_sum_model_rounds_each_addend_to_the_output_grid() -> None:
+    """in[0] on a 0.1 grid, out[0] on a 1.0 grid (zero point 0): 0.6 + 0.6 + 0.6 = 1.8 (code 2 after one rounding),
+    but each 0.6 counts as 1 step: 1, 2, 3."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([6, 6, 6], np.uint8), ([0.1], [0]))
+    c = case("CumulativeSum", [x], {"axis": 0}, [("UFIXED_POINT_8", (3,), ([1.0], [0]))])
+    np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [1, 2, 3])
+    np.testing.assert_allclose(reference.run("CumulativeSum", [np.array([0.6, 0.6, 0.6])], {"axis": 0})[0],
+                               [0.6, 1.2, 1.8])
+
+
+def test_cumulative_sum_model_saturates_the_running_sum_at_every_step() -> None:
+    """out[0]'s zero point at code 2 (offset -2), scale 1: -3 takes the sum to code -1, held at 0 (real -2); + 5 gives
+    code 5 (real 3) where the sum is 2. Exclusive and reverse read the same running sum."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([0, 8], np.uint8), ([1.0], [-3]))  # -3, 5
+    out = [("UFIXED_POINT_8", (2,), ([1.0], [-2]))]
+    c = case("CumulativeSum", [x], {"axis": 0}, out)
+    np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [-2, 3])
+    c = case("CumulativeSum", [x], {"axis": 0, "exclusive": True}, out)
+    np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [0, -2])
+    c = case("CumulativeSum", [x], {"axis": 0, "reverse": True}, out)
+    np.testing.assert_allclose(modelled(c, "addends-on-output-grid-saturating")[0], [2, 5])
+
+
+def test_cumulative_sum_model_does_not_take_the_right_answer_or_another_error() -> None:
+    """Falsifiable: -3, -3, 5 with out[0]'s zero point at code 2: the model saturates twice (codes 0, 0, then 5, real
+    3) where the sum is -1 (code 1); codes of the model's values match it, the spec's (0, 0, 1) and a planted error
+    (0, 0, 8) do not (finding cumulativesum-u8-addends-on-output-grid)."""
+    from reference import models
+    from tests.reference_helpers import case
+
+    x = ("UFIXED_POINT_8", np.array([0, 0, 8], np.uint8), ([1.0], [-3]))  # -3, -3, 5
+    c = case("CumulativeSum", [x], {"axis": 0}, [("UFIXED_POINT_8", (3,), ([1.0], [-2]))])
+    model = {"diagnosis": "addends-on-output-grid-saturating"}
+    assert models.check(c, [np.array([0, 0, 5], np.uint8)], model)["matches"]
+    assert not models.check(c, [np.array([0, 0, 1], np.uint8)], model)["matches"]
+    assert not models.check(c, [np.array([0, 0, 8], np.uint8)], model)["matches"]

@@ -29,3 +29,26 @@ def pool_avg3d_one_depth_slice_count_pad_ignored(case: Any) -> list[np.ndarray]:
     (d0, d1), (h0, h1), (w0, w1) = pads
     moved = ((d0, d1), (h0, h1), (0, w0 + w1))
     return [_cropped(_mean_over_full_filter(x, size, stride, moved, _ceil(case.op, params)), shape)]
+
+
+@register_model("PoolAvg3d", name="top-pad-rows-divided-by-full-filter")
+def pool_avg3d_top_pad_rows_divided_by_full_filter(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's PoolAvg3d without count_pad_for_edges on large planes (finding
+    poolavg3d-top-pad-rows-count-pad-false-ignored): the output rows whose height window starts in the height
+    before-pad, where the depth window lies inside the input, divide their input cells' sum by the full filter size
+    (the padded cells counted, as with count_pad_for_edges); every other output is the reference's. [1, 16, 14, 14,
+    C], filter [2, 2, 2], stride 1, depth pad [0, 1], height pad [1, 0]: row 0 of depth slices 0-14 is half the
+    reference (4 cells over 8); depth slice 15, whose window reaches the depth pad, is right."""
+    from reference.expected import expected
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if params.get("count_pad_for_edges", False) or pads[1][0] == 0:
+        raise ValueError("count_pad_for_edges, or no height before-pad: another model")
+    y = np.array(expected(case)[0], dtype=np.float64)
+    full = _cropped(_mean_over_full_filter(x, size, stride, pads, _ceil(case.op, params)), shape)
+    d_start = np.arange(shape[1]) * stride[0] - pads[0][0]
+    inside = (d_start >= 0) & (d_start + size[0] <= x.shape[1])
+    top = np.arange(shape[2]) * stride[1] < pads[1][0]
+    rows = inside[:, None] & top[None, :]
+    y[:, rows] = full[:, rows]
+    return [y]

@@ -239,6 +239,21 @@ def test_a_typical_condition_on_datatypes_steers_the_parameters():
     assert {int(c.params["reduction"].value) for c in floats} - {none}, "float cases lost the other reductions"
 
 
+def test_float_scatter_nd_keeps_mul_to_the_edge_tier():
+    """ScatterNd's 'implies(is_float(in[0]), reduction != MUL)' (the decision at line 11764: a float MUL over duplicate
+    indices depends on whether out[0] holds each partial product in its datatype): typical FLOAT_16 and FLOAT_32 cases
+    draw NONE and ADD; the edge tier still multiplies."""
+    op = SPECS["ScatterNd"]
+    mul = op.params["reduction"]["values"]["MUL"]
+    labels = [c.label for c in generate.configs(op)]
+    for prefix in ("FLOAT_16", "FLOAT_32"):
+        label = next(x for x in labels if x.startswith(prefix))
+        drawn = {int(c.params["reduction"].value) for c in _draw("ScatterNd", 20, label, seed=0, tier="typical")}
+        assert mul not in drawn and len(drawn) == 2, (label, drawn)
+    edge = _draw("ScatterNd", 40, next(x for x in labels if x.startswith("FLOAT_16")), seed=0, tier="edge")
+    assert mul in {int(c.params["reduction"].value) for c in edge if "reduction" in c.params}
+
+
 def test_rows_that_describe_axes_are_drawn_among_those_their_conditions_allow():
     """StridedSlice's ranges (``rows.along: in[0]``): every row a non-empty slice of its axis, typical rows stepping
     forward from a begin >= 0 to an end <= the axis's size, and drawn so, not refused (the issue's 1 in 4 at most)."""

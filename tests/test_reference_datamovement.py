@@ -687,3 +687,24 @@ def test_space_to_depth_model_leaves_later_rows_open_for_tall_blocks() -> None:
     got = modelled(c, "blocks-read-at-block-width-stride")[0]
     np.testing.assert_array_equal(got[0, 0, 0], [0, 1])
     assert np.isnan(got[0, 1]).all()
+
+
+def test_pad_models_combine_the_saturated_value_and_the_last_axis_least_code() -> None:
+    """SFIXED_POINT_8 [[2, 4], [6, 8]] (scale 0.5: 1 2 / 3 4, in[0]'s grid ends at 63.5), out[0] at scale 1, pads
+    [[0, 1], [0, 1]], pad value 100: the padded bottom row holds 100 saturated to in[0]'s grid (63.5), the cells padded
+    after the last axis on the input's rows hold out[0]'s least code (-128); either model alone gets one of the two
+    wrong. Without an after-pad on an earlier axis (pads [[0, 0], [0, 1]]) only the first bug applies."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("SFIXED_POINT_8", np.array([[2, 4], [6, 8]], np.int8), ([0.5], [0]))
+    c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 1], [0, 1]], "pad_constant_value": 100.0},
+             [("SFIXED_POINT_8", (3, 3), ([1.0], [0]))])  # fmt: skip
+    both = [[1, 2, -128], [3, 4, -128], [63.5, 63.5, 63.5]]
+    np.testing.assert_array_equal(modelled(c, ["pad-value-on-input-grid", "last-axis-after-pad-least-code"])[0], both)
+    np.testing.assert_array_equal(modelled(c, ["last-axis-after-pad-least-code", "pad-value-on-input-grid"])[0], both)
+    assert not np.array_equal(modelled(c, "pad-value-on-input-grid")[0], both)
+    assert not np.array_equal(modelled(c, "last-axis-after-pad-least-code")[0], both)
+    c = case("Pad", [x], {"scheme": 0, "pad_amount": [[0, 0], [0, 1]], "pad_constant_value": 100.0},
+             [("SFIXED_POINT_8", (2, 3), ([1.0], [0]))])  # fmt: skip
+    np.testing.assert_array_equal(modelled(c, ["pad-value-on-input-grid", "last-axis-after-pad-least-code"])[0],
+                                  [[1, 2, 63.5], [3, 4, 63.5]])  # fmt: skip

@@ -340,3 +340,44 @@ def test_l2pool_ep_model_rescales_the_shifted_windows_root_mean_square() -> None
              [("FLOAT_16", (1, 1, 1, 1))])  # fmt: skip
     np.testing.assert_allclose(expected(c)[0].ravel(), [np.sqrt(5.0)], rtol=1e-6)
     np.testing.assert_allclose(modelled(c, "ep-average-with-before-pads-moved-after")[0].ravel(), [np.sqrt(15.0)])
+
+
+def test_pool_avg3d_one_depth_slice_model_counts_the_pad_without_count_pad() -> None:
+    """count_pad_for_edges false, one output depth slice: [1, 2, 1, 2, 1] of ones and twos (depth 0: 1 1, depth 1: 2 2),
+    filter [2, 2, 2], stride 1, height pad [1, 0] (output [1, 1, 1, 1, 1]): the window's 4 input cells sum to 6, the
+    reference averages them (1.5), the model divides by the full filter's 8 (0.75). Two output depth slices, and
+    SFIXED_POINT_8, are not modelled."""
+    from reference import models
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([1.0, 1.0, 2.0, 2.0], np.float32).reshape(1, 2, 1, 2, 1)
+    params = {"filter_size": [2, 2, 2], "stride": [1, 1, 1], "pad_amount": [[0, 0], [1, 0], [0, 0]],
+              "count_pad_for_edges": False}  # fmt: skip
+    c = case("PoolAvg3d", [x], params, [("FLOAT_32", (1, 1, 1, 1, 1))])
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.5])
+    np.testing.assert_allclose(modelled(c, "one-depth-slice-count-pad-ignored")[0].ravel(), [0.75])
+    c = case("PoolAvg3d", [x], {**params, "filter_size": [1, 2, 2]}, [("FLOAT_32", (1, 2, 1, 1, 1))])
+    with pytest.raises(ValueError, match="more than one output depth slice"):
+        models._modelled(c, "diagnosis", "one-depth-slice-count-pad-ignored")
+    s8 = ("SFIXED_POINT_8", np.array([2, 2, 4, 4]).reshape(1, 2, 1, 2, 1), ([0.5], [0]))
+    c = case("PoolAvg3d", [s8], params, [("SFIXED_POINT_8", (1, 1, 1, 1, 1), ([0.05], [0]))])
+    with pytest.raises(ValueError, match="SFIXED_POINT_8"):
+        models._modelled(c, "diagnosis", "one-depth-slice-count-pad-ignored")
+
+
+def test_pool_avg3d_top_pad_rows_model_halves_only_the_rows_in_the_top_pad() -> None:
+    """count_pad_for_edges false, [1, 3, 2, 1, 1] of ones, filter [2, 2, 1], stride 1, height pad [1, 0]: output rows
+    0 of both depth slices hold 2 input cells (the reference's 1.0), the model divides them by the filter's 4 (0.5);
+    row 1 is the reference's. With a depth pad before, the first depth slice's window reaches it and stays right."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = np.ones((1, 3, 2, 1, 1), np.float32)
+    params = {"filter_size": [2, 2, 1], "stride": [1, 1, 1], "pad_amount": [[0, 0], [1, 0], [0, 0]],
+              "count_pad_for_edges": False}  # fmt: skip
+    c = case("PoolAvg3d", [x], params, [("FLOAT_32", (1, 2, 2, 1, 1))])
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1, 1, 1, 1])
+    np.testing.assert_allclose(modelled(c, "top-pad-rows-divided-by-full-filter")[0].ravel(), [0.5, 1, 0.5, 1])
+    c = case("PoolAvg3d", [x], {**params, "pad_amount": [[1, 0], [1, 0], [0, 0]]}, [("FLOAT_32", (1, 3, 2, 1, 1))])
+    np.testing.assert_allclose(modelled(c, "top-pad-rows-divided-by-full-filter")[0].ravel(), [1, 1, 0.5, 1, 0.5, 1])

@@ -1,0 +1,54 @@
+"""Models of the HTP simulator's data movement deviations that combine (a finding's ``diagnosis`` list,
+``reference.models``): each bug's own model lives in ``reference.datamovement``; this module says how they add up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference.datamovement import int_vector, pad_last_axis_after_pad_least_code, pad_value_on_input_grid
+from reference.models import register_combination
+
+_PAD_BUGS = ("pad-value-on-input-grid", "last-axis-after-pad-least-code")
+
+
+def _last_axis_end_pad_applies(case: Any) -> bool:
+    """Where finding pad-s8-constant-last-axis-end-qmin's sweeps saw its bug: SFIXED_POINT_8 CONSTANT Pad with a pad
+    after the last axis, none before it, and a pad after an earlier axis."""
+    from reference.expected import arguments
+
+    _, params = arguments(case)
+    amounts = int_vector(params, "pad_amount").reshape(len(case.inputs[0].shape), 2)
+    return (case.inputs[0].dtype == "SFIXED_POINT_8" and int(amounts[-1][0]) == 0 and int(amounts[-1][1]) > 0
+            and bool((amounts[:-1, 1] > 0).any()))  # fmt: skip
+
+
+@register_combination("Pad")
+def pad_with(case: Any, names: list[str]) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point CONSTANT Pad with both its bugs (findings
+    pad-fixed-value-saturates-to-input-range and pad-s8-constant-last-axis-end-qmin): the pad value saturated to
+    in[0]'s range, and in SFIXED_POINT_8 with an after-pad on the last axis (none before it) and on an earlier axis,
+    the cells padded after the last axis on the input's own rows at the least code (-128) whatever the pad value.
+    ``names[0]`` always applies, the other where the case meets its condition."""
+    unknown = [n for n in names if n not in _PAD_BUGS]
+    if unknown or not names:
+        raise ValueError(f"Pad has no combined deviation {unknown or names}")
+    y = np.array(pad_value_on_input_grid(case)[0] if _PAD_BUGS[0] in names else
+                 pad_last_axis_after_pad_least_code(case)[0], dtype=np.float64)  # fmt: skip
+    both = _PAD_BUGS[0] in names and _PAD_BUGS[1] in names
+    if both and (names[0] == _PAD_BUGS[1] or _last_axis_end_pad_applies(case)):
+        region = _last_axis_end_region(case)
+        y[region] = pad_last_axis_after_pad_least_code(case)[0][region]
+    return [y]
+
+
+def _last_axis_end_region(case: Any) -> tuple[slice, ...]:
+    """The cells padded after the last axis on the input's own rows (what last-axis-after-pad-least-code changes)."""
+    from reference.expected import arguments
+
+    _, params = arguments(case)
+    x_shape = case.inputs[0].shape
+    amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
+    region = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts[:-1], x_shape[:-1], strict=True))
+    return region + (slice(int(amounts[-1][0]) + x_shape[-1], None),)

@@ -1,0 +1,54 @@
+"""Models of the HTP simulator's pooling deviations found at deployed sizes (``reference.models``); the kernel's other
+models live in ``reference.pooling``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from reference.models import register_model
+from reference.pooling import _ceil, _cropped, _mean_over_full_filter, _pool_case
+
+
+@register_model("PoolAvg3d", name="one-depth-slice-count-pad-ignored")
+def pool_avg3d_one_depth_slice_count_pad_ignored(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's PoolAvg3d without count_pad_for_edges where the output has one depth slice (finding
+    poolavg3d-one-depth-slice-count-pad-false-ignored): every window divides by its full filter size, the padded
+    cells (and a CEIL overhang) counted as zeros, as with count_pad_for_edges, and the width before-pad is added after
+    the row instead, as htp-count-pad-average does; unlike that model the depth window is the one filter_size and
+    stride give and, in fixed point, no plane is clipped on the way (measured: UFIXED_POINT_8
+    variants of the seed-0 case whose planes pass out[0]'s range match the unclipped average). A [1, 2, 3, 4, C]
+    input, filter [2, 3, 2], stride 2, height pad [1, 0]: each output is its window's sum over 12 where its 8 input
+    cells belong. SFIXED_POINT_8 computes such cases right (measured on five variants): the model refuses it."""
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if params.get("count_pad_for_edges", False) or shape[1] != 1:
+        raise ValueError("count_pad_for_edges, or more than one output depth slice: another model")
+    if case.inputs[0].dtype == "SFIXED_POINT_8":
+        raise ValueError("SFIXED_POINT_8 is right here")
+    (d0, d1), (h0, h1), (w0, w1) = pads
+    moved = ((d0, d1), (h0, h1), (0, w0 + w1))
+    return [_cropped(_mean_over_full_filter(x, size, stride, moved, _ceil(case.op, params)), shape)]
+
+
+@register_model("PoolAvg3d", name="top-pad-rows-divided-by-full-filter")
+def pool_avg3d_top_pad_rows_divided_by_full_filter(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's PoolAvg3d without count_pad_for_edges on large planes (finding
+    poolavg3d-top-pad-rows-count-pad-false-ignored): the output rows whose height window starts in the height
+    before-pad, where the depth window lies inside the input, divide their input cells' sum by the full filter size
+    (the padded cells counted, as with count_pad_for_edges); every other output is the reference's. [1, 16, 14, 14,
+    C], filter [2, 2, 2], stride 1, depth pad [0, 1], height pad [1, 0]: row 0 of depth slices 0-14 is half the
+    reference (4 cells over 8); depth slice 15, whose window reaches the depth pad, is right."""
+    from reference.expected import expected
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    if params.get("count_pad_for_edges", False) or pads[1][0] == 0:
+        raise ValueError("count_pad_for_edges, or no height before-pad: another model")
+    y = np.array(expected(case)[0], dtype=np.float64)
+    full = _cropped(_mean_over_full_filter(x, size, stride, pads, _ceil(case.op, params)), shape)
+    d_start = np.arange(shape[1]) * stride[0] - pads[0][0]
+    inside = (d_start >= 0) & (d_start + size[0] <= x.shape[1])
+    top = np.arange(shape[2]) * stride[1] < pads[1][0]
+    rows = inside[:, None] & top[None, :]
+    y[:, rows] = full[:, rows]
+    return [y]

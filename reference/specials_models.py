@@ -1,0 +1,103 @@
+"""The HTP simulator's float kernels at IEEE special inputs (``reference.models``): a symptom, not a model.
+
+The edge tier draws NaN, +-inf, subnormals and the largest finite values into float inputs
+(``cases.generate.values``). The reference reads each op's formula with IEEE 754 arithmetic, as numpy and the ONNX
+operators the MasterOpDef cites do: exp(+inf) = +inf, cos(inf) = NaN, max(NaN, x) = NaN, x / +-0 = +-inf. The HTP's
+float kernels do not: measured at edge seeds 0 and 1, Relu of NaN is 0 (FLOAT_32) or +inf (FLOAT_16), cos(+inf) is 1,
+exp(+inf) is NaN, a FLOAT_32 input of 3.4e38 becomes +inf (float16 arithmetic, whose range ends at 65504), a
+subnormal is read as zero. Which value each kernel gives there follows no one rule across ops, so the symptom leaves
+those elements open and holds every other element to the reference: a kernel wrong on ordinary values in the same
+case is still a failure.
+
+An element is *touched* by the specials when the reference's value there is not finite, or when it changes with the
+value put in place of the specials (computed twice, with -2 and with 0.5 in their place): the elements whose value
+the specials decide. Special here is what binary32 or binary16 arithmetic cannot carry as the value it is: NaN, +-inf,
+a subnormal (flushed to zero by the HVX float units), and on a FLOAT_32 input a magnitude past float16's largest
+finite value (the HTP computes FLOAT_32 graphs in float16: ``adapters.qnn.adapter.HTP_ARITHMETIC``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from reference.models import real_outputs, register_symptom
+
+FLOAT16_MAX = 65504.0
+# The substitutes for the specials: two values whose results differ under every op the symptom is registered for
+# (a sign, a relu, a comparison with 0 or 1 all tell -2 from 0.5).
+SUBSTITUTES = (-2.0, 0.5)
+SPECIALS_OPEN = "specials-open"
+# The ops whose edge cases at seeds 0-2 failed on float specials and nothing else (python -m bench seeds --tier edge).
+OPS = ("Batchnorm", "Cast", "Conv2d", "DepthWiseConv2d", "ElementWiseAtan", "ElementWiseCos", "ElementWiseDivide",
+       "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWisePower", "ElementWiseRsqrt",
+       "ElementWiseSign", "ElementWiseSin", "ElementWiseSquareRoot", "ElementWiseUnary", "Elu", "Gelu", "HardSwish",
+       "L2Norm", "Logit", "PoolMax2d", "ReduceMean", "ReduceMin", "Relu", "Relu1", "Relu6", "Sigmoid", "Tanh",
+       "TransposeConv2d")  # fmt: skip
+
+
+def special_mask(data: np.ndarray, dtype: str) -> np.ndarray:
+    """Where a float input holds a value its arithmetic on the HTP cannot carry (module docstring)."""
+    x = np.asarray(data, dtype=np.float64)
+    tiny = float(np.finfo(np.float16 if dtype == "FLOAT_16" else np.float32).tiny)
+    with np.errstate(invalid="ignore"):
+        mask = ~np.isfinite(x) | ((x != 0) & (np.abs(x) < tiny))
+        if dtype == "FLOAT_32":
+            mask |= np.abs(x) > FLOAT16_MAX
+    return mask
+
+
+def _with_specials_as(case: Any, value: float) -> Any:
+    inputs = []
+    for t in case.inputs:
+        if t is None or t.data is None or t.dtype not in ("FLOAT_16", "FLOAT_32"):
+            inputs.append(t)
+            continue
+        data = t.data.copy()
+        data[special_mask(data, t.dtype)] = value
+        inputs.append(replace(t, data=data))
+    return replace(case, inputs=inputs)
+
+
+def touched(case: Any) -> list[np.ndarray] | None:
+    """Per output, where the specials decide the reference's value; None when no float input holds a special."""
+    from reference.expected import expected
+
+    if not any(t is not None and t.data is not None and t.dtype in ("FLOAT_16", "FLOAT_32")
+               and special_mask(t.data, t.dtype).any() for t in case.inputs):  # fmt: skip
+        return None
+    with np.errstate(all="ignore"):
+        ref = [np.asarray(e, dtype=np.float64) for e in expected(case)]
+        runs = [[np.asarray(e, dtype=np.float64) for e in expected(_with_specials_as(case, v))] for v in SUBSTITUTES]
+        out = []
+        for k, r in enumerate(ref):
+            a, b = runs[0][k], runs[1][k]
+            if a.shape != r.shape or b.shape != r.shape:
+                differ = np.ones(r.shape, dtype=bool)
+            else:
+                differ = ~np.isclose(a, b, rtol=1e-9, atol=0.0, equal_nan=True)
+            out.append(~np.isfinite(r) | differ | ~np.isfinite(a) | ~np.isfinite(b))
+    return out
+
+
+@register_symptom(*OPS, name=SPECIALS_OPEN)
+def specials_open(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """Finding float-specials-not-ieee: the case's float inputs hold specials, and every output element they do not
+    touch is the reference's within the case's budget (the touched ones are open: module docstring)."""
+    from reference.expected import expected
+
+    masks = touched(case)
+    if masks is None:
+        return "no float input holds NaN, an infinity, a subnormal or a value past float16's range"
+    if not any(m.any() for m in masks):
+        return "the specials decide no output element"
+    ref = [np.asarray(e, dtype=np.float64) for e in expected(case)]
+    actual = real_outputs(case, stored)
+    expect = [np.where(m, a, r) if m.shape == r.shape == np.shape(a) else r
+              for m, r, a in zip(masks, ref, actual, strict=True)]  # fmt: skip
+    j = judged(expect)
+    if not j.passed:
+        return f"an element the specials do not touch is wrong too: {j.message}"
+    return None

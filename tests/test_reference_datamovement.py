@@ -606,6 +606,27 @@ def test_strided_slice_model_starts_a_negative_stride_at_an_unclipped_begin() ->
                                   [[3, 4, 5], [0, 1, 2]])  # fmt: skip
 
 
+def test_strided_slice_model_fills_positions_outside_a_fixed_point_input_with_the_lowest_code() -> None:
+    """The same slice on UFIXED_POINT_8 and SFIXED_POINT_8 (scale 0.1): the row past the axis is the grid's lowest value
+    (code 0: -12.8 at offset -128; code -128: -12.8 at offset 0), as the seed-1 edge case measured, not a real 0."""
+    from reference import models
+    from reference.compare import encode_outputs
+    from tests.reference_helpers import case, modelled
+
+    codes = np.arange(6).reshape(2, 3)
+    for dtype, offset, lowest in (("UFIXED_POINT_8", -128, 0), ("SFIXED_POINT_8", 0, -128)):
+        enc = ((0.1,), (offset,))
+        x = (codes + (128 if dtype.startswith("U") else 0)).astype(np.uint8 if dtype.startswith("U") else np.int8)
+        c = case("StridedSlice", [(dtype, x, enc)], {"ranges": [[2, -3, -1], [0, 3, 1]]}, [(dtype, (2, 3), enc)])
+        got = modelled(c, "negative-stride-begin-not-clipped")[0]
+        np.testing.assert_allclose(got, [[-12.8] * 3, [0.3, 0.4, 0.5]], atol=1e-9)
+        backend = encode_outputs(c, [got])
+        assert backend[0][0].tolist() == [lowest] * 3
+        zero_row = encode_outputs(c, [np.array([[0.0] * 3, [0.3, 0.4, 0.5]])])
+        assert models.check(c, backend, {"diagnosis": "negative-stride-begin-not-clipped"})["matches"] is True
+        assert models.check(c, zero_row, {"diagnosis": "negative-stride-begin-not-clipped"})["matches"] is False
+
+
 def test_space_to_depth_model_reads_blocks_at_the_block_width_stride() -> None:
     """A [1, 2, 4, 3] ramp, block [1, 2]: output pixels (0, 0), (0, 1), (1, 0), (1, 1) hold blocks 0, 2, 2 and one past
     the last (open)."""

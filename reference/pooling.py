@@ -4,8 +4,8 @@ A window's cells fall in one of three places: the input, the pad_amount border (
 CEIL rounding, past the after-pad ("overhang": the last window may run off the padded input).
 Each pool says which of those it reads; the choices and their reasons are the op YAML's
 ``decisions:``. In short: max and L2 read input cells only, average reads input cells and divides
-by the input cells (count_pad_for_edges = 0) or by the input and pad cells (otherwise), and a
-window with nothing to read gives 0.
+by the input cells (count_pad_for_edges = 0) or by the input and pad cells (otherwise). A window
+with nothing to read averages to 0 and has the maximum -inf (the maximum over no cell: PoolMax2d.yaml).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def pool_nd(
         n_counted += is_counted[sl]
     empty = (n_input == 0)[None, ..., None]
     if kind == "max":
-        return np.where(empty, 0.0, acc)
+        return np.where(empty, -np.inf, acc)
     if kind == "l2":
         return np.sqrt(acc)
     divisor = (n_counted if count_pad else n_input)[None, ..., None]

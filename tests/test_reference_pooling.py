@@ -129,10 +129,16 @@ def test_pool_max_ignores_padded_cells() -> None:
                                   err_msg="a padded 0 won over negative inputs")  # fmt: skip
 
 
-def test_pool_max_window_without_input_cells_is_zero() -> None:
-    """CEIL with stride > filter: H 5, f 1, s 3 gives ceil(4/3 + 1) = 3 windows; the third starts at 6."""
+def test_pool_max_window_without_input_cells_is_minus_infinity() -> None:
+    """CEIL with stride > filter: H 5, f 1, s 3 gives ceil(4/3 + 1) = 3 windows; the third starts at 6 and holds no
+    input cell: the maximum over no cell (PoolMax2d.yaml decisions)."""
     np.testing.assert_array_equal(row("PoolMax2d", [-1, -2, -4, -8, -16], 1, 3, [0, 0], rounding_mode=1),
-                                  [-1, -8, 0], err_msg="empty window")  # fmt: skip
+                                  [-1, -8, -np.inf], err_msg="empty window")  # fmt: skip
+
+
+def test_pool_max_window_wholly_in_the_padding_is_minus_infinity() -> None:
+    """A 1-wide window on a before-pad cell reads no input cell."""
+    np.testing.assert_array_equal(row("PoolMax2d", [-1, -2], 1, 1, [1, 0]), [-np.inf, -1, -2])
 
 
 def test_pool_avg_divisor_counts_input_cells_unless_count_pad_for_edges() -> None:

@@ -323,6 +323,18 @@ def test_an_optional_parameter_whose_default_rules_out_every_case_is_always_give
     assert not missing, f"{op_name}: {missing} of {len(cases)} edge cases leave {param} out"
 
 
+def test_roi_align_boxes_have_ordered_corners_in_the_edge_tier_too():
+    """RoiAlign's in[1] names the upper-left and bottom-right corners (line 11394): a reversed box is no box the spec
+    describes, so neither tier draws one (RoiAlign.yaml decisions)."""
+    from cases.quant import real_value
+
+    cases = _collect(SPECS["RoiAlign"], generate.EDGE)
+    assert cases, "RoiAlign: no edge case"
+    for c in cases:
+        boxes = real_value(c.inputs[1]).reshape(-1, 4)
+        assert (boxes[:, :2] <= boxes[:, 2:]).all(), f"{c.config}: {boxes.tolist()}"
+
+
 def test_unique_integer_values_stay_distinct_in_the_edge_tier_when_there_are_more_than_the_smallest_dim():
     rng = np.random.default_rng(0)
     first = (2, 3)

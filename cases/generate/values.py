@@ -203,7 +203,7 @@ def _tensor_with_data(rng: np.random.Generator, what: TensorDraw, shape: tuple[i
         return Tensor(ref, dtype, shape, parts.astype(d.storage))
     if "range" in values:  # a hard requirement of the op (indices, box corners): both tiers
         t = _tensor_in_range(rng, ref, dtype, shape, values, env)
-        if typical and values.get("corners") and shape and shape[-1] == 4:
+        if values.get("corners") and shape and shape[-1] == 4:  # both tiers: a reversed box is no box the spec names
             _ordered_corners(t)
         return t
     domain = values.get("domain")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.models import register_model
+from reference.models import register_model, register_symptom
 
 
 @register_model("CumulativeSum", name="addends-on-output-grid-saturating")
@@ -43,3 +43,50 @@ def cumulative_sum_addends_on_output_grid_saturating(case: Any) -> list[np.ndarr
     if bool(params.get("reverse", False)):
         codes = codes[..., ::-1]
     return [np.moveaxis((codes + offset) * scale, -1, axis)]
+
+
+LOWEST_WHERE_ONE_AXIS = "lowest-code-one-wide-axis-with-unit-channel"
+
+
+def one_wide_axis_with_unit_channel(case: Any) -> str | None:
+    """None when the case is of finding reduce-fixed-one-wide-axis-unit-channel-lowest: in[0]'s last dim is 1 and
+    reduced, and exactly one reduced axis is wider than 1; else why not."""
+    shape = tuple(case.inputs[0].shape)
+    axes = sorted({int(a) % len(shape) for a in np.asarray(case.params["axes"].value).reshape(-1)})
+    if shape[-1] != 1 or len(shape) - 1 not in axes:
+        return "the last axis is not a reduced axis of size 1"
+    wide = [a for a in axes if shape[a] > 1]
+    if len(wide) != 1:
+        return f"{len(wide)} reduced axes wider than 1, not one"
+    return None
+
+
+@register_symptom("ReduceMax", "ReduceMin", name=LOWEST_WHERE_ONE_AXIS)
+def lowest_code_one_wide_axis_with_unit_channel(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """The HTP simulator's fixed-point ReduceMax and ReduceMin (finding reduce-fixed-one-wide-axis-unit-channel-lowest):
+    where in[0]'s last dim is 1 and reduced with exactly one axis wider than 1 ([3, 1, 4, 1] over [1, 2, 3], [4, 1]
+    over [0, 1], [3, 4, 1] over [1, 2]), outputs come back as out[0]'s lowest code (0, -128, -32768) where the maximum
+    or minimum belongs; with keep_dims most or all of them (over [2, 3] of a [3, 1, 4, 1], the last of three). Which
+    elements follows no rule found, so this is a symptom: every element is the reference's or the lowest code, and one
+    at least is the lowest code where the reference is not. Measured (UFIXED_POINT_8 probes, keep_dims true): two
+    reduced axes wider than 1 ([3, 2, 4, 1] over [1, 2, 3], every axis of [2, 1, 4, 1]), none ([3, 1, 1, 1]) or a last
+    dim of 2 are right."""
+    from opdefs import dtypes
+    from reference.compare import encode_outputs
+    from reference.expected import expected
+    from reference.models import real_outputs
+
+    why = one_wide_axis_with_unit_channel(case)
+    if why is not None:
+        return why
+    out = case.outputs[0]
+    if out.encoding is None or not dtypes.get(out.dtype).quantized:
+        return "not a fixed-point output"
+    codes = np.asarray(stored[0])
+    lowest = codes == dtypes.get(out.dtype).qmin
+    ref = expected(case)
+    if not (lowest & (encode_outputs(case, ref)[0] != codes)).any():
+        return "no element is the lowest code where the reference is not"
+    expect = np.where(lowest, real_outputs(case, stored)[0], np.asarray(ref[0], dtype=np.float64))
+    j = judged([expect])
+    return None if j.passed else f"an element that is not the lowest code is wrong too: {j.message}"

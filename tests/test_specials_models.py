@@ -66,3 +66,4 @@ def test_a_max_over_elements_one_of_them_minus_infinity_is_not_touched():
     assert float(expected(case)[0].reshape(-1)[0]) == 3.0
     assert touched(case)[0].tolist() == [False]
 
+

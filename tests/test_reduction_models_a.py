@@ -1,0 +1,49 @@
+"""The lowest-code symptom of fixed-point ReduceMax/ReduceMin (reference/reduction_models_a.py, finding
+reduce-fixed-one-wide-axis-unit-channel-lowest)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cases.case import Case, Param, Tensor
+from reference import models
+from reference.expected import expected
+
+
+def _reduce_max_u8(shape: tuple[int, ...], axes: list[int]) -> Case:
+    """UFIXED_POINT_8 ReduceMax with keep_dims, on one grid (scale 0.1, offset -128) in and out."""
+    from cases.case import Encoding
+
+    enc = Encoding((0.1,), (-128,))
+    codes = (np.arange(int(np.prod(shape))) * 7 % 200 + 20).astype(np.uint8).reshape(shape)
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    params = {"axes": Param("axes", "UINT_32", np.array(axes, np.uint32)),
+              "keep_dims": Param("keep_dims", "BOOL_8", True)}
+    return Case("ReduceMax", [Tensor("in[0]", "UFIXED_POINT_8", shape, codes, enc)], params,
+                [Tensor("out[0]", "UFIXED_POINT_8", out_shape, None, enc)])  # fmt: skip
+
+
+LOWEST = {"symptom": "lowest-code-one-wide-axis-with-unit-channel"}
+
+
+def test_reduce_lowest_code_symptom_takes_lowest_codes_where_one_wide_axis_is_reduced_with_a_unit_channel():
+    """Finding reduce-fixed-one-wide-axis-unit-channel-lowest: [3, 1, 4, 1] over [1, 2, 3] gave code 0 for all three."""
+    from reference.compare import encode_outputs
+
+    case = _reduce_max_u8((3, 1, 4, 1), [1, 2, 3])
+    right = encode_outputs(case, expected(case))
+    assert models.check(case, [np.zeros_like(right[0])], LOWEST)["matches"] is True
+    assert models.check(case, right, LOWEST)["matches"] is False  # right outputs show no symptom
+
+
+def test_reduce_lowest_code_symptom_refuses_another_wrong_value_and_another_shape():
+    from reference.compare import encode_outputs
+
+    case = _reduce_max_u8((3, 1, 4, 1), [1, 2, 3])
+    got = encode_outputs(case, expected(case))[0].copy()
+    got.reshape(-1)[0] = 0
+    got.reshape(-1)[1] = got.reshape(-1)[1] - 5  # a planted error that is not the lowest code
+    assert models.check(case, [got], LOWEST)["matches"] is False
+    two_wide = _reduce_max_u8((3, 2, 4, 1), [1, 2, 3])
+    result = models.check(two_wide, [np.zeros((3, 1, 1, 1), np.uint8)], LOWEST)
+    assert result["matches"] is False and "2 reduced axes wider than 1" in result["message"], result

@@ -285,3 +285,25 @@ def result_on_the_eps_fixed_grid(case: Any) -> list[np.ndarray]:
         raise ValueError(f"{case.op} {out.dtype}: no measured EP grid")
     codes = quantize(expected(case)[0], Encoding((grid[0],), (grid[1],)), out.dtype)
     return [dequantize(codes, out.encoding)]
+
+
+# --- models of deviations (reference.models) ------------------------------------------------------------------------
+
+HTP_PAD_LANES = 32  # measured: see the model below
+
+
+@register_model("LogSoftmax", name="unit-axis-sums-32-zero-lanes")
+def log_softmax_unit_axis_sums_32_zero_lanes(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 LogSoftmax along an axis of size 1 (finding logsoftmax-f16-unit-axis-padded-lanes):
+    where the spec's result is 0 (each element is the whole of its softmax), it returns beta x - ln(e^(beta x) + 32),
+    as if its sum of exponentials took 32 more lanes holding 0. Measured on [1] and [4, 1] (axis 1): x = 0 gives
+    -3.496 (ln 33), x = 1 gives -2.549, x = -3 gives -6.467, the same in every run."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    axis = _axis("LogSoftmax", params, x.ndim)
+    if x.shape[axis] != 1:
+        raise ValueError("the axis is longer than 1: another model")
+    z = float(params["beta"]) * x
+    return [z - np.log(np.exp(z) + HTP_PAD_LANES)]

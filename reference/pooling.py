@@ -5,7 +5,8 @@ CEIL rounding, past the after-pad ("overhang": the last window may run off the p
 Each pool says which of those it reads; the choices and their reasons are the op YAML's
 ``decisions:``. In short: max and L2 read input cells only, average reads input cells and divides
 by the input cells (count_pad_for_edges = 0) or by the input and pad cells (otherwise). A window
-with nothing to read averages to 0 and has the maximum -inf (the maximum over no cell: PoolMax2d.yaml).
+with nothing to divide by averages to 0 / 0, left open (NaN, the op's tolerance nan_means_any), and a window with no
+input cell has the maximum -inf (the maximum over no cell: PoolMax2d.yaml).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ def pool_nd(
     ceil: bool,
     kind: str,
     count_pad: bool = False,
+    open_empty: bool = False,
 ) -> np.ndarray:
-    """Pool every window of ``x`` ([batch, spatial..., channel]); kind is "max", "avg" or "l2"."""
+    """Pool every window of ``x`` ([batch, spatial..., channel]); kind is "max", "avg" or "l2". ``open_empty``: an
+    average with no cell to divide by is NaN (the reference: open) rather than 0 (what the backend models assume)."""
     n = x.ndim - 2
     if any(f < 1 for f in size) or any(s < 1 for s in stride):
         raise ValueError("filter_size and stride must be > 0")
@@ -70,8 +73,8 @@ def pool_nd(
     if kind == "l2":
         return np.sqrt(acc)
     divisor = (n_counted if count_pad else n_input)[None, ..., None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(divisor == 0, 0.0, acc / np.where(divisor == 0, 1.0, divisor))
+    with np.errstate(invalid="ignore", divide="ignore"):  # no cell to divide by: 0 / 0, open (PoolAvg2d.yaml)
+        return np.where(divisor == 0, np.nan if open_empty else 0.0, acc / np.where(divisor == 0, 1.0, divisor))
 
 
 def _common(inputs: list[np.ndarray | None], params: dict[str, Any]) -> tuple[np.ndarray, Any, Any, Any]:
@@ -98,7 +101,7 @@ def pool_avg(
 ) -> list[np.ndarray]:
     x, size, stride, pads = _common(inputs, params)
     count_pad = bool(params.get("count_pad_for_edges", False))
-    return [pool_nd(x, size, stride, pads, _ceil(op, params), "avg", count_pad)]
+    return [pool_nd(x, size, stride, pads, _ceil(op, params), "avg", count_pad, open_empty=True)]
 
 
 @register("PoolMax2d", "PoolMax3d", verified_by="onnxruntime")

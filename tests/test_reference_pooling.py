@@ -159,9 +159,15 @@ def test_pool_avg_ceil_overhang_is_neither_input_nor_pad() -> None:
 
 def test_pool_avg_ceil_output_size_follows_the_spec_formula() -> None:
     """ROUND = ceil: (0 + 5 + 0 - 1) / 3 + 1 = 2.33 -> 3 windows, even though the last starts past the
-    input (ONNX and PyTorch would drop it); it has no input cell, so it averages to 0."""
-    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2, 4, 8, 16], 1, 3, [0, 0], rounding_mode=1), [1, 8, 0],
+    input (ONNX and PyTorch would drop it); it has no cell to divide by, so its average is 0 / 0, open (NaN)."""
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2, 4, 8, 16], 1, 3, [0, 0], rounding_mode=1), [1, 8, np.nan],
                                   err_msg="CEIL windows")  # fmt: skip
+
+
+def test_pool_avg_window_wholly_in_the_padding_is_open_without_count_pad_and_zero_with_it() -> None:
+    """A 1-wide window on a before-pad cell: no input cell to divide by (open, NaN); counting the pad, 0 / 1 = 0."""
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2], 1, 1, [1, 0]), [np.nan, 1, 2])
+    np.testing.assert_array_equal(row("PoolAvg2d", [1, 2], 1, 1, [1, 0], count_pad_for_edges=True), [0, 1, 2])
 
 
 def test_l2_pool_is_the_root_of_a_sum_not_a_mean() -> None:

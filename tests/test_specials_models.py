@@ -67,3 +67,12 @@ def test_a_max_over_elements_one_of_them_minus_infinity_is_not_touched():
     assert touched(case)[0].tolist() == [False]
 
 
+
+
+def test_a_nan_result_of_finite_inputs_is_open_and_the_rest_is_held():
+    """log(-1) is NaN (undefined) with no special input: the HTP's finite value there is the symptom's; a wrong log(2)
+    beside it is not."""
+    x = np.array([-1.0, 2.0], np.float32)
+    case = Case("ElementWiseLog", [Tensor("in[0]", "FLOAT_32", (2,), x)], {}, [Tensor("out[0]", "FLOAT_32", (2,))])
+    assert models.check(case, [np.array([-12.0, np.log(2.0)], np.float32)], SYMPTOM)["matches"] is True
+    assert models.check(case, [np.array([-12.0, 0.5], np.float32)], SYMPTOM)["matches"] is False

@@ -34,11 +34,11 @@ FLOAT16_MAX = 65504.0
 SUBSTITUTES = (-2.0, 0.5)
 SPECIALS_OPEN = "specials-open"
 # The ops whose edge cases at seeds 0-2 failed on float specials (python -m bench seeds --tier edge).
-OPS = ("Batchnorm", "Cast", "Conv2d", "DepthWiseConv2d", "ElementWiseAtan", "ElementWiseCos", "ElementWiseDivide",
-       "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWisePower", "ElementWiseRsqrt",
-       "ElementWiseSign", "ElementWiseSin", "ElementWiseSquareRoot", "ElementWiseUnary", "Elu", "ExtractPatches",
-       "Gelu", "GridSample", "HardSwish", "L2Norm", "Logit", "PoolMax2d", "ReduceMax", "ReduceMean", "ReduceMin",
-       "ReduceSum", "Relu", "Relu1", "Relu6", "ReluMinMax", "Sigmoid", "Softmax", "Tanh",
+OPS = ("Argmax", "Argmin", "Batchnorm", "Cast", "Conv2d", "DepthWiseConv2d", "ElementWiseAtan", "ElementWiseCos",
+       "ElementWiseDivide", "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWisePower",
+       "ElementWiseRsqrt", "ElementWiseSign", "ElementWiseSin", "ElementWiseSquareRoot", "ElementWiseUnary", "Elu",
+       "ExtractPatches", "Gelu", "GridSample", "HardSwish", "L2Norm", "Logit", "PoolMax2d", "ReduceMax", "ReduceMean",
+       "ReduceMin", "ReduceSum", "Relu", "Relu1", "Relu6", "ReluMinMax", "Sigmoid", "Softmax", "Tanh",
        "TransposeConv2d")  # fmt: skip
 
 

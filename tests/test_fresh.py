@@ -96,6 +96,14 @@ def test_refusals_that_give_one_reason_are_confirmed_by_the_first_and_the_others
     assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
 
 
+def test_errors_that_differ_only_in_the_node_id_they_name_are_confirmed_by_the_first(adapter):
+    recs = execute_many(unsampled("Elu", 4), RunContext(adapter, "stateful"))
+    assert [r.verdict for r in recs] == ["ERROR"] * 4 and len({r.message for r in recs}) == 4, [r.message for r in recs]
+    notes = [details(r)["fresh"] for r in recs]
+    assert "as" not in notes[0] and notes[0]["runs"] == 2, notes[0]
+    assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
+
+
 def test_where_a_fresh_worker_costs_much_one_case_per_verdict_speaks_for_the_cell(adapter):
     adapter.confirm_each = False
     recs = execute_many(unsampled("Sigmoid", 4), RunContext(adapter, "stateful"))  # FAIL, fresh or not

@@ -1,0 +1,50 @@
+"""Models of the HTP simulator's 16-bit precision deviations (issue 40: a band becomes a model): each reproduces its
+finding's case from the backend's recorded output codes, and refuses the spec's answer and a planted error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cases.case import Case
+from reference import models
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def finding_case(op: str, finding: str) -> Case:
+    return Case.load(REPO / "findings" / "cases" / op / f"{finding}.json")
+
+
+def low_byte_dropped(codes: np.ndarray) -> np.ndarray:
+    """bench mutants' planted 16-bit bug: the low 8 bits of every result code cleared."""
+    return ((codes.astype(np.int64) >> 8) << 8).astype(codes.dtype)
+
+
+# power-u16-inaccurate's case on the simulator (a base in [0.1, 4] to the power -0.4225), out[0]'s codes
+POWER_CODES = np.array([24178, 23004, 27346, 22058, 21950, 32888, 21546, 25738, 21866, 65152, 30686, 29828, 22036,
+                        27478, 22494, 21866], np.uint16).reshape(2, 2, 2, 2)  # fmt: skip
+POWER = {"diagnosis": "exponent-on-a-256th-grid-negative-one-step-up"}
+
+
+def test_power_exponent_is_rounded_to_a_256th_and_a_negative_one_moved_up_a_step() -> None:
+    from reference.elementwise_models_b import power_exponent_on_grid
+
+    np.testing.assert_allclose(power_exponent_on_grid(np.array([-0.25, -0.1, -1.0, -0.4225, 0.025, 0.05, 1.0])),
+                               np.array([-63, -25, -255, -107, 6, 13, 256]) / 256)
+
+
+def test_power_model_reproduces_its_findings_case() -> None:
+    c = finding_case("ElementWisePower", "power-u16-inaccurate")
+    assert models.check(c, [POWER_CODES], POWER)["matches"]
+
+
+def test_power_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = finding_case("ElementWisePower", "power-u16-inaccurate")
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], POWER)["matches"]
+    assert not models.check(c, [low_byte_dropped(POWER_CODES)], POWER)["matches"]

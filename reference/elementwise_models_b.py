@@ -39,3 +39,4 @@ def power_exponent_on_a_256th_grid(case: Any) -> list[np.ndarray]:
     b = power_exponent_on_grid(inputs[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         return [np.power(a, b) * POWER_RESULT_BIAS]
+

@@ -48,3 +48,33 @@ def test_power_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
     spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
     assert not models.check(c, [spec], POWER)["matches"]
     assert not models.check(c, [low_byte_dropped(POWER_CODES)], POWER)["matches"]
+
+
+# hadamard-16bit-offset's case on the simulator (n = 4, scale 0.1, out[0]'s grid 9 times finer than in[0]'s)
+HADAMARD_CODES = np.array([29500, -25307, -16485, -18204, 2357, 953, -32768, 4329, 11837, -12965, 4122, -2315, 31561,
+                           -28224, 8173, 8794, 1061, 10729, 15582, 13403, 32686, 19462, 6300, 2249],
+                          np.int16).reshape(6, 4)  # fmt: skip
+HADAMARD_SHIFT = {"symptom": "one-constant-shift-within-16-input-steps"}
+
+
+def test_hadamard_shift_symptom_takes_its_findings_case() -> None:
+    c = finding_case("HadamardTransform", "hadamard-16bit-offset")
+    assert models.check(c, [HADAMARD_CODES], HADAMARD_SHIFT)["matches"]
+
+
+def test_hadamard_shift_symptom_takes_a_constant_shift_and_refuses_a_larger_one() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = finding_case("HadamardTransform", "hadamard-16bit-offset")
+    step = float(c.inputs[0].encoding.scales[0])
+    want = expected(c)[0]
+    shifted = quantize(want - 8 * step, c.outputs[0].encoding, c.outputs[0].dtype)
+    assert models.check(c, [shifted], HADAMARD_SHIFT)["matches"]
+    too_far = quantize(want - 20 * step, c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [too_far], HADAMARD_SHIFT)["matches"]
+
+
+def test_hadamard_shift_symptom_refuses_a_dropped_low_byte() -> None:
+    c = finding_case("HadamardTransform", "hadamard-16bit-offset")
+    assert not models.check(c, [low_byte_dropped(HADAMARD_CODES)], HADAMARD_SHIFT)["matches"]

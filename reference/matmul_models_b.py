@@ -11,7 +11,6 @@ import numpy as np
 
 from reference.models import register_symptom
 
-
 # How far 16-bit HadamardTransform's constant shift was measured to reach, in steps of in[0]'s scale: 15.5 on the
 # 40 scale-0.1 failures of seeds 0-4 (hadamard-16bit-offset's reason); 16 allows for rounding. A last axis of 256 is
 # transformed in two passes (result-held-in-int16-at-input-scale): the first pass's shift, carried through the second

@@ -78,3 +78,27 @@ def test_hadamard_shift_symptom_takes_a_constant_shift_and_refuses_a_larger_one(
 def test_hadamard_shift_symptom_refuses_a_dropped_low_byte() -> None:
     c = finding_case("HadamardTransform", "hadamard-16bit-offset")
     assert not models.check(c, [low_byte_dropped(HADAMARD_CODES)], HADAMARD_SHIFT)["matches"]
+
+
+# softmax-16bit-beta-scaled's case on the simulator (UFIXED_POINT_16 [1, 4, 5], beta 0.1 along axis 2)
+SOFTMAX_CODES = np.array([54969, 34247, 37030, 65362, 46469, 36352, 63222, 60816, 43020, 34668, 44487, 58111, 50930,
+                          43581, 40972, 31543, 63585, 60045, 30640, 52265], np.uint16).reshape(1, 4, 5)  # fmt: skip
+SOFTMAX_BETA = {"symptom": "beta-scaled-down-by-up-to-3-percent"}
+
+
+def test_softmax_beta_symptom_takes_its_findings_case() -> None:
+    c = finding_case("Softmax", "softmax-16bit-beta-scaled")
+    assert models.check(c, [SOFTMAX_CODES], SOFTMAX_BETA)["matches"]
+
+
+def test_softmax_beta_symptom_refuses_beta_ignored_and_a_dropped_low_byte() -> None:
+    import reference
+    from cases.quant import quantize
+    from reference.expected import arguments
+
+    c = finding_case("Softmax", "softmax-16bit-beta-scaled")
+    inputs, params = arguments(c)
+    beta_one = quantize(reference.run("Softmax", inputs, {**params, "beta": 1.0})[0], c.outputs[0].encoding,
+                        c.outputs[0].dtype)  # fmt: skip
+    assert not models.check(c, [beta_one], SOFTMAX_BETA)["matches"]
+    assert not models.check(c, [low_byte_dropped(SOFTMAX_CODES)], SOFTMAX_BETA)["matches"]

@@ -102,3 +102,43 @@ def test_softmax_beta_symptom_refuses_beta_ignored_and_a_dropped_low_byte() -> N
                         c.outputs[0].dtype)  # fmt: skip
     assert not models.check(c, [beta_one], SOFTMAX_BETA)["matches"]
     assert not models.check(c, [low_byte_dropped(SOFTMAX_CODES)], SOFTMAX_BETA)["matches"]
+
+
+SOFTPLUS = {"diagnosis": "softplus-polynomial-between-minus-2-and-5"}
+
+
+def test_htp_softplus_is_e_to_the_z_then_a_polynomial_then_z() -> None:
+    from reference.activation_models_b import htp_softplus
+
+    np.testing.assert_allclose(htp_softplus(np.array([-3.0, -1.0, 0.0, 5.0, 7.0])),
+                               [np.exp(-3.0), 0.3032, 0.7031, 5.0, 7.0], atol=2e-4)
+
+
+# neuron-softplus-beta-tenth-inaccurate's case on the simulator (SFIXED_POINT_16, beta 0.1), out[0]'s codes
+SOFTPLUS_TENTH_CODES = np.array([15058, 31901, 32767, 32767, 980, 12999, 18590, 7232, 10336, 19329, 26168, 17603],
+                                np.int16)  # fmt: skip
+
+
+def test_softplus_model_reproduces_its_findings_cases() -> None:
+    """The FLOAT_16 case (beta 1): 0.703125 for ln 2 at x = 0 and 0.30322 for 0.3133 at -1, as the backend gave; the
+    16-bit beta-0.1 case within a step."""
+    c = finding_case("ElementWiseNeuron", "neuron-softplus-inaccurate")
+    assert models.check(c, [np.array([[0.703125, 0.30322265625]], np.float16)], SOFTPLUS)["matches"]
+    c = finding_case("ElementWiseNeuron", "neuron-softplus-beta-tenth-inaccurate")
+    codes = SOFTPLUS_TENTH_CODES.reshape(c.outputs[0].shape)
+    assert models.check(c, [codes], SOFTPLUS)["matches"]
+    assert not models.check(c, [low_byte_dropped(codes)], SOFTPLUS)["matches"]
+
+
+def test_softplus_model_refuses_the_spec_answer_at_beta_a_tenth() -> None:
+    """beta 0.1 makes the polynomial's error ten times larger in out[0]: the spec's softplus is outside the model."""
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = finding_case("ElementWiseNeuron", "neuron-softplus-beta-tenth-inaccurate")
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], SOFTPLUS)["matches"]
+    modelled = quantize(models._modelled(c, "diagnosis", SOFTPLUS["diagnosis"])[0], c.outputs[0].encoding,
+                        c.outputs[0].dtype)  # fmt: skip
+    assert models.check(c, [modelled], SOFTPLUS)["matches"]
+    assert not models.check(c, [low_byte_dropped(modelled)], SOFTPLUS)["matches"]

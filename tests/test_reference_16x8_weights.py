@@ -93,8 +93,8 @@ def test_transposed_convolution_groups_split_by_stride_phase() -> None:
 
 
 def test_the_matmul_bias_model_refuses_a_bias_that_cannot_show() -> None:
-    """A bias that moves out[0] by fewer than 2 x 185 steps: a backend that adds it would be within the band of the
-    model without it, so the model does not apply."""
+    """A bias that moves out[0] by no more than 185 steps plus the case's budget: an output that adds it and passes
+    would be within the band of the model without it, so the model does not apply; a large bias it takes."""
     a = Tensor("in[0]", "UFIXED_POINT_16", (1, 2), np.array([[0, 65535]], np.uint16), X_ENC)
     b = Tensor("in[1]", "UFIXED_POINT_8", (2, 1), np.array([[100], [200]], np.uint8), Encoding((0.01,), (-150,)))
     bias_enc = Encoding((X_ENC.scales[0] * 0.01,), (0,))

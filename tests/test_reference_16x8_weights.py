@@ -143,3 +143,31 @@ def test_the_model_refuses_a_dropped_low_byte(own_outputs) -> None:
     dropped = [np.asarray(own_outputs[0]) & np.uint16(0xFF00)]
     out = check(c, dropped, {"diagnosis": m.NAME})
     assert out["matches"] is False and out["max_steps"] > 24
+
+
+def _transpose_conv2d(zero_point: int) -> Case:
+    """A 16x8 TransposeConv2d of a 1 x 2 x 2 x 1 input, a 2 x 2 filter, stride 2 and output_padding [1, 1]."""
+    from cases.case import Param
+
+    codes = np.array([0, 20000, 40000, 65535], np.uint16).reshape(1, 2, 2, 1)
+    x = Tensor("in[0]", "UFIXED_POINT_16", (1, 2, 2, 1), codes, X_ENC)
+    w = Tensor("in[1]", "UFIXED_POINT_8", (2, 2, 1, 1), np.array([0, 60, 200, 255], np.uint8).reshape(2, 2, 1, 1),
+               Encoding((0.01,), (-zero_point,)), static=True)  # fmt: skip
+    params = {"stride": Param("stride", "UINT_32", np.array([2, 2], np.uint32)),
+              "output_padding": Param("output_padding", "UINT_32", np.array([1, 1], np.uint32)),
+              "pad_amount": Param("pad_amount", "UINT_32", np.zeros((2, 2), np.uint32))}  # fmt: skip
+    return Case("TransposeConv2d", [x, w], params, [Tensor("out[0]", "UFIXED_POINT_16", (1, 5, 5, 1), None, OUT_ENC)])
+
+
+def test_a_layout_bug_is_computed_with_the_htp_weights_where_they_are_asymmetric() -> None:
+    """[output-padding-cells-unset, htp-16x8-weights-requantized]: the layout model on the requantized weights where the
+    zero point is not 128, the layout model alone where it is."""
+    from reference.models import _modelled
+
+    both = ["output-padding-cells-unset", m.NAME]
+    c = _transpose_conv2d(200)
+    np.testing.assert_array_equal(_modelled(c, "diagnosis", both)[0],
+                                  _modelled(m.htp_case(c), "diagnosis", "output-padding-cells-unset")[0])  # fmt: skip
+    assert not np.allclose(_modelled(c, "diagnosis", both)[0], _modelled(c, "diagnosis", both[0])[0], equal_nan=True)
+    c = _transpose_conv2d(128)
+    np.testing.assert_array_equal(_modelled(c, "diagnosis", both)[0], _modelled(c, "diagnosis", both[0])[0])

@@ -495,3 +495,22 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
         if extra:
             out[(slice(None),) * (1 + i) + (slice(shape[1 + i] - extra, None),)] = np.nan
     return [out]
+
+
+@register_model("Conv2d", name="weights-16bit-low-byte-signed")
+def weights_16bit_low_byte_signed(case: Any) -> list[np.ndarray]:
+    """The HTP's 16a16w convolution (16-bit activations, SFIXED_POINT_16 weights; finding
+    conv2d-16a16w-weight-low-byte-signed): each 16-bit weight code is taken as its high byte times 256 plus its low
+    byte read as a signed 8-bit number, so a code whose low byte is 128 or more counts 256 less than it is (0x0180,
+    384, counts 128; 0x0080, 128, counts -128; 0xffff, -1, counts -257) where a split that signs the low byte must
+    carry one into the high byte. The reference computed with those weight codes."""
+    import reference
+    from cases.quant import dequantize
+    from reference.expected import arguments, out_dtype
+
+    inputs, params = arguments(case)
+    w = case.inputs[1]
+    codes = w.data.astype(np.int64)  # the codes it reads can pass int16's range (0x8080 counts -32896)
+    inputs[1] = dequantize(codes - 256 * ((codes & 0xFF) >= 128), w.encoding)
+    return reference.run(case.op, inputs, params, [t.shape for t in case.outputs],
+                         [out_dtype(t.dtype) for t in case.outputs])

@@ -599,3 +599,37 @@ def test_the_dilation_phases_model_is_not_the_right_answer():
     got = _NAMED["DepthWiseConv2d"]["dilation-phases-channel-in-apart"](case)[0]
     right = expected(case)[0]
     assert not np.allclose(np.nan_to_num(got), right), "the model of the bug gives the spec's answer"
+
+
+def _conv2d_16a16w(weights: list[int]) -> object:
+    """A 1x1 Conv2d of one input value 1.0 (code 2, scale 0.5) with filters of these SFIXED_POINT_16 codes (scale
+    2^-8) and no bias: out[0] holds each weight's real value (UFIXED_POINT_16 out, scale 2^-8, offset -32768)."""
+    from tests.reference_helpers import case
+
+    n = len(weights)
+    x = ("UFIXED_POINT_16", np.array([[[[2]]]], np.uint16), ([0.5], [0]))
+    w = ("SFIXED_POINT_16", np.array(weights, np.int16).reshape(1, 1, 1, n), ([2.0**-8], [0]))
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [1, 2]}
+    return case("Conv2d", [x, w], params, [("UFIXED_POINT_16", (1, 1, 1, n), ([2.0**-8], [-32768]))])
+
+
+def test_conv2d_16a16w_model_counts_a_weight_with_a_high_low_byte_256_less() -> None:
+    """0x0180 (384) counts 128, 0x0080 (128) counts -128, 0x7fff counts 32511, and negative codes alike: -1 (0xffff)
+    counts -257; 0x017f (383) is right (finding conv2d-16a16w-dilated-weight-low-byte-signed)."""
+    from tests.reference_helpers import modelled
+
+    got = modelled(_conv2d_16a16w([384, 128, 32767, 383, -1]), "weights-16bit-low-byte-signed")[0].ravel()
+    np.testing.assert_allclose(got * 256, [128, -128, 32511, 383, -257])
+
+
+def test_conv2d_16a16w_model_refuses_the_right_weights_and_another_error() -> None:
+    """Falsifiable: the model's codes match it; the spec's (each weight as it is) and a planted error (the low byte
+    dropped: 384 -> 256) do not."""
+    from reference import models
+
+    c = _conv2d_16a16w([384, 128, 383])
+    model = {"diagnosis": "weights-16bit-low-byte-signed"}
+    codes = lambda weights: [np.array(weights, np.int64).reshape(1, 1, 1, 3) + 32768]  # noqa: E731
+    assert models.check(c, [codes([128, -128, 383])[0].astype(np.uint16)], model)["matches"]
+    assert not models.check(c, [codes([384, 128, 383])[0].astype(np.uint16)], model)["matches"]
+    assert not models.check(c, [codes([256, 0, 256])[0].astype(np.uint16)], model)["matches"]

@@ -431,13 +431,15 @@ def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
     return [y + _bias(b, cout)]
 
 
-@register_model("TransposeConv2d", name="output-padding-before")
+@register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-before")
 def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
     """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding
     transposeconv2d-grouped-output-padding-shifted): the output window starts output_padding cells early, at
     pad_before - output_padding of the full transposed convolution instead of pad_before, as if the added cells were
     put before the output rather than after it; every cell is shifted by output_padding along that axis. A cell the
-    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value)."""
+    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value).
+    TransposeConv1d is the same bug where the ONNX route reshapes it to TransposeConv2d (ort-qnn's
+    ep-transposeconv1d-grouped-output-padding-shifted)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)

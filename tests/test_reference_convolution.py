@@ -505,6 +505,20 @@ def test_transpose_conv2d_model_starts_a_grouped_output_output_padding_cells_ear
     assert np.isnan(got[0]) and np.array_equal(got[1:], [1.5, 0.5, 2.5, 0.5, 3.5])
 
 
+def test_transpose_conv1d_model_starts_a_grouped_output_output_padding_cells_early() -> None:
+    """The same model for TransposeConv1d (ort-qnn reshapes it to TransposeConv2d): two groups, a filter of 1 one wide,
+    stride 2, pad_amount [1, 0], output_padding 1: every cell moves one to the right of the reference."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]).reshape(1, 3, 2)
+    w, b = np.ones((1, 2, 1)), np.array([0.5, -0.5])
+    params = {"stride": 2, "pad_amount": [1, 0], "output_padding": 1, "group": 2}
+    c = case("TransposeConv1d", [x, w, b], params, [("FLOAT_32", (1, 5, 2))])
+    got = modelled(c, "output-padding-before")[0][0]
+    np.testing.assert_array_equal(got[:, 0], [1.5, 0.5, 2.5, 0.5, 3.5])
+    assert not np.array_equal(got, reference.run("TransposeConv1d", [x, w, b], params, out_shapes=[(1, 5, 2)])[0][0])
+
+
 def test_depthwise_model_of_channels_read_as_multiplier_1() -> None:
     """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
     the reference is [1, 2, 30, 40] + bias; the model computes channel 0 from input 0 with filter 0 (1) and channel 1

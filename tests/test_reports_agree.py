@@ -136,6 +136,17 @@ def test_a_message_pattern_selects_by_the_sides_whole_message(tmp_path: Path) ->
     assert [d.why for d in r.disagreements] == ["finalize", "other"], [d.b.message for d in r.disagreements]
 
 
+def test_a_finding_pattern_selects_by_the_finding_that_judged_the_side(tmp_path: Path) -> None:
+    path = tmp_path / "routes.yaml"
+    path.write_text(entry("b: FAIL, b_finding: ep-nearest-*, why: nearest") + entry("b: FAIL, why: other"),
+                    encoding="utf-8")  # fmt: skip
+    b = [rec("ort-qnn", "a", "XFAIL", raw="FAIL"), rec("ort-qnn", "b", "FAIL"),
+         rec("ort-qnn", "c", "XFAIL", raw="FAIL")]
+    b[0].expectation, b[2].expectation = "[ep-nearest-floor] reason", "[ep-linear-off] reason"
+    r = agree.compare([rec("qnn-htp", i, "REJECTED") for i in "abc"], b, agree.load_explanations(path))
+    assert [d.why for d in r.disagreements] == ["nearest", "other", "other"]
+
+
 def test_explained_disagreements_are_counted_per_mechanism(tmp_path: Path) -> None:
     path = tmp_path / "routes.yaml"
     path.write_text(entry("a: ERROR, why: w"), encoding="utf-8")

@@ -102,9 +102,18 @@ def test_the_agree_command_compares_two_results_files(tmp_path: Path) -> None:
     assert out.returncode == 2 and "none.yaml" in out.stderr, "a named explanations file that is missing is an error"
     out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b), "--format", "json"], cwd=REPO,
                          capture_output=True, text=True)  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1 and "1 typical disagreement(s)" in out.stderr, (out.returncode, out.stderr)
     data = json.loads(out.stdout)
     assert (data["paired"], data["disagreements"][0]["a"]["verdict"]) == (1, "PASS")
+
+
+def test_the_agree_command_succeeds_when_every_typical_case_agrees(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(rec("qnn-htp", "x", "PASS", digest="1").to_json() + "\n", encoding="utf-8")
+    b.write_text(rec("ort-qnn", "x", "PASS", digest="1").to_json() + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b)], cwd=REPO, capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, (out.returncode, out.stderr)
 
 
 def test_an_explanation_must_name_its_op_not_a_wildcard(tmp_path: Path) -> None:

@@ -431,6 +431,19 @@ def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
     return [y + _bias(b, cout)]
 
 
+@register_model("DepthWiseConv2d", name="first-channels-as-multiplier-1")
+def depthwise_first_channels_as_multiplier_1(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1 at the
+    typical tier's sizes (finding depthwiseconv2d-f16-multiplier-dilation-first-channels): the first channel_in output
+    channels are ``channels-read-as-multiplier-1``'s (output channel o from input channel o through filter channel o,
+    plus its bias); the other output channels hold values of other pixels and channels that follow no rule found, so
+    they are left open (NaN, any value)."""
+    y = depthwise_channels_read_as_multiplier_1(case)[0]
+    cin = int(np.shape(case.inputs[0].data)[-1])
+    y[..., cin:] = np.nan
+    return [y]
+
+
 @register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-before")
 def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
     """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding

@@ -43,3 +43,25 @@ def cumulative_sum_addends_on_output_grid_saturating(case: Any) -> list[np.ndarr
     if bool(params.get("reverse", False)):
         codes = codes[..., ::-1]
     return [np.moveaxis((codes + offset) * scale, -1, axis)]
+
+
+@register_model("CumulativeSum", name="first-slice-from-lowest-code")
+def cumulative_sum_first_slice_from_lowest_code(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 inclusive CumulativeSum over an axis of one element that lands on the height
+    or width of its 4-D layout (finding cumulativesum-u8-single-slice-from-lowest-code): the running sum starts at
+    out[0]'s lowest code (real value offset x scale) instead of at 0, so the one slice comes out as in[0] plus that
+    value, saturated at the code range; the slices after the first (none on such an axis) are left open (NaN)."""
+    from cases.quant import code_range
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    enc = case.outputs[0].encoding
+    scale, offset = float(enc.scales[0]), int(enc.offsets[0])
+    qmin, qmax = code_range(case.outputs[0].dtype, enc.bitwidth)
+    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    y = np.full_like(x, np.nan)
+    first = tuple(slice(0, 1) if i == axis else slice(None) for i in range(x.ndim))
+    lowest = (qmin + offset) * scale
+    y[first] = np.clip(x[first] + lowest, lowest, (qmax + offset) * scale)
+    return [y]

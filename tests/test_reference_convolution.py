@@ -647,3 +647,28 @@ def test_conv2d_16a16w_model_refuses_the_right_weights_and_another_error() -> No
     assert models.check(c, [codes([128, -128, 383])[0].astype(np.uint16)], model)["matches"]
     assert not models.check(c, [codes([384, 128, 383])[0].astype(np.uint16)], model)["matches"]
     assert not models.check(c, [codes([256, 0, 256])[0].astype(np.uint16)], model)["matches"]
+
+
+def test_depthwise_model_of_first_channels_as_multiplier_1_leaves_the_others_open() -> None:
+    """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
+    channel 0 from input 0 with filter 0 (1.5), channel 1 from input 1 with filter 1 (20.5), channels 2 and 3 open
+    (finding depthwiseconv2d-f16-multiplier-dilation-first-channels). Outputs with any values there match; the spec's
+    answer (channel 1 from input 0: 2.5) and a planted error in channel 0 do not."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((2, 2)), np.full((2, 2), 10.0)], axis=-1)[None]
+    w, b = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4), np.array([0.5, 0.5, 0.5, -1.0])
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w, b], params, [("FLOAT_16", (1, 2, 2, 4))])
+    got = modelled(c, "first-channels-as-multiplier-1")[0]
+    np.testing.assert_array_equal(got[..., :2], np.broadcast_to([1.5, 20.5], (1, 2, 2, 2)))
+    assert np.isnan(got[..., 2:]).all()
+    model = {"diagnosis": "first-channels-as-multiplier-1"}
+    shown = np.broadcast_to(np.array([1.5, 20.5, 7.0, -3.0], np.float16), (1, 2, 2, 4)).copy()
+    assert models.check(c, [shown], model)["matches"]
+    spec = np.broadcast_to(np.array([1.5, 2.5, 30.5, 39.0], np.float16), (1, 2, 2, 4)).copy()
+    assert not models.check(c, [spec], model)["matches"]
+    planted = shown.copy()
+    planted[0, 1, 1, 0] = 2.5
+    assert not models.check(c, [planted], model)["matches"]

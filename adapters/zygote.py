@@ -211,6 +211,7 @@ def _serve(module_name: str, sock: socket.socket) -> int:
         if kind == "prepare":
             try:
                 state, info = module.prepare(message[1])
+                _warm_specs()
                 reply = ("ok", info)
             except Exception as e:  # noqa: BLE001 - said to the adapter, which starts workers the ordinary way
                 reply = ("error", f"{type(e).__name__}: {e}")
@@ -228,6 +229,20 @@ def _serve(module_name: str, sock: socket.socket) -> int:
             _send(sock, reply)
         except OSError:
             return 0
+
+
+def _warm_specs() -> None:
+    """Every op spec parsed once here, so that no worker parses one: a worker's first case read the specs' cache
+    file (75 ms of JSON) before its first backend call, which made a fresh worker's first case 100 ms where a
+    long-lived worker's took 5 (measured on a refused case: validation 4 ms of it). With thousands of fresh
+    confirmations a main job (``conformance.fresh``), that was most of their cost. Specs are data, no threads start;
+    a malformed one is the run's to report, not the zygote's (``load_each`` never raises for it)."""
+    try:
+        import opdefs
+
+        opdefs.load_each()
+    except Exception:  # noqa: BLE001 - an unwarmed spec is parsed by the worker that needs it, as before
+        pass
 
 
 def _fork(module: Any, state: Any, sock: socket.socket, fds: list[int]) -> tuple[str, Any]:

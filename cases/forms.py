@@ -100,7 +100,7 @@ def weights_8bit(op: OpDef, case: Case) -> Case | None:
         else:
             enc = encoding_for_range(float(real.min(initial=0.0)), float(real.max(initial=0.0)), "UFIXED_POINT_8")
             changed[k] = requantized(t, "UFIXED_POINT_8", enc)
-    return _with_inputs(case, changed) if changed else None
+    return _with_weights(op, case, changed)
 
 
 def signed_8bit_weights(op: OpDef, case: Case) -> Case | None:
@@ -112,7 +112,7 @@ def signed_8bit_weights(op: OpDef, case: Case) -> Case | None:
             continue
         real = quant.real_value(t)
         changed[k] = requantized(t, "SFIXED_POINT_8", symmetric_grid(real, "SFIXED_POINT_8", t.encoding.axis))
-    return _with_inputs(case, changed) if changed else None
+    return _with_weights(op, case, changed)
 
 
 def symmetric_weights(op: OpDef, case: Case) -> Case | None:
@@ -125,7 +125,7 @@ def symmetric_weights(op: OpDef, case: Case) -> Case | None:
             continue
         signed = t.dtype.replace("UFIXED", "SFIXED")
         changed[k] = requantized(t, signed, symmetric_grid(quant.real_value(t), signed, t.encoding.axis))
-    return _with_inputs(case, changed) if changed else None
+    return _with_weights(op, case, changed)
 
 
 def bias_32bit(op: OpDef, case: Case) -> Case | None:
@@ -140,10 +140,20 @@ def bias_32bit(op: OpDef, case: Case) -> Case | None:
         enc = Encoding((float(np.float32(max(top, 1e-6) / (1 << 24))),), (0,))
         if t.dtype != "SFIXED_POINT_32" or any(o != 0 for o in t.encoding.offsets):
             changed[k] = requantized(t, "SFIXED_POINT_32", enc)
+    changed.update(_scaled_biases(op, case))
+    return _with_inputs(case, changed) if changed else None
+
+
+def _scaled_biases(op: OpDef, case: Case, only_32bit: bool = False) -> dict[int, Tensor]:
+    """The biases the spec scales by in[0] and the weights (``encoding_from``), on SFIXED_POINT_32 at in_scale x
+    w_scale with offset 0; ``only_32bit``: only those already 32-bit (re-scaled after the weights changed)."""
+    changed = {}
     for k in _inputs(op, case, lambda decl: bool(decl.encoding_from)):
         t = case.inputs[k]
         refs = [first_index(r) for r in _decl(op, k).encoding_from]
         if any(r >= len(case.inputs) or case.inputs[r] is None or case.inputs[r].encoding is None for r in refs):
+            continue
+        if only_32bit and t.dtype != "SFIXED_POINT_32":
             continue
         x, w = case.inputs[refs[0]], case.inputs[refs[1]]
         s_in = x.encoding.scales[0]
@@ -154,7 +164,18 @@ def bias_32bit(op: OpDef, case: Case) -> Case | None:
         if t.dtype == "SFIXED_POINT_32" and t.encoding == enc:
             continue
         changed[k] = requantized(t, "SFIXED_POINT_32", enc)
-    return _with_inputs(case, changed) if changed else None
+    return changed
+
+
+def _with_weights(op: OpDef, case: Case, changed: dict[int, Tensor]) -> Case | None:
+    """``case`` with its weights changed, and a 32-bit bias the spec scales by the weights re-scaled to follow
+    them: a converter derives it from the weights it emits (an 8-bit-weights form that kept the bias scaled for
+    the 16-bit weights handed the backend a bias 256 times too coarse or fine)."""
+    if not changed:
+        return None
+    out = _with_inputs(case, changed)
+    rescaled = _scaled_biases(op, out, only_32bit=True)
+    return _with_inputs(out, rescaled) if rescaled else out
 
 
 def bitwidth_4bit_weights(op: OpDef, case: Case) -> Case | None:

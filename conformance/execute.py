@@ -85,6 +85,12 @@ def accumulation_length(op: opdefs.OpDef, case: Case) -> float | None:
     if not source:
         return None
     env = {**op.param_defaults(), **check.environment(op, case)}
+    for name, formula in op.derived.items():  # the spec's derived dims (Stft's n_fft), as the case was drawn with them
+        if name not in env:
+            try:
+                env[name] = expr.parse(str(formula)).evaluate(env)
+            except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):
+                continue
     try:
         k = float(expr.parse(str(source)).evaluate(env))
     except (expr.ExprError, expr.EvalError, TypeError, ValueError, KeyError):

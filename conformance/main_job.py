@@ -52,9 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"{name}: not available here ({why}); skipped")
     runs_done = _run_backends(args, plan.backends, runs, console)
     results = [r.results for r in runs_done if r.results.exists() and r.results.stat().st_size]
-    reports_line, m = _write_reports(results, out, console) if results else ("no results: no reports written", None)
+    closing: list[str] = []
+    reports_line, m = (_write_reports(results, out, console, closing) if results
+                       else ("no results: no reports written", None))  # fmt: skip
     print(_closing_summary(runs_done, plan, m, time.time() - t_start))
-    print("\n".join(textwrap.wrap(reports_line, SUMMARY_WIDTH, break_on_hyphens=False, subsequent_indent="  ")))
+    for line in [reports_line, *closing]:  # what the reader must not miss comes last
+        print("\n".join(textwrap.wrap(line, SUMMARY_WIDTH, break_on_hyphens=False, subsequent_indent="  ")))
     everything_ran = not plan.unavailable and all(r.ran for r in runs_done)
     return EXIT_OK if everything_ran else EXIT_NOT_ALL_RAN
 
@@ -313,9 +316,10 @@ def _set_aside_stale(runs: Path, out: Path, backends: list[str]) -> list[str]:
     return moved
 
 
-def _write_reports(results: list[Path], out: Path, console: Any) -> tuple[str, Any]:
+def _write_reports(results: list[Path], out: Path, console: Any, closing: list[str] | None = None) -> tuple[str, Any]:
     """Matrix in every format, the chart and the catalogue coverage, straight from the results files; the line
-    naming them, and the matrix (built once: the summary and the capability envelope read it too)."""
+    naming them, and the matrix (built once: the summary and the capability envelope read it too). ``closing``
+    gets the lines the job ends with (the two routes' unexplained typical disagreements)."""
     from reports import catalogues, chart, formats, matrix, record
     from reports import grid as family_grid
 
@@ -340,6 +344,10 @@ def _write_reports(results: list[Path], out: Path, console: Any) -> tuple[str, A
         (out / "agree.md").write_text(agree.to_markdown(result), encoding="utf-8")
         written.append("agree.md")
         console.print(agree.summary_line(result), markup=False)
+        unexplained = sum(1 for d in result.disagreements if d.tier == "typical" and not d.why)
+        if unexplained and closing is not None:
+            closing.append(f"{unexplained} typical disagreement(s) between {routes[0].stem} and ort-qnn that no "
+                           "finding or route mechanism explains: see agree.md")  # fmt: skip
     from reports import capabilities
 
     envelope = capabilities.envelope(everything, m)  # what each backend accepts, as data; and its false claims

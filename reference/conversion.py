@@ -59,6 +59,17 @@ def cast_bool_via_unsigned_integer(case: Any) -> list[np.ndarray]:
     return [_to_integer(np.asarray(inputs[0], dtype=np.float64), np.dtype(np.uint32)) != 0]
 
 
+@register_model("Cast", name="unsigned-8-as-bool")
+def cast_unsigned_8_as_bool(case: Any) -> list[np.ndarray]:
+    """The HTP's UINT_8 -> FLOAT_32 Cast on the generations after v68 (finding cast-u8-f32-nonzero-is-one): every
+    nonzero input comes out as 1 (bit pattern 0x3f800001, 1 + 2^-23) and 0 as 0, as a BOOL_8 input would, where the
+    Cast line 959 defines keeps the value (37 -> 37.0)."""
+    from reference.expected import arguments
+
+    inputs, _ = arguments(case)
+    return [(np.asarray(inputs[0]) != 0).astype(np.float64)]
+
+
 @register("Convert", "Quantize", "Dequantize", verified_by="onnxruntime")
 def identity(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str

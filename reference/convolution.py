@@ -431,13 +431,28 @@ def depthwise_channels_read_as_multiplier_1(case: Any) -> list[np.ndarray]:
     return [y + _bias(b, cout)]
 
 
-@register_model("TransposeConv2d", name="output-padding-before")
+@register_model("DepthWiseConv2d", name="first-channels-as-multiplier-1")
+def depthwise_first_channels_as_multiplier_1(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1 at the
+    typical tier's sizes (finding depthwiseconv2d-f16-multiplier-dilation-first-channels): the first channel_in output
+    channels are ``channels-read-as-multiplier-1``'s (output channel o from input channel o through filter channel o,
+    plus its bias); the other output channels hold values of other pixels and channels that follow no rule found, so
+    they are left open (NaN, any value)."""
+    y = depthwise_channels_read_as_multiplier_1(case)[0]
+    cin = int(np.shape(case.inputs[0].data)[-1])
+    y[..., cin:] = np.nan
+    return [y]
+
+
+@register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-before")
 def transpose_conv2d_output_padding_before(case: Any) -> list[np.ndarray]:
     """The HTP simulator's grouped TransposeConv2d (group > 1) with output_padding (finding
     transposeconv2d-grouped-output-padding-shifted): the output window starts output_padding cells early, at
     pad_before - output_padding of the full transposed convolution instead of pad_before, as if the added cells were
     put before the output rather than after it; every cell is shifted by output_padding along that axis. A cell the
-    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value)."""
+    window then takes from before the full extent (pad_before < output_padding) is left open (NaN, any value).
+    TransposeConv1d is the same bug where the ONNX route reshapes it to TransposeConv2d (ort-qnn's
+    ep-transposeconv1d-grouped-output-padding-shifted)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -495,3 +510,22 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
         if extra:
             out[(slice(None),) * (1 + i) + (slice(shape[1 + i] - extra, None),)] = np.nan
     return [out]
+
+
+@register_model("Conv2d", name="weights-16bit-low-byte-signed")
+def weights_16bit_low_byte_signed(case: Any) -> list[np.ndarray]:
+    """The HTP's 16a16w convolution (16-bit activations, SFIXED_POINT_16 weights; finding
+    conv2d-16a16w-weight-low-byte-signed): each 16-bit weight code is taken as its high byte times 256 plus its low
+    byte read as a signed 8-bit number, so a code whose low byte is 128 or more counts 256 less than it is (0x0180,
+    384, counts 128; 0x0080, 128, counts -128; 0xffff, -1, counts -257) where a split that signs the low byte must
+    carry one into the high byte. The reference computed with those weight codes."""
+    import reference
+    from cases.quant import dequantize
+    from reference.expected import arguments, out_dtype
+
+    inputs, params = arguments(case)
+    w = case.inputs[1]
+    codes = w.data.astype(np.int64)  # the codes it reads can pass int16's range (0x8080 counts -32896)
+    inputs[1] = dequantize(codes - 256 * ((codes & 0xFF) >= 128), w.encoding)
+    return reference.run(case.op, inputs, params, [t.shape for t in case.outputs],
+                         [out_dtype(t.dtype) for t in case.outputs])

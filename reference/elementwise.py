@@ -212,6 +212,20 @@ def is_nan_past_65568(case: Any) -> list[np.ndarray]:
         return [np.isnan(x) | (np.abs(x) >= 65568.0)]
 
 
+@register_model("ElementWiseCeil", "ElementWiseFloor", "ElementWiseRound", name="input-rounded-to-float16")
+def rounding_of_float16_input(case: Any) -> list[np.ndarray]:
+    """The HTP's FLOAT_32 Ceil, Floor and Round from v69 on (finding rounding-f32-input-as-float16): the op applied to
+    in[0] rounded to float16, as its float16 arithmetic for float32 graphs does (Ceil 1.00048 -> 1, Floor 1.9999 ->
+    2, Round -0.50001 -> -0 and -1.4998 -> -2, halves to even as line 4875 says). The results come out 1 float32 ulp
+    above the integer's magnitude (2.0000002), inside the float32 budget."""
+    import reference
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = _real(inputs[0]).astype(np.float16).astype(np.float64)
+    return reference.run(case.op, [x], params)
+
+
 @register("IsNan", verified_by="onnxruntime")
 def is_nan(inputs, params, out_shapes, out_dtypes, *, op: str) -> list[np.ndarray]:
     (x,) = _inputs(op, inputs, 1)

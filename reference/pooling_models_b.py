@@ -52,3 +52,21 @@ def pool_avg3d_top_pad_rows_divided_by_full_filter(case: Any) -> list[np.ndarray
     rows = inside[:, None] & top[None, :]
     y[:, rows] = full[:, rows]
     return [y]
+
+
+@register_model("PoolAvg2d", name="last-row-past-input-open")
+def pool_avg_last_row_past_input_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 8-bit PoolAvg2d without count_pad_for_edges, a 3 x 3 window, stride 2 and a width
+    before-pad, where the last output row's window reaches past the input's last row (finding
+    poolavg2d-8bit-last-row-past-input-wrong): that row comes out wrong (mostly the lowest code, other values that
+    follow no rule found), every other row is the reference's. The last row is left open (NaN); a case whose last
+    window lies inside the input is not this bug."""
+    from reference.expected import expected
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    height, top, rows = x.shape[1], pads[0][0], shape[1]
+    if (rows - 1) * stride[0] + size[0] <= top + height:
+        raise ValueError("the last output row's window lies inside the input: another bug")
+    y = np.array(expected(case)[0], dtype=np.float64)
+    y[:, -1] = np.nan
+    return [y]

@@ -90,3 +90,25 @@ def lowest_code_one_wide_axis_with_unit_channel(case: Any, stored: list[np.ndarr
     expect = np.where(lowest, real_outputs(case, stored)[0], np.asarray(ref[0], dtype=np.float64))
     j = judged([expect])
     return None if j.passed else f"an element that is not the lowest code is wrong too: {j.message}"
+
+
+@register_model("CumulativeSum", name="first-slice-from-lowest-code")
+def cumulative_sum_first_slice_from_lowest_code(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_8 inclusive CumulativeSum over an axis of one element that lands on the height
+    or width of its 4-D layout (finding cumulativesum-u8-single-slice-from-lowest-code): the running sum starts at
+    out[0]'s lowest code (real value offset x scale) instead of at 0, so the one slice comes out as in[0] plus that
+    value, saturated at the code range; the slices after the first (none on such an axis) are left open (NaN)."""
+    from cases.quant import code_range
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    enc = case.outputs[0].encoding
+    scale, offset = float(enc.scales[0]), int(enc.offsets[0])
+    qmin, qmax = code_range(case.outputs[0].dtype, enc.bitwidth)
+    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    y = np.full_like(x, np.nan)
+    first = tuple(slice(0, 1) if i == axis else slice(None) for i in range(x.ndim))
+    lowest = (qmin + offset) * scale
+    y[first] = np.clip(x[first] + lowest, lowest, (qmax + offset) * scale)
+    return [y]

@@ -24,6 +24,8 @@ routes)::
       a: PASS                          # optional pattern on run A's verdict (or "outputs" for bit differences)
       b: ERROR                         # optional pattern on run B's verdict
       b_message: "re:MEM_ALLOC"        # optional pattern searched in B's (or a_message: A's) message
+      b_finding: ep-...                # optional pattern on the finding B's record was judged XFAIL by (a_finding:
+                                       # A's): where only a finding's params tell the mechanism's cases apart
       mechanism: ep-fp32-graph-default-soc-finalize   # required: what differs, counted per mechanism
       finding: ort-qnn-...             # optional: the finding (findings/<backend>.yaml) behind it
       graph: [Dequantize, ElementWiseDivide, ElementWiseFloor, Quantize]   # optional: the QNN ops ort-qnn
@@ -63,6 +65,7 @@ class Side:
     digest: str
     replay: str
     case_path: str = ""
+    finding: str = ""  # the finding (expectations entry id) that judged the record XFAIL, if any
 
     @classmethod
     def of(cls, r: Record) -> Side:
@@ -74,7 +77,14 @@ class Side:
             digest=str(details.get("output_digest") or ""),
             replay=r.replay or "",
             case_path=r.case_path or "",
+            finding=finding_of(r),
         )
+
+
+def finding_of(r: Record) -> str:
+    """The id of the finding an XFAIL record names (its expectation reads "[id] reason"), else ""."""
+    reason = r.expectation or ""
+    return reason[1 : reason.index("]")] if reason.startswith("[") and "]" in reason else ""
 
 
 @dataclass
@@ -181,8 +191,8 @@ def _reason_of(r: Record) -> str:
 
 
 # ---- explanations --------------------------------------------------------------------------------
-EXPLANATION_FIELDS = ("op", "config", "tier", "a", "b", "a_message", "b_message", "mechanism", "finding", "graph",
-                      "case", "why")  # fmt: skip
+EXPLANATION_FIELDS = ("op", "config", "tier", "a", "b", "a_message", "b_message", "a_finding", "b_finding", "mechanism",
+                      "finding", "graph", "case", "why")  # fmt: skip
 REQUIRED_FIELDS = ("op", "mechanism", "case", "why")
 # names no op is called: an op pattern that matches one of them matches any name, so it names no op
 _NOT_AN_OP = ("", "not an op name", "zz-NoSuchOp-0")
@@ -203,6 +213,8 @@ class Explanation:
     graph: tuple[str, ...] = ()
     a_message: tuple[Pattern, ...] | None = None
     b_message: tuple[Pattern, ...] | None = None
+    a_finding: tuple[Pattern, ...] | None = None
+    b_finding: tuple[Pattern, ...] | None = None
     used: int = 0
 
     def explains(self, d: Disagreement, a_text: str | None = None, b_text: str | None = None) -> bool:
@@ -220,6 +232,8 @@ class Explanation:
             and (self.b is None or any(p.matches(vb) for p in self.b))
             and (self.a_message is None or any(p.search(a_text) for p in self.a_message))
             and (self.b_message is None or any(p.search(b_text) for p in self.b_message))
+            and (self.a_finding is None or any(p.matches(d.a.finding) for p in self.a_finding))
+            and (self.b_finding is None or any(p.matches(d.b.finding) for p in self.b_finding))
         )
 
 
@@ -284,7 +298,8 @@ def load_explanations(path: str | Path) -> list[Explanation]:
         out.append(Explanation(ops, pats("config"), pats("tier"), pats("a"), pats("b"),
                                " ".join(item["why"].split()), where, mechanism=item["mechanism"].strip(),
                                case=item["case"].strip(), finding=finding.strip(), graph=tuple(graph),
-                               a_message=pats("a_message"), b_message=pats("b_message")))  # fmt: skip
+                               a_message=pats("a_message"), b_message=pats("b_message"),
+                               a_finding=pats("a_finding"), b_finding=pats("b_finding")))  # fmt: skip
     return out
 
 

@@ -245,7 +245,7 @@ def model_matches(model: dict[str, Any], metrics: dict[str, Any] | None, band: d
     """Whether the case's outputs matched ``model`` when it ran (``metrics.models``; not worked out: no); with a
     ``band``, whether they are within it of the model's outputs (the case's own budget, or the band, whichever is
     wider): a finding with both is a bug whose results also carry an accuracy deviation (fixed-point MatMul dropping
-    its bias in a 16x8 configuration whose products are off by up to conv-16x8-precision's band)."""
+    its bias in a 16x8 configuration whose products carry the 16x8 imprecision: matmul-16x8-bias-ignored)."""
     from reference.models import key
 
     got = ((metrics or {}).get("models") or {}).get(key(model))

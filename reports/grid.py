@@ -35,6 +35,7 @@ BACKEND_TROUBLE = (ERROR, CRASH, TIMEOUT)  # the backend contradicted itself or 
 GRID_STATUSES: tuple[str, ...] = (CRASH, ERROR, FAIL, XPASS, TIMEOUT, PARTIAL, REJECTED, FORM, FP16_ACCURATE, XFAIL,
                                   PASS, UNCHECKED, SKIP)  # fmt: skip
 EDGE_MARK, TROUBLE_MARK, PARTIAL_MARK = "*", "!", "~"
+VARIANT_MARK = "^"  # a generation or release (qnn-htp@v73) whose cell differs from its base's (qnn-htp)
 
 
 @dataclass
@@ -48,6 +49,7 @@ class FamilyCell:
     backend: str
     dtype_family: str
     cells: list[Cell] = field(default_factory=list)
+    differs: str = ""  # on a variant's column: its base's cell where the two differ ("base: 100%")
 
     @property
     def counts(self) -> Counter[str]:
@@ -138,7 +140,7 @@ class FamilyCell:
         partly_refused = counts[REJECTED] and core[:1].isdigit()
         marks = (PARTIAL_MARK if partly_refused else "") + (
             TROUBLE_MARK if any(counts[v] for v in BACKEND_TROUBLE) else "") + (
-            EDGE_MARK if self.edge_news() else "")  # fmt: skip
+            EDGE_MARK if self.edge_news() else "") + (VARIANT_MARK if self.differs else "")  # fmt: skip
         return core + marks
 
     def summary(self) -> str:
@@ -155,7 +157,8 @@ class FamilyCell:
         if reasons:
             line += " · REJ: " + "; ".join(f"{why} ({n})" for why, n in reasons.most_common(3))
         deployed = self.deployed()
-        return line + (" · " + "; ".join(news) if news else "") + (f" · {deployed}" if deployed else "")
+        return (line + (" · " + "; ".join(news) if news else "") + (f" · {deployed}" if deployed else "")
+                + (f" · differs from {self.differs}" if self.differs else ""))  # fmt: skip
 
 
 @dataclass
@@ -172,9 +175,15 @@ class Grid:
 
     columns: list[tuple[str, str]]
     rows: list[GridRow]
+    collapsed: dict[str, list[str]] = field(default_factory=dict)  # base -> its variants that agree on every cell
 
     def backends(self) -> list[str]:
         return list(dict.fromkeys(b for b, _ in self.columns))
+
+    def label(self, backend: str) -> str:
+        """The column group's heading: "qnn-htp = @v69 @v73" where those variants agree with it on every cell."""
+        same = self.collapsed.get(backend)
+        return f"{backend} = {' '.join('@' + v.split('@', 1)[1] for v in same)}" if same else backend
 
     def families_of(self, backend: str) -> list[str]:
         return [f for b, f in self.columns if b == backend]
@@ -199,12 +208,43 @@ def grid(m: Matrix) -> Grid:
         present[cell.backend].add(fam)
         slot = by_op.setdefault(cell.op, {})
         slot.setdefault((cell.backend, fam), FamilyCell(cell.op, cell.backend, fam)).cells.append(cell)
-    columns = [(b, f) for b in backends for f in DTYPE_FAMILIES if f in present[b]]
+    collapsed = _collapse_variants(backends, present, by_op)
+    gone = {v for vs in collapsed.values() for v in vs}
+    columns = [(b, f) for b in backends if b not in gone for f in DTYPE_FAMILIES if f in present[b]]
     rows = []
     for op in m.ops():
         reasons = {b: why for (o, b), why in m.not_generated.items() if o == op}
         rows.append(GridRow(op, m.family(op), by_op.get(op, {}), reasons))
-    return Grid(columns, rows)
+    return Grid(columns, rows, collapsed)
+
+
+def _collapse_variants(backends: list[str], present: dict[str, set[str]],
+                       by_op: dict[str, dict[tuple[str, str], FamilyCell]]) -> dict[str, list[str]]:  # fmt: skip
+    """A sweep's variants (``qnn-htp@v73``, ``qnn-htp@2.47``: ``python -m conformance --sweep``) beside their base:
+    those that agree with it on every cell (same status, same counts) fold into its column group, so that a sweep of
+    eleven variants shows the few that differ; the differing cells of the others say what their base has there."""
+    collapsed: dict[str, list[str]] = {}
+    for variant in backends:
+        base = variant.split("@", 1)[0]
+        if "@" not in variant or base not in backends:
+            continue
+        families = present[variant] | present[base]
+        differing = []
+        for cells in by_op.values():
+            for fam in families:
+                mine, theirs = cells.get((variant, fam)), cells.get((base, fam))
+                if _shown(mine) != _shown(theirs):
+                    differing.append((mine, theirs))
+        if not differing:
+            collapsed.setdefault(base, []).append(variant)
+        for mine, theirs in differing:
+            if mine is not None:
+                mine.differs = f"{base}: {theirs.text() if theirs else 'no case'}"
+    return collapsed
+
+
+def _shown(cell: FamilyCell | None) -> tuple:
+    return () if cell is None else (cell.status, tuple(sorted(cell.counts.items())))
 
 
 

@@ -291,7 +291,8 @@ class _Page:
         head2 = []
         for backend in g.backends():
             fams = g.families_of(backend)
-            head1.append(f'<th colspan="{len(fams)}" data-span-backend="{e(backend)}" class="bstart">{e(backend)}</th>')
+            head1.append(f'<th colspan="{len(fams)}" data-span-backend="{e(backend)}" class="bstart">'
+                         f"{e(g.label(backend))}</th>")
             for i, fam in enumerate(fams):
                 css = ' class="bstart"' if i == 0 else ""
                 head2.append(f'<th{css} data-backend="{e(backend)}" data-dfam="{e(fam)}" title="{e(fam)}">'

@@ -65,7 +65,9 @@ def to_markdown(m: Matrix, title: str = "QNN op support matrix") -> str:
             f"`{SHORT_DTYPE_FAMILY[f]}` {f}" for f in DTYPE_FAMILIES) + "): the per cent of its **typical** cases "
         f"that pass (100 only when all do). `{PARTIAL_MARK}` the other cases were refused (partly supported); "
         f"`{TROUBLE_MARK}` the backend also errored, crashed or timed out; `{EDGE_MARK}` the **edge** "
-        "tier (corner cases) found something; `REJ` every case was refused (unsupported; the reasons are listed "
+        "tier (corner cases) found something; `^` a generation or release of a sweep differs from its base there "
+        "(a group headed `qnn-htp = @v69 @v73` agrees with `qnn-htp` on every cell); `REJ` every case was "
+        "refused (unsupported; the reasons are listed "
         "below the grid); `FORM` every case was refused as drawn but the backend runs them in a converter-standard "
         "form (named below the grid); `UNC` nothing could be "
         "checked; `-` no typical case ran; `n/g` the op is not generated (reason below the grid). The HTML page "
@@ -120,7 +122,7 @@ def _grid_markdown(g: Grid) -> str:
     families_row = [""]
     for backend in g.backends():
         fams = g.families_of(backend)
-        headers += [md(backend)] + [""] * (len(fams) - 1)
+        headers += [md(g.label(backend))] + [""] * (len(fams) - 1)
         families_row += [SHORT_DTYPE_FAMILY[f] for f in fams]
     rows = [families_row]
     family = None
@@ -411,10 +413,12 @@ def grid_json(g: Grid) -> dict[str, Any]:
     for row in g.rows:
         cells = [{"backend": b, "dtype_family": f, "status": c.status, "text": c.text(), "passed": c.passed,
                   "total": c.total, "configs": [x.config for x in c.cells], "edge_news": c.edge_news(),
-                  "refusal_reasons": dict(c.reasons.most_common()), "standard_forms": c.forms()}
+                  "refusal_reasons": dict(c.reasons.most_common()), "standard_forms": c.forms(),
+                  **({"differs_from": c.differs} if c.differs else {})}
                  for (b, f), c in row.cells.items()]  # fmt: skip
         rows.append({"op": row.op, "family": row.family, "cells": cells, "not_generated": row.not_generated})
-    return {"columns": [{"backend": b, "dtype_family": f} for b, f in g.columns], "rows": rows}
+    return {"columns": [{"backend": b, "dtype_family": f} for b, f in g.columns], "rows": rows,
+            "collapsed": g.collapsed}  # base -> the sweep's variants that agree with it on every cell
 
 
 def totals_json(t: BackendTotals) -> dict[str, Any]:

@@ -7,7 +7,9 @@ Its worker computes every case with the reference, then, by op:
   kernel that reads what an earlier case left in memory would: wrong in a used worker, right in a fresh one (and
   the same again when the same case runs twice there);
 - ``$NOISY_OP`` (default Sigmoid): adds a new random amount to out[0]'s first element on every run;
-- ``$REFUSED_OP`` (default Tanh): refuses every case with one reason.
+- ``$REFUSED_OP`` (default Tanh): refuses every case with one reason;
+- ``$FINALIZE_OP`` (default Elu): accepts every case, then fails it at finalize with one message but for the
+  node id it names (the case's seed), as the HTP names the node it could not prepare.
 Each run's reply says how many cases the process had run before (``details.served_before``).
 """
 
@@ -17,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from adapters.base import OK, REJECTED, Outcome
+from adapters.base import ERROR, OK, REJECTED, Outcome
 from adapters.worker import Worker, WorkerAdapter, serve
 from cases.case import Case
 
@@ -62,6 +64,9 @@ def _child(req_fd: int, rep_fd: int) -> int:
         state["seen"].add(case.case_id())
         if case.op == os.environ.get("REFUSED_OP", "Tanh"):
             return _plain(Outcome(REJECTED, message="op refused by the stateful double", details={"stage": "validate"}))
+        if case.op == os.environ.get("FINALIZE_OP", "Elu"):
+            return _plain(Outcome(ERROR, message=f"graphFinalize: could not prepare op with id {case.seed:#x}",
+                                  details={"stage": "finalize", "served_before": before}))  # fmt: skip
         outcome = inner.run(case)
         if outcome.status == OK and outcome.outputs:
             first = np.array(outcome.outputs[0], copy=True)

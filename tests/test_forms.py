@@ -42,6 +42,15 @@ def test_a_32bit_bias_is_scaled_input_times_weight_with_offset_zero() -> None:
     assert b.encoding.scales[0] == pytest.approx(x.encoding.scales[0] * w.encoding.scales[0], rel=1e-6)
 
 
+def test_8bit_weights_carry_a_32bit_bias_rescaled_to_the_new_weights() -> None:
+    op, case = drawn("Conv2d", "UFIXED_POINT_16+SFIXED_POINT_16+SFIXED_POINT_32")
+    changed = forms.weights_8bit(op, case)
+    x, w8, b = changed.inputs[0], changed.inputs[1], changed.inputs[2]
+    assert b.dtype == "SFIXED_POINT_32" and set(b.encoding.offsets) == {0}
+    assert b.encoding.scales[0] == pytest.approx(x.encoding.scales[0] * w8.encoding.scales[0], rel=1e-6), (
+        f"bias scale {b.encoding.scales[0]} still follows the 16-bit weights ({case.inputs[2].encoding.scales[0]})")
+
+
 def test_plain_4bit_weights_move_into_an_8bit_container_with_the_same_codes() -> None:
     op, case = drawn("Conv2d", "UFIXED_POINT_8+SFIXED_POINT_4/axis+SFIXED_POINT_32")
     w, w4 = case.inputs[1], forms.bitwidth_4bit_weights(op, case).inputs[1]

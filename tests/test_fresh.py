@@ -96,12 +96,37 @@ def test_refusals_that_give_one_reason_are_confirmed_by_the_first_and_the_others
     assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
 
 
+def test_errors_that_differ_only_in_the_node_id_they_name_are_confirmed_by_the_first(adapter):
+    recs = execute_many(unsampled("Elu", 4), RunContext(adapter, "stateful"))
+    assert [r.verdict for r in recs] == ["ERROR"] * 4 and len({r.message for r in recs}) == 4, [r.message for r in recs]
+    notes = [details(r)["fresh"] for r in recs]
+    assert "as" not in notes[0] and notes[0]["runs"] == 2, notes[0]
+    assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
+
+
 def test_where_a_fresh_worker_costs_much_one_case_per_verdict_speaks_for_the_cell(adapter):
     adapter.confirm_each = False
     recs = execute_many(unsampled("Sigmoid", 4), RunContext(adapter, "stateful"))  # FAIL, fresh or not
     notes = [details(r)["fresh"] for r in recs]
     assert [r.verdict for r in recs] == ["FAIL"] * 4 and "as" not in notes[0], notes
     assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
+
+
+def test_where_a_fresh_worker_costs_much_the_op_s_later_cells_name_the_first_cell_s_case(adapter):
+    adapter.confirm_each = False
+    ctx = RunContext(adapter, "stateful")
+    first_cell = execute_many(unsampled("Sigmoid", 2), ctx)
+    later_cell = execute_many(unsampled("Sigmoid", 4)[2:], ctx)
+    notes = [details(r)["fresh"] for r in later_cell]
+    assert [n.get("as") for n in notes] == [first_cell[0].case_id] * 2, notes
+
+
+def test_a_new_op_on_such_an_adapter_confirms_its_own_first_case(adapter):
+    adapter.confirm_each = False
+    ctx = RunContext(adapter, "stateful")
+    execute_many(unsampled("Sigmoid", 2), ctx)
+    (rec,) = execute_many(unsampled("Tanh", 1), ctx)
+    assert "as" not in details(rec)["fresh"] and details(rec)["fresh"]["runs"] == 2, details(rec)
 
 
 def test_a_verdict_the_first_case_of_a_group_changes_alone_sends_every_case_of_it_to_a_fresh_worker(adapter):

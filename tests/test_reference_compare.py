@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cases.case import Case, Encoding, Tensor
+from cases.case import Case, Encoding, Param, Tensor
 from reference.compare import judge, judge_output
 from reference.tolerance import DEFAULTS, budget_for
 
@@ -37,6 +37,21 @@ def test_an_accumulation_length_scales_float_budgets_and_leaves_fixed_point_alon
     plain, long = budget_for("FLOAT_32"), budget_for("FLOAT_32", op_tol, 36)
     assert long.rtol == pytest.approx(36 * plain.rtol) and long.atol == pytest.approx(36 * plain.atol)
     assert budget_for("UFIXED_POINT_8", op_tol, 36).steps == 1, "integer accumulators are exact"
+
+
+def test_an_accumulation_length_may_name_a_derived_dim_of_the_spec() -> None:
+    """Stft's accumulation is n_fft, a derived dim (frame_length here): it is worked out from the case, not left
+    unbound (which kept seed 2's 5-sample FLOAT_16 frames at the unscaled float16 budget)."""
+    import opdefs
+    from conformance.execute import accumulation_length
+
+    x = np.linspace(-1, 1, 10, dtype=np.float16).reshape(1, 10, 1)
+    window = Tensor("in[1]", "FLOAT_16", (5,), np.ones(5, np.float16), static=True)
+    c = Case("Stft", [Tensor("in[0]", "FLOAT_16", (1, 10, 1), x), window],
+             {"frame_length": Param("frame_length", "UINT_32", 5), "frame_step": Param("frame_step", "UINT_32", 1),
+              "onesided": Param("onesided", "BOOL_8", False)},
+             [Tensor("out[0]", "FLOAT_16", (1, 6, 5, 2))])  # fmt: skip
+    assert accumulation_length(opdefs.load("Stft"), c) == 5
 
 
 def test_an_op_override_replaces_the_default_and_keeps_its_reason() -> None:

@@ -283,3 +283,25 @@ def test_cast_bool_model_goes_through_an_unsigned_integer() -> None:
 
     c = case("Cast", [np.array([0.5, -0.5, -3.0, 1.5, 7.0])], {}, [("BOOL_8", (5,))])
     np.testing.assert_array_equal(modelled(c, "bool-via-unsigned-integer")[0], [False, False, False, True, True])
+
+
+def test_cast_unsigned_8_as_bool_model_makes_every_nonzero_one() -> None:
+    """UINT_8 [0, 1, 2, 37, 255] -> FLOAT_32 as the HTP after v68 gives it: [0, 1, 1, 1, 1]."""
+    from tests.reference_helpers import case, modelled
+
+    c = case("Cast", [np.array([0, 1, 2, 37, 255], dtype=np.uint8)], {}, [("FLOAT_32", (5,))])
+    np.testing.assert_array_equal(modelled(c, "unsigned-8-as-bool")[0], [0.0, 1.0, 1.0, 1.0, 1.0])
+
+
+def test_cast_unsigned_8_as_bool_model_takes_the_htp_output_and_refuses_the_right_one() -> None:
+    """Falsifiable: the HTP's v73 output for [0, 1, 2, 37, 255] (0 and 0x3f800001, 1 + 2^-23) matches the model; the
+    spec's [0, 1, 2, 37, 255] and a planted error (255 -> 0) do not (finding cast-u8-f32-nonzero-is-one)."""
+    from reference import models
+    from tests.reference_helpers import case
+
+    c = case("Cast", [np.array([0, 1, 2, 37, 255], dtype=np.uint8)], {}, [("FLOAT_32", (5,))])
+    model = {"diagnosis": "unsigned-8-as-bool"}
+    one = np.array([0x3F800001], np.uint32).view(np.float32)[0]
+    assert models.check(c, [np.array([0, one, one, one, one], np.float32)], model)["matches"]
+    assert not models.check(c, [np.array([0, 1, 2, 37, 255], np.float32)], model)["matches"]
+    assert not models.check(c, [np.array([0, one, one, one, 0], np.float32)], model)["matches"]

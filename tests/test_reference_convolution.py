@@ -505,6 +505,20 @@ def test_transpose_conv2d_model_starts_a_grouped_output_output_padding_cells_ear
     assert np.isnan(got[0]) and np.array_equal(got[1:], [1.5, 0.5, 2.5, 0.5, 3.5])
 
 
+def test_transpose_conv1d_model_starts_a_grouped_output_output_padding_cells_early() -> None:
+    """The same model for TransposeConv1d (ort-qnn reshapes it to TransposeConv2d): two groups, a filter of 1 one wide,
+    stride 2, pad_amount [1, 0], output_padding 1: every cell moves one to the right of the reference."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]).reshape(1, 3, 2)
+    w, b = np.ones((1, 2, 1)), np.array([0.5, -0.5])
+    params = {"stride": 2, "pad_amount": [1, 0], "output_padding": 1, "group": 2}
+    c = case("TransposeConv1d", [x, w, b], params, [("FLOAT_32", (1, 5, 2))])
+    got = modelled(c, "output-padding-before")[0][0]
+    np.testing.assert_array_equal(got[:, 0], [1.5, 0.5, 2.5, 0.5, 3.5])
+    assert not np.array_equal(got, reference.run("TransposeConv1d", [x, w, b], params, out_shapes=[(1, 5, 2)])[0][0])
+
+
 def test_depthwise_model_of_channels_read_as_multiplier_1() -> None:
     """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
     the reference is [1, 2, 30, 40] + bias; the model computes channel 0 from input 0 with filter 0 (1) and channel 1
@@ -599,3 +613,62 @@ def test_the_dilation_phases_model_is_not_the_right_answer():
     got = _NAMED["DepthWiseConv2d"]["dilation-phases-channel-in-apart"](case)[0]
     right = expected(case)[0]
     assert not np.allclose(np.nan_to_num(got), right), "the model of the bug gives the spec's answer"
+
+
+def _conv2d_16a16w(weights: list[int]) -> object:
+    """A 1x1 Conv2d of one input value 1.0 (code 2, scale 0.5) with filters of these SFIXED_POINT_16 codes (scale
+    2^-8) and no bias: out[0] holds each weight's real value (UFIXED_POINT_16 out, scale 2^-8, offset -32768)."""
+    from tests.reference_helpers import case
+
+    n = len(weights)
+    x = ("UFIXED_POINT_16", np.array([[[[2]]]], np.uint16), ([0.5], [0]))
+    w = ("SFIXED_POINT_16", np.array(weights, np.int16).reshape(1, 1, 1, n), ([2.0**-8], [0]))
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [1, 2]}
+    return case("Conv2d", [x, w], params, [("UFIXED_POINT_16", (1, 1, 1, n), ([2.0**-8], [-32768]))])
+
+
+def test_conv2d_16a16w_model_counts_a_weight_with_a_high_low_byte_256_less() -> None:
+    """0x0180 (384) counts 128, 0x0080 (128) counts -128, 0x7fff counts 32511, and negative codes alike: -1 (0xffff)
+    counts -257; 0x017f (383) is right (finding conv2d-16a16w-dilated-weight-low-byte-signed)."""
+    from tests.reference_helpers import modelled
+
+    got = modelled(_conv2d_16a16w([384, 128, 32767, 383, -1]), "weights-16bit-low-byte-signed")[0].ravel()
+    np.testing.assert_allclose(got * 256, [128, -128, 32511, 383, -257])
+
+
+def test_conv2d_16a16w_model_refuses_the_right_weights_and_another_error() -> None:
+    """Falsifiable: the model's codes match it; the spec's (each weight as it is) and a planted error (the low byte
+    dropped: 384 -> 256) do not."""
+    from reference import models
+
+    c = _conv2d_16a16w([384, 128, 383])
+    model = {"diagnosis": "weights-16bit-low-byte-signed"}
+    codes = lambda weights: [np.array(weights, np.int64).reshape(1, 1, 1, 3) + 32768]  # noqa: E731
+    assert models.check(c, [codes([128, -128, 383])[0].astype(np.uint16)], model)["matches"]
+    assert not models.check(c, [codes([384, 128, 383])[0].astype(np.uint16)], model)["matches"]
+    assert not models.check(c, [codes([256, 0, 256])[0].astype(np.uint16)], model)["matches"]
+
+
+def test_depthwise_model_of_first_channels_as_multiplier_1_leaves_the_others_open() -> None:
+    """Two input channels (1 and 10 everywhere), multiplier 2, a 1 x 1 filter [1, 2, 3, 4], bias [0.5, 0.5, 0.5, -1]:
+    channel 0 from input 0 with filter 0 (1.5), channel 1 from input 1 with filter 1 (20.5), channels 2 and 3 open
+    (finding depthwiseconv2d-f16-multiplier-dilation-first-channels). Outputs with any values there match; the spec's
+    answer (channel 1 from input 0: 2.5) and a planted error in channel 0 do not."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = np.stack([np.ones((2, 2)), np.full((2, 2), 10.0)], axis=-1)[None]
+    w, b = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4), np.array([0.5, 0.5, 0.5, -1.0])
+    params = {"stride": [1, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [2, 2]}
+    c = case("DepthWiseConv2d", [x, w, b], params, [("FLOAT_16", (1, 2, 2, 4))])
+    got = modelled(c, "first-channels-as-multiplier-1")[0]
+    np.testing.assert_array_equal(got[..., :2], np.broadcast_to([1.5, 20.5], (1, 2, 2, 2)))
+    assert np.isnan(got[..., 2:]).all()
+    model = {"diagnosis": "first-channels-as-multiplier-1"}
+    shown = np.broadcast_to(np.array([1.5, 20.5, 7.0, -3.0], np.float16), (1, 2, 2, 4)).copy()
+    assert models.check(c, [shown], model)["matches"]
+    spec = np.broadcast_to(np.array([1.5, 2.5, 30.5, 39.0], np.float16), (1, 2, 2, 4)).copy()
+    assert not models.check(c, [spec], model)["matches"]
+    planted = shown.copy()
+    planted[0, 1, 1, 0] = 2.5
+    assert not models.check(c, [planted], model)["matches"]

@@ -558,3 +558,27 @@ def test_floordiv_combination_holds_the_off_by_one_model_on_the_elements_a_broad
     names = ["broadcast-divisor-read-past-its-row", "integral-quotient-off-by-one"]
     for order in (names, names[::-1]):
         np.testing.assert_array_equal(modelled(c, order)[0], [[-2, np.nan], [-4, np.nan]])
+
+
+def test_rounding_of_float16_input_model_rounds_the_float16_value() -> None:
+    """Ceil 1.00048 (float16 1.0) is 1, Floor 1.9999 (float16 2.0) is 2, Round -0.50001 (float16 -0.5, a half) is -0:
+    the op on in[0] rounded to float16 (finding rounding-f32-input-as-float16)."""
+    from tests.reference_helpers import case, modelled
+
+    for op, x, want in [("ElementWiseCeil", 1.0004802, 1.0), ("ElementWiseFloor", 1.9999, 2.0),
+                        ("ElementWiseRound", -0.5000084, 0.0)]:  # fmt: skip
+        c = case(op, [np.array([x], np.float32)], {}, [("FLOAT_32", (1,))])
+        assert modelled(c, "input-rounded-to-float16")[0][0] == want, op
+
+
+def test_rounding_of_float16_input_model_refuses_the_binary32_answer_and_another_error() -> None:
+    """Falsifiable: the HTP's Ceil of [1.00048, 2.5] at v73 (1.0000001, 3.0000002) matches the model; the spec's [2, 3]
+    and a planted error (floor: [1, 2]) do not."""
+    from reference import models
+    from tests.reference_helpers import case
+
+    c = case("ElementWiseCeil", [np.array([1.0004802, 2.5], np.float32)], {}, [("FLOAT_32", (2,))])
+    model = {"diagnosis": "input-rounded-to-float16"}
+    assert models.check(c, [np.array([1.0000001, 3.0000002], np.float32)], model)["matches"]
+    assert not models.check(c, [np.array([2.0, 3.0], np.float32)], model)["matches"]
+    assert not models.check(c, [np.array([1.0, 2.0], np.float32)], model)["matches"]

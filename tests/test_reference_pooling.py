@@ -393,3 +393,29 @@ def test_pool_avg3d_top_pad_rows_model_halves_only_the_rows_in_the_top_pad() -> 
     np.testing.assert_allclose(modelled(c, "top-pad-rows-divided-by-full-filter")[0].ravel(), [0.5, 1, 0.5, 1])
     c = case("PoolAvg3d", [x], {**params, "pad_amount": [[1, 0], [1, 0], [0, 0]]}, [("FLOAT_32", (1, 3, 2, 1, 1))])
     np.testing.assert_allclose(modelled(c, "top-pad-rows-divided-by-full-filter")[0].ravel(), [1, 1, 0.5, 1, 0.5, 1])
+
+
+def test_pool_avg_last_row_past_input_model_leaves_only_that_row_open() -> None:
+    """A [1, 4, 6, 1] ramp, 3 x 3 window, stride 2, pads [[0, 1], [1, 0]], count_pad_for_edges false: the last output
+    row's window (input rows 2-4) reaches past row 3, so the model leaves that row open and holds row 0 to the
+    reference (finding poolavg2d-8bit-last-row-past-input-wrong). Outputs with anything in the last row match; the same
+    with a planted error in row 0 do not; a case whose last window ends inside the input is another bug (no model)."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(24.0).reshape(1, 4, 6, 1)
+    params = {"filter_size": [3, 3], "stride": [2, 2], "pad_amount": [[0, 1], [1, 0]], "count_pad_for_edges": False}
+    c = case("PoolAvg2d", [x], params, [("FLOAT_32", (1, 2, 3, 1))])
+    got = modelled(c, "last-row-past-input-open")[0]
+    ref = reference.run("PoolAvg2d", [x], params)[0]
+    np.testing.assert_array_equal(got[0, 0], ref[0, 0])
+    assert np.isnan(got[0, 1]).all()
+    model = {"diagnosis": "last-row-past-input-open"}
+    shown = ref.astype(np.float32)
+    shown[0, 1] = -7.0
+    assert models.check(c, [shown], model)["matches"]
+    planted = shown.copy()
+    planted[0, 0, 1, 0] += 1.0
+    assert not models.check(c, [planted], model)["matches"]
+    inside = case("PoolAvg2d", [np.arange(30.0).reshape(1, 5, 6, 1)], params, [("FLOAT_32", (1, 2, 3, 1))])
+    assert "error" in models.check(inside, [np.zeros((1, 2, 3, 1), np.float32)], model)

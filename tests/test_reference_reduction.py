@@ -278,3 +278,21 @@ def test_cumulative_sum_model_does_not_take_the_right_answer_or_another_error() 
     assert models.check(c, [np.array([0, 0, 5], np.uint8)], model)["matches"]
     assert not models.check(c, [np.array([0, 0, 1], np.uint8)], model)["matches"]
     assert not models.check(c, [np.array([0, 0, 8], np.uint8)], model)["matches"]
+
+
+def test_cumulative_sum_model_of_one_slice_from_the_lowest_code() -> None:
+    """One slice along axis 0 of a [1, 2, 2], in[0] and out[0] on one grid (scale 1, offset -127): the sum starts at
+    code 0 (real -127), so codes [243, 8, 242, 63] (real 116, -119, 115, -64) come back [116, 0, 115, 0] (finding
+    cumulativesum-u8-single-slice-from-lowest-code, measured so on the HTP); the spec's answer, the input itself, and a
+    planted error are refused."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([243, 8, 242, 63], np.uint8).reshape(1, 2, 2), ([1.0], [-127]))
+    c = case("CumulativeSum", [x], {"axis": 0}, [("UFIXED_POINT_8", (1, 2, 2), ([1.0], [-127]))])
+    np.testing.assert_allclose(modelled(c, "first-slice-from-lowest-code")[0].ravel(), [-11, -127, -12, -127])
+    model = {"diagnosis": "first-slice-from-lowest-code"}
+    shown = np.array([116, 0, 115, 0], np.uint8).reshape(1, 2, 2)
+    assert models.check(c, [shown], model)["matches"]
+    assert not models.check(c, [np.array([243, 8, 242, 63], np.uint8).reshape(1, 2, 2)], model)["matches"]
+    assert not models.check(c, [np.array([116, 0, 117, 0], np.uint8).reshape(1, 2, 2)], model)["matches"]

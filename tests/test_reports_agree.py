@@ -102,9 +102,18 @@ def test_the_agree_command_compares_two_results_files(tmp_path: Path) -> None:
     assert out.returncode == 2 and "none.yaml" in out.stderr, "a named explanations file that is missing is an error"
     out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b), "--format", "json"], cwd=REPO,
                          capture_output=True, text=True)  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1 and "1 typical disagreement(s)" in out.stderr, (out.returncode, out.stderr)
     data = json.loads(out.stdout)
     assert (data["paired"], data["disagreements"][0]["a"]["verdict"]) == (1, "PASS")
+
+
+def test_the_agree_command_succeeds_when_every_typical_case_agrees(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(rec("qnn-htp", "x", "PASS", digest="1").to_json() + "\n", encoding="utf-8")
+    b.write_text(rec("ort-qnn", "x", "PASS", digest="1").to_json() + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "reports", "agree", str(a), str(b)], cwd=REPO, capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, (out.returncode, out.stderr)
 
 
 def test_an_explanation_must_name_its_op_not_a_wildcard(tmp_path: Path) -> None:
@@ -134,6 +143,17 @@ def test_a_message_pattern_selects_by_the_sides_whole_message(tmp_path: Path) ->
     b[0].message, b[1].message = long, "another error"
     r = agree.compare([rec("qnn-htp", "a", "PASS"), rec("qnn-htp", "b", "PASS")], b, agree.load_explanations(path))
     assert [d.why for d in r.disagreements] == ["finalize", "other"], [d.b.message for d in r.disagreements]
+
+
+def test_a_finding_pattern_selects_by_the_finding_that_judged_the_side(tmp_path: Path) -> None:
+    path = tmp_path / "routes.yaml"
+    path.write_text(entry("b: FAIL, b_finding: ep-nearest-*, why: nearest") + entry("b: FAIL, why: other"),
+                    encoding="utf-8")  # fmt: skip
+    b = [rec("ort-qnn", "a", "XFAIL", raw="FAIL"), rec("ort-qnn", "b", "FAIL"),
+         rec("ort-qnn", "c", "XFAIL", raw="FAIL")]
+    b[0].expectation, b[2].expectation = "[ep-nearest-floor] reason", "[ep-linear-off] reason"
+    r = agree.compare([rec("qnn-htp", i, "REJECTED") for i in "abc"], b, agree.load_explanations(path))
+    assert [d.why for d in r.disagreements] == ["nearest", "other", "other"]
 
 
 def test_explained_disagreements_are_counted_per_mechanism(tmp_path: Path) -> None:

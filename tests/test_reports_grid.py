@@ -144,3 +144,26 @@ def test_the_terminal_summary_fits_100_columns_with_long_build_details() -> None
     wide = [line for line in text.splitlines() if len(line) > render_text.SUMMARY_WIDTH]
     assert not wide, f"lines past {render_text.SUMMARY_WIDTH} columns: {wide}"
     assert "libQnnHtp.so" in text.replace("\n      ", ""), "the build details are below the table"
+
+
+def test_generations_that_agree_with_their_base_on_every_cell_fold_into_its_column_group() -> None:
+    runs = [rec(v, op=op, backend=b) for b in ("qnn-htp", "qnn-htp@v73", "qnn-htp@v79")
+            for op, v in (("Conv2d", "PASS"), ("Relu", "FAIL"))]  # fmt: skip
+    g = family_grid.grid(matrix.build(runs))
+    assert g.backends() == ["qnn-htp"], g.columns
+    assert g.label("qnn-htp") == "qnn-htp = @v73 @v79", g.collapsed
+
+
+def test_a_generation_that_differs_keeps_its_columns_and_marks_the_cells_that_differ() -> None:
+    runs = [rec("PASS", op="Conv2d", backend="qnn-htp"), rec("PASS", op="Relu", backend="qnn-htp"),
+            rec("PASS", op="Conv2d", backend="qnn-htp@v73"), rec("FAIL", op="Relu", backend="qnn-htp@v73")]  # fmt: skip
+    g = family_grid.grid(matrix.build(runs))
+    assert g.backends() == ["qnn-htp", "qnn-htp@v73"] and not g.collapsed, (g.columns, g.collapsed)
+    cells = {row.op: row.cells[("qnn-htp@v73", "float32")] for row in g.rows}
+    assert cells["Relu"].text() == "0%^" and cells["Relu"].differs == "qnn-htp: 100%", cells["Relu"].differs
+    assert cells["Conv2d"].text() == "100%" and not cells["Conv2d"].differs, cells["Conv2d"].differs
+
+
+def test_a_backend_without_its_base_in_the_run_is_shown_as_itself() -> None:
+    g = family_grid.grid(matrix.build([rec("PASS", backend="qnn-htp@v73")]))
+    assert g.backends() == ["qnn-htp@v73"] and g.label("qnn-htp@v73") == "qnn-htp@v73"

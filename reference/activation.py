@@ -226,6 +226,19 @@ def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
     return [dequantize(codes, out.encoding)]
 
 
+def softplus_arguments(case: Any) -> tuple[np.ndarray, float, float]:
+    """in[0], beta and threshold of an ElementWiseNeuron SOFTPLUS case (ValueError for another operation): what the
+    SOFTPLUS models read (a negative threshold: the linear branch is off)."""
+    from reference import member
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    if member(case.op, params, "operation") != "SOFTPLUS":
+        raise ValueError("the model is SOFTPLUS's")
+    x = np.asarray(inputs[0], dtype=np.float64)
+    return x, _neuron_param(params, "beta", "SOFTPLUS"), float(params.get("threshold", -1.0))
+
+
 @register_model("ElementWiseNeuron", name="softplus-linear-from-threshold")
 def neuron_softplus_linear_from_threshold(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_16 SOFTPLUS (finding neuron-softplus-linear-at-threshold): out[0] is in[0] where
@@ -234,15 +247,7 @@ def neuron_softplus_linear_from_threshold(case: Any) -> list[np.ndarray]:
     x = 2, beta 0.5, threshold 1 that is 2 for 2.6265; at threshold 0, x = 0 stays ln 2 / beta; beta 0.1 as float16
     (0.09998) puts x = 5 below threshold 0.5. A case with no element where the two tests differ does not show the
     bug: the model refuses it (it then covers nothing), so plain inaccuracy stays the accuracy findings'."""
-    from reference import member
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    if member(case.op, params, "operation") != "SOFTPLUS":
-        raise ValueError("the model is SOFTPLUS's")
-    x = np.asarray(inputs[0], dtype=np.float64)
-    beta = _neuron_param(params, "beta", "SOFTPLUS")
-    threshold = float(params.get("threshold", -1.0))
+    x, beta, threshold = softplus_arguments(case)
     if threshold < 0:
         raise ValueError("threshold disabled (negative): nothing to compare")
     product = x * float(np.float16(beta))

@@ -67,16 +67,9 @@ def neuron_softplus_polynomial(case: Any) -> list[np.ndarray]:
     (0.703125 for ln 2 at 0), so beta 0.1 makes it ten times that in out[0]. Where beta x in[0] > threshold the spec's
     linear branch (in[0]) holds as the spec says; the backend's own threshold bug is
     neuron-softplus-linear-at-threshold's."""
-    from reference import member
-    from reference.activation import _neuron_param
-    from reference.expected import arguments
+    from reference.activation import softplus_arguments
 
-    inputs, params = arguments(case)
-    if member(case.op, params, "operation") != "SOFTPLUS":
-        raise ValueError("the model is SOFTPLUS's")
-    x = np.asarray(inputs[0], dtype=np.float64)
-    beta = _neuron_param(params, "beta", "SOFTPLUS")
-    threshold = float(params.get("threshold", -1.0))
+    x, beta, threshold = softplus_arguments(case)
     z = beta * x
     out = htp_softplus(z) / beta
     return [np.where((threshold >= 0) & (z > threshold), x, out)]

@@ -12,6 +12,20 @@ import numpy as np
 from reference.models import register_model, register_symptom
 
 
+def _scan_arguments(case: Any) -> tuple[np.ndarray, dict[str, Any], tuple[float, int, int, int], int]:
+    """A fixed-point CumulativeSum case as its models read it: in[0]'s real values, the params, out[0]'s grid (scale,
+    offset, lowest and highest code) and the scan axis."""
+    from cases.quant import code_range
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    enc = case.outputs[0].encoding
+    qmin, qmax = code_range(case.outputs[0].dtype, enc.bitwidth)
+    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    return x, params, (float(enc.scales[0]), int(enc.offsets[0]), qmin, qmax), axis
+
+
 @register_model("CumulativeSum", name="addends-on-output-grid-saturating")
 def cumulative_sum_addends_on_output_grid_saturating(case: Any) -> list[np.ndarray]:
     """The HTP simulator's fixed-point CumulativeSum (finding cumulativesum-u8-addends-on-output-grid): every input
@@ -21,15 +35,7 @@ def cumulative_sum_addends_on_output_grid_saturating(case: Any) -> list[np.ndarr
     bottom restarts from code 0. Inclusive outputs are the sum after an element, exclusive ones before it (the
     reference's reading of the exclusive forms, opdefs/CumulativeSum.yaml). The rounding errors add up along the axis
     (8 steps at element 86); the spec's sum of the real inputs has one rounding at the end."""
-    from cases.quant import code_range
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    x = np.asarray(inputs[0], dtype=np.float64)
-    enc = case.outputs[0].encoding
-    scale, offset = float(enc.scales[0]), int(enc.offsets[0])
-    qmin, qmax = code_range(case.outputs[0].dtype, enc.bitwidth)
-    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    x, params, (scale, offset, qmin, qmax), axis = _scan_arguments(case)
     addends = np.moveaxis(np.round(x / scale), axis, -1)
     if bool(params.get("reverse", False)):
         addends = addends[..., ::-1]
@@ -98,15 +104,7 @@ def cumulative_sum_first_slice_from_lowest_code(case: Any) -> list[np.ndarray]:
     or width of its 4-D layout (finding cumulativesum-u8-single-slice-from-lowest-code): the running sum starts at
     out[0]'s lowest code (real value offset x scale) instead of at 0, so the one slice comes out as in[0] plus that
     value, saturated at the code range; the slices after the first (none on such an axis) are left open (NaN)."""
-    from cases.quant import code_range
-    from reference.expected import arguments
-
-    inputs, params = arguments(case)
-    x = np.asarray(inputs[0], dtype=np.float64)
-    enc = case.outputs[0].encoding
-    scale, offset = float(enc.scales[0]), int(enc.offsets[0])
-    qmin, qmax = code_range(case.outputs[0].dtype, enc.bitwidth)
-    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    x, params, (scale, offset, qmin, qmax), axis = _scan_arguments(case)
     y = np.full_like(x, np.nan)
     first = tuple(slice(0, 1) if i == axis else slice(None) for i in range(x.ndim))
     lowest = (qmin + offset) * scale

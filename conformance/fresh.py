@@ -16,8 +16,10 @@ What runs again after a cell's cases ran (``conformance.execute.execute_many``),
     does not change a verdict as well.
 A TIMEOUT runs once more, not twice: a second wait of seconds says nothing a first did not.
 
-Cost bound: the refusals (REJECTED, ERROR) of one cell that give one reason are confirmed by the first of them, and the
-others name it (``details.fresh.as``) unless it disagreed, when each runs for itself. Reasons that differ only in
+Cost bound: the refusals (REJECTED, ERROR) of one op that give one reason are confirmed by the first of them, in
+whichever of the op's cells it came, and the others name it (``details.fresh.as``) unless it disagreed, when each runs
+for itself (an op the backend lacks gives one reason in all its configurations: 972 cells' confirmations in a main
+job). Reasons that differ only in
 their numbers are one reason ("Could not prepare op with id 0x1a" and "... 0x19"): the finalize errors of a main job
 on the HTP simulator gave 574 confirmations over 244 cells, most of them the same error at another node id. On an
 adapter whose fresh worker is not cheap (``confirm_each`` False: ort-qnn, where it costs 120 ms before the first
@@ -90,9 +92,9 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
         return records
     each = bool(getattr(adapter, "confirm_each", True))
     out = list(records)
-    # group -> (the record a fresh worker gave for it, whether it agreed with its first verdict); where a fresh worker
-    # costs much, a group spans the op's cells (the leads persist on the adapter until its next op)
-    leads: dict[tuple, tuple[Record, Record, bool] | None] = {} if each else _op_leads(adapter, cases)
+    # group -> (the record a fresh worker gave for it, whether it agreed with its first verdict); a group spans the
+    # op's cells (the leads persist on the adapter until its next op)
+    leads: dict[tuple, tuple[Record, Record, bool] | None] = _op_leads(adapter, cases)
     followers: dict[int, list[int]] = {}
     for k, (rec, outcome) in enumerate(zip(records, outcomes, strict=True)):
         why = wanted(rec, outcome)

@@ -96,6 +96,14 @@ def test_refusals_that_give_one_reason_are_confirmed_by_the_first_and_the_others
     assert [n.get("as") for n in notes[1:]] == [recs[0].case_id] * 3, notes
 
 
+def test_refusals_of_an_op_s_later_cells_name_the_case_that_confirmed_the_reason(adapter):
+    ctx = RunContext(adapter, "stateful")
+    first_cell = execute_many(unsampled("Tanh", 2), ctx)
+    later_cell = execute_many(unsampled("Tanh", 4)[2:], ctx)
+    assert [details(r)["fresh"].get("as") for r in later_cell] == [first_cell[0].case_id] * 2, [
+        details(r)["fresh"] for r in later_cell]
+
+
 def test_errors_that_differ_only_in_the_node_id_they_name_are_confirmed_by_the_first(adapter):
     recs = execute_many(unsampled("Elu", 4), RunContext(adapter, "stateful"))
     assert [r.verdict for r in recs] == ["ERROR"] * 4 and len({r.message for r in recs}) == 4, [r.message for r in recs]

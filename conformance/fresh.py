@@ -92,33 +92,31 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
         return records
     each = bool(getattr(adapter, "confirm_each", True))
     out = list(records)
-    # group -> (the record a fresh worker gave for it, whether it agreed with its first verdict); a group spans the
-    # op's cells (the leads persist on the adapter until its next op)
-    leads: dict[tuple, tuple[Record, Record, bool] | None] = _op_leads(adapter, cases)
-    followers: dict[int, list[int]] = {}
+    # group -> (the record a case first gave for it, what a fresh worker gave, whether they agreed); a group spans the
+    # op's cells (the table persists on the adapter until its next op)
+    settled: dict[tuple, tuple[Record, Record, bool]] = _op_leads(adapter, cases)
+    pending: dict[tuple, int] = {}  # group -> this cell's case that runs for it (its fresh verdict not yet known)
+    followers: dict[int, list[int]] = {}  # such a case -> the cases it speaks for
     for k, (rec, outcome) in enumerate(zip(records, outcomes, strict=True)):
         why = wanted(rec, outcome)
         if not why:
             continue
         key = _group(rec, why, each)
-        if key is not None and key in leads:
-            lead = leads[key]
-            if lead is None:  # its lead is in this cell, judged below
-                followers[next(i for i, f in followers.items() if _group(records[i], why, each) == key)].append(k)
-                continue
-            first, fresh_rec, agreed = lead
-            if agreed:
-                out[k] = _vouched(rec, fresh_rec, first, outcome)
-                continue
-        elif key is not None:
-            leads[key] = None
+        if key in pending:
+            followers[pending[key]].append(k)
+            continue
+        done = settled.get(key) if key is not None else None
+        if done is not None and done[2]:
+            out[k] = _vouched(rec, done[1], done[0], outcome)
+            continue
         out[k] = _fresh(cases[k], rec, outcome, ctx, execute, generate_seconds[k], why)
         followers[k] = []
+        if key is not None and done is None:
+            pending[key] = k
+    for key, lead in pending.items():
+        settled[key] = (records[lead], out[lead], out[lead].verdict == records[lead].verdict)
     for lead, rest in followers.items():
         agreed = out[lead].verdict == records[lead].verdict
-        key = _group(records[lead], wanted(records[lead], outcomes[lead]), each)
-        if key is not None and leads.get(key) is None:
-            leads[key] = (records[lead], out[lead], agreed)
         for k in rest:
             if agreed:
                 out[k] = _vouched(records[k], out[lead], records[lead], outcomes[k])
@@ -128,7 +126,7 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
     return out
 
 
-def _op_leads(adapter: Any, cases: Sequence[Case]) -> dict[tuple, Any]:
+def _op_leads(adapter: Any, cases: Sequence[Case]) -> dict[tuple, tuple[Record, Record, bool]]:
     """The groups already confirmed for this op on this adapter (a new op, a new table)."""
     op = cases[0].op if cases else ""
     held = getattr(adapter, "_fresh_leads", None)

@@ -344,7 +344,7 @@ def _write_reports(results: list[Path], out: Path, console: Any, closing: list[s
         (out / "agree.md").write_text(agree.to_markdown(result), encoding="utf-8")
         written.append("agree.md")
         console.print(agree.summary_line(result), markup=False)
-        unexplained = sum(1 for d in result.disagreements if d.tier == "typical" and not d.why)
+        unexplained = len(result.unexplained_typical)
         if unexplained and closing is not None:
             closing.append(f"{unexplained} typical disagreement(s) between {routes[0].stem} and ort-qnn that no "
                            "finding or route mechanism explains: see agree.md")  # fmt: skip

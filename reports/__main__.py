@@ -410,7 +410,7 @@ def _agree(args: argparse.Namespace) -> int:
         print(agree.summary_line(result))
         print("typical disagreements per mechanism:")
         print("\n".join(agree.mechanism_lines(result)))
-    unexplained = sum(1 for d in result.disagreements if d.tier == "typical" and not d.why)
+    unexplained = len(result.unexplained_typical)
     if unexplained:  # a converter cannot tell which route to believe there: the run is not done
         print(f"{unexplained} typical disagreement(s) no finding or route mechanism explains", file=sys.stderr)
     return 1 if unexplained else 0

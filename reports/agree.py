@@ -119,6 +119,11 @@ class Agreement:
     def unexplained(self) -> list[Disagreement]:
         return [d for d in self.disagreements if not d.why]
 
+    @property
+    def unexplained_typical(self) -> list[Disagreement]:
+        """What a run must not leave: a typical case the two runs disagree on that nothing explains."""
+        return [d for d in self.unexplained if d.tier == TYPICAL]
+
     def mechanisms(self, tier: str | None = TYPICAL) -> Counter[str]:
         """Explained disagreements per mechanism (of ``tier``; None: every tier)."""
         return Counter(d.mechanism for d in self.disagreements if d.why and (tier is None or d.tier == tier))
@@ -305,8 +310,8 @@ def load_explanations(path: str | Path) -> list[Explanation]:
 
 # ---- rendering -----------------------------------------------------------------------------------
 def summary_line(r: Agreement) -> str:
-    typical = [d for d in r.disagreements if d.tier == "typical"]
-    unexplained = [d for d in typical if not d.why]
+    typical = [d for d in r.disagreements if d.tier == TYPICAL]
+    unexplained = r.unexplained_typical
     skipped = sum(r.not_compared.values())
     return (f"{r.label_a} vs {r.label_b}: {r.paired} case(s) paired, {r.same} agree, {len(r.disagreements)} "
             f"disagree ({len(typical)} typical, {len(unexplained)} of them unexplained), {skipped} not compared "

@@ -7,6 +7,7 @@ pages cannot disagree with the records. Kept apart from the matrix, which is the
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reports.families import DTYPE_FAMILIES, dtype_family
@@ -53,18 +54,11 @@ class FamilyCell:
 
     @property
     def counts(self) -> Counter[str]:
-        total: Counter[str] = Counter()
-        for c in self.cells:
-            total.update(c.counts)
-        return total
+        return _summed(c.counts for c in self.cells)
 
     @property
     def edge_counts(self) -> Counter[str]:
-        total: Counter[str] = Counter()
-        for c in self.cells:
-            if c.edge is not None:
-                total.update(c.edge.counts)
-        return total
+        return _summed(c.edge.counts for c in self.cells if c.edge is not None)
 
     @property
     def total(self) -> int:
@@ -91,10 +85,7 @@ class FamilyCell:
     @property
     def reasons(self) -> Counter[str]:
         """Refused typical cases per reason, over the family's configurations."""
-        total: Counter[str] = Counter()
-        for c in self.cells:
-            total.update(c.reasons)
-        return total
+        return _summed(c.reasons for c in self.cells)
 
     def forms(self) -> dict[str, str]:
         """Configuration -> the converter-standard form it runs in, for the configurations refused as drawn."""
@@ -159,6 +150,13 @@ class FamilyCell:
         deployed = self.deployed()
         return (line + (" · " + "; ".join(news) if news else "") + (f" · {deployed}" if deployed else "")
                 + (f" · differs from {self.differs}" if self.differs else ""))  # fmt: skip
+
+
+def _summed(counters: Iterable[Counter[str]]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for c in counters:
+        total.update(c)
+    return total
 
 
 @dataclass

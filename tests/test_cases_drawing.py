@@ -236,17 +236,11 @@ def _steerable(op: opdefs.OpDef) -> list[str]:
     return out
 
 
-TYPICAL_STEERED = _generated_ops_where(_steerable)
-
-
-def test_some_spec_has_a_typical_condition_on_dims_and_parameters_alone():
-    assert TYPICAL_STEERED, "no spec has one: the test below checks nothing"
-
-
-@pytest.mark.parametrize("op_name", TYPICAL_STEERED)
-def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_refused_after(op_name, monkeypatch):
+def _assert_typical_draws_not_refused_on(op_name: str, conditions, monkeypatch) -> None:
+    """Every typical draw of ``op_name`` meets the typical conditions ``conditions(op)`` picks: none is refused on
+    them after drawing (the generator steers them while drawing)."""
     op = SPECS[op_name]
-    watched = set(_steerable(op))
+    watched = set(conditions(op))
     refused: list[str] = []
     real = generate._holds
 
@@ -259,6 +253,18 @@ def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_ref
     _patch_everywhere(monkeypatch, "_holds", recording)
     assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
     assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
+
+
+TYPICAL_STEERED = _generated_ops_where(_steerable)
+
+
+def test_some_spec_has_a_typical_condition_on_dims_and_parameters_alone():
+    assert TYPICAL_STEERED, "no spec has one: the test below checks nothing"
+
+
+@pytest.mark.parametrize("op_name", TYPICAL_STEERED)
+def test_a_typical_condition_on_dims_and_parameters_is_met_while_drawing_not_refused_after(op_name, monkeypatch):
+    _assert_typical_draws_not_refused_on(op_name, _steerable, monkeypatch)
 
 
 def _on_vector_and_inputs(op: opdefs.OpDef) -> list[str]:
@@ -283,20 +289,7 @@ def test_some_spec_has_a_typical_condition_on_a_vector_parameter_and_the_inputs(
 
 @pytest.mark.parametrize("op_name", TYPICAL_ON_VECTORS)
 def test_a_typical_condition_on_a_vector_parameter_and_the_inputs_is_met_while_drawing(op_name, monkeypatch):
-    op = SPECS[op_name]
-    watched = set(_on_vector_and_inputs(op))
-    refused: list[str] = []
-    real = generate._holds
-
-    def recording(condition, env):
-        held = real(condition, env)
-        if not held and condition.source in watched:
-            refused.append(condition.source)
-        return held
-
-    _patch_everywhere(monkeypatch, "_holds", recording)
-    assert _collect(op, generate.TYPICAL), f"{op_name}: no typical case"
-    assert not refused, f"{op_name}: {len(refused)} typical draws refused on {sorted(set(refused))}"
+    _assert_typical_draws_not_refused_on(op_name, _on_vector_and_inputs, monkeypatch)
 
 
 def test_a_typical_cell_whose_conditions_hold_batch_at_1_is_not_split_by_batch():

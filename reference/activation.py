@@ -227,13 +227,13 @@ def neuron_result_on_a_unit_grid(case: Any) -> list[np.ndarray]:
 
 
 def softplus_arguments(case: Any) -> tuple[np.ndarray, float, float]:
-    """in[0], beta and threshold of an ElementWiseNeuron SOFTPLUS case (ValueError for another operation): what the
-    SOFTPLUS models read (a negative threshold: the linear branch is off)."""
+    """in[0], beta and threshold of an ElementWiseNeuron SOFTPLUS case or an ElementWiseSoftplus case (ValueError for
+    another operation): what the SOFTPLUS models read (a negative threshold: the linear branch is off)."""
     from reference import member
     from reference.expected import arguments
 
     inputs, params = arguments(case)
-    if member(case.op, params, "operation") != "SOFTPLUS":
+    if case.op != "ElementWiseSoftplus" and member(case.op, params, "operation") != "SOFTPLUS":
         raise ValueError("the model is SOFTPLUS's")
     x = np.asarray(inputs[0], dtype=np.float64)
     return x, _neuron_param(params, "beta", "SOFTPLUS"), float(params.get("threshold", -1.0))

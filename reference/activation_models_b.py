@@ -59,9 +59,11 @@ def htp_softplus(z: np.ndarray) -> np.ndarray:
         return np.where(z <= lo, np.exp(np.minimum(z, lo)), np.where(z >= hi, z, poly))
 
 
-@register_model("ElementWiseNeuron", name="softplus-polynomial-between-minus-2-and-5")
+@register_model("ElementWiseNeuron", "ElementWiseSoftplus", name="softplus-polynomial-between-minus-2-and-5")
 def neuron_softplus_polynomial(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's SOFTPLUS (findings neuron-softplus-inaccurate, -beta-half-, -beta-tenth-): ln(e^z + 1) at
+    """The HTP simulator's SOFTPLUS (findings neuron-softplus-inaccurate, -beta-half-, -beta-tenth-; through the ONNX
+    Runtime QNN EP, which lowers ElementWiseSoftplus to the same ElementWiseNeuron SOFTPLUS: ep-softplus-inaccurate,
+    ep-neuron-softplus-inaccurate): ln(e^z + 1) at
     z = beta x in[0] is e^z up to z = -2, a degree-4 polynomial between -2 and 5 (0.703104 + 0.512727 z + 0.108828 z^2
     - 0.004618 z^3 - 0.000665 z^4, measured) and z from 5 on, divided by beta; up to 0.0127 from the spec's in z
     (0.703125 for ln 2 at 0), so beta 0.1 makes it ten times that in out[0]. Where beta x in[0] > threshold the spec's

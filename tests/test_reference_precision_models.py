@@ -142,3 +142,18 @@ def test_softplus_model_refuses_the_spec_answer_at_beta_a_tenth() -> None:
                         c.outputs[0].dtype)  # fmt: skip
     assert models.check(c, [modelled], SOFTPLUS)["matches"]
     assert not models.check(c, [low_byte_dropped(modelled)], SOFTPLUS)["matches"]
+
+
+# ep-softplus-inaccurate's case (ElementWiseSoftplus FLOAT_16, beta 1) through the ONNX Runtime QNN EP, out[0]
+EP_SOFTPLUS_OUTPUT = np.array([[0.76904296875, 0.63720703125], [1.0751953125, 0.75830078125]], np.float16)
+
+
+def test_softplus_model_holds_elementwise_softplus_as_the_ep_runs_it() -> None:
+    """The EP lowers ElementWiseSoftplus to ElementWiseNeuron SOFTPLUS: the model reproduces its outputs, and refuses
+    the spec's softplus (0.758 at 0.1257, where the backend gave 0.769) and a planted error of a float16 step per 64."""
+    from reference.expected import expected
+
+    c = finding_case("ElementWiseSoftplus", "ep-softplus-inaccurate")
+    assert models.check(c, [EP_SOFTPLUS_OUTPUT], SOFTPLUS)["matches"]
+    assert not models.check(c, [expected(c)[0].astype(np.float16)], SOFTPLUS)["matches"]
+    assert not models.check(c, [(EP_SOFTPLUS_OUTPUT * np.float16(1.02)).astype(np.float16)], SOFTPLUS)["matches"]

@@ -255,6 +255,31 @@ def test_a_when_condition_covers_only_cases_that_meet_it(tmp_path: Path) -> None
     assert known.apply_record(_softmax_fail(_softmax_case(tmp_path, (2, 3), "r2"))).verdict == "FAIL"
 
 
+def _neuron_case(tmp_path: Path, operation: int, name: str) -> str:
+    import numpy as np
+
+    from cases.case import Case, Param, Tensor
+
+    x = Tensor("in[0]", "FLOAT_16", (1, 2), np.zeros((1, 2), np.float16))
+    params = {"operation": Param("operation", "UINT_32", operation), "beta": Param("beta", "FLOAT_32", 1.0)}
+    case = Case("ElementWiseNeuron", [x], params, [Tensor("out[0]", "FLOAT_16", (1, 2))])
+    return str(case.save(tmp_path / f"{name}.json"))
+
+
+def test_a_when_condition_names_an_enum_parameters_member(tmp_path: Path) -> None:
+    """``operation == SOFTPLUS``: the member's name reads as the spec's number (7), so a finding about one operation of
+    ElementWiseNeuron leaves another operation's failure (GELU, 1) red."""
+    entry = "- {op: ElementWiseNeuron, verdicts: [FAIL], when: operation == SOFTPLUS, reason: r}"
+    known = Expectations.from_text(entry, "f.yaml")
+
+    def fail(path: str) -> Record:
+        return Record(op="ElementWiseNeuron", config="FLOAT_16", backend="ort-qnn", verdict="FAIL", tier="typical",
+                      case_path=path)  # fmt: skip
+
+    assert known.apply_record(fail(_neuron_case(tmp_path, 7, "softplus"))).verdict == "XFAIL"
+    assert known.apply_record(fail(_neuron_case(tmp_path, 1, "gelu"))).verdict == "FAIL"
+
+
 def test_a_when_condition_that_does_not_parse_names_its_line() -> None:
     with pytest.raises(ExpectationsError, match=r"f.yaml:1: when:"):
         Expectations.from_text("- {op: Softmax, when: 'rank(in[0]) ==', reason: r}", "f.yaml")

@@ -50,11 +50,11 @@ def test_a_finding_has_a_class_and_names_more_than_its_cell(entry: Entry) -> Non
 @pytest.mark.skipif(not SEED.is_file(), reason=f"the MasterOpDef seed is not at {SEED}")
 @pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
 def test_a_finding_quotes_the_masteropdef_at_the_lines_it_names(entry: Entry) -> None:
+    """Compared as every finding's quote is (reports.findings.quote_problem: markdown's escapes and emphasis
+    dropped), so a finding that is ``same_as`` a qnn-htp one passes with that one's quote."""
     assert entry.spec is not None, f"{entry.id}: no spec: {{lines, quote}}"
-    lines = SEED.read_text(encoding="utf-8").split("\n")[entry.spec.first - 1 : entry.spec.last]
-    text = " ".join(" ".join(lines).split())
-    assert entry.spec.quote in text, f"{entry.id}: {entry.spec.quote!r} is not at lines {entry.spec.first}-" \
-                                     f"{entry.spec.last}: {text[:200]!r}"
+    lines = ["", *SEED.read_text(encoding="utf-8").splitlines()]
+    assert findings.quote_problem(entry, lines) is None, f"{entry.id}: {findings.quote_problem(entry, lines)}"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=IDS)

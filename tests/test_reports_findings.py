@@ -368,3 +368,33 @@ def test_a_model_with_a_band_covers_outputs_within_the_band_of_the_model() -> No
     assert known.apply_record(fail({"matches": False, "max_steps": 101})).verdict == "FAIL", "beyond the band"
     assert known.apply_record(fail({"matches": False, "error": "cannot compute"})).verdict == "FAIL"
     assert known.apply_record(_softmax_fail(metrics={"max_steps": 50})).verdict == "FAIL", "the model never checked"
+
+
+# ---- a second route's finding names the backend's finding it reproduces instead of copying it ---------------
+SAME_AS_HTP = """
+defaults: {backend: qnn-htp}
+expectations:
+- {id: sqrt-16, class: accuracy, op: ElementWiseSquareRoot, config: '?FIXED_POINT_16', verdicts: [FAIL],
+   band: {steps: 90}, reason: r, spec: {lines: [2, 3], quote: q}, contradicts: 'line 2'}
+"""
+
+
+def test_a_finding_same_as_another_takes_its_selectors_band_and_evidence(tmp_path: Path) -> None:
+    (tmp_path / "qnn-htp.yaml").write_text(SAME_AS_HTP, encoding="utf-8")
+    ep = tmp_path / "ort-qnn.yaml"
+    ep.write_text("defaults: {backend: ort-qnn}\nexpectations:\n"
+                  "- {id: ep-sqrt-16, same_as: 'qnn-htp:sqrt-16', stage: ok, reason: seen through the EP}\n",
+                  encoding="utf-8")  # fmt: skip
+    (entry,) = Expectations.load(ep).entries
+    assert [p.text for p in entry.op] == ["ElementWiseSquareRoot"] and entry.band == {"steps": 90}
+    assert (entry.klass, entry.spec.quote, entry.info["contradicts"]) == ("accuracy", "q", "line 2")
+    assert [p.text for p in entry.backend] == ["ort-qnn"], "the route's own backend, not the named finding's"
+    assert [p.text for p in entry.stage] == ["ok"] and entry.reason == "seen through the EP"
+
+
+def test_a_finding_same_as_one_that_is_not_there_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "qnn-htp.yaml").write_text(SAME_AS_HTP, encoding="utf-8")
+    ep = tmp_path / "ort-qnn.yaml"
+    ep.write_text("- {id: e, same_as: 'qnn-htp:no-such', reason: r}\n", encoding="utf-8")
+    with pytest.raises(ExpectationsError, match=r"ort-qnn.yaml:1: same_as: qnn-htp.yaml has no finding 'no-such'"):
+        Expectations.load(ep)

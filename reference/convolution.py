@@ -262,6 +262,38 @@ def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     return [conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)]
 
 
+# The output rows of the EP's FLOAT_32 TransposeConv2d whose border pads hold in[0]'s lowest value (measured: rows
+# 0-7 of outputs 15 rows high; rows 8-14 are the reference's)
+EP_TRANSPOSE_BORDER_ROWS = 8
+
+
+@register_model("TransposeConv1d", "TransposeConv2d", name="stride-1-border-pads-as-input-lowest-first-8-rows")
+def ep_transpose_conv_border_pads_as_input_lowest(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 8-bit TransposeConv1d/2d with stride 1 (finding ep-transposeconv-8bit-border-pads-
+    lowest), which it hands to the HTP as Dequantize -> FLOAT_32 TransposeConv2d -> Quantize (1-D as a 2-D of height
+    1): computed as a convolution of the flipped filter over in[0] padded by filter - 1 - pad_amount on each side,
+    the padded cells hold the lowest value of in[0]'s grid (scale * (lowest code + offset)) instead of 0, in the
+    first 8 output rows; from row 8 on the reference's. By linearity that is the reference on in[0] - lowest, plus
+    lowest times the sum of each output channel's filter (over its group's input channels). A stride above 1 is
+    another pattern (gaps between the inputs, not modelled): the model refuses it."""
+    from cases.quant import real_range
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    _, w, _, stride, _, _ = _conv_operands(inputs, params)
+    if any(s != 1 for s in stride):
+        raise ValueError("a stride above 1: not this pattern")
+    low = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
+    group = int(params.get("group", 1))
+    cin, cout = w.shape[-2] // group, w.shape[-1]  # per group
+    sums = np.array([w[..., (o // cout) * cin:(o // cout + 1) * cin, o % cout].sum() for o in range(group * cout)])
+    y = transpose_conv([np.asarray(inputs[0]) - low, *inputs[1:]], params, None, None, op=case.op)[0] + low * sums
+    if case.op == "TransposeConv2d":
+        rows = EP_TRANSPOSE_BORDER_ROWS
+        y[:, rows:] = transpose_conv(inputs, params, None, None, op=case.op)[0][:, rows:]
+    return [y]
+
+
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
 def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str

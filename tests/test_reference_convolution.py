@@ -424,6 +424,54 @@ def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: 
     np.testing.assert_array_equal(modelled(c, "pad-cells-as-input-lowest-code")[0].ravel(), [2.0, 2.0])
 
 
+def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_input_grids_lowest_value() -> None:
+    """x = [1, 2] on a grid of step 0.5 whose lowest value is -1, a 2-wide filter of ones, stride 1, no pad: the
+    transposed convolution is the filter over [pad, 1, 2, pad], [1, 3, 2] with zeros, [0, 3, 1] with -1 in the pads;
+    a stride of 2 is another pattern, which the model refuses."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 6]).reshape(1, 2, 1), ([0.5], [-2]))
+    w = ("UFIXED_POINT_8", np.array([3, 3]).reshape(2, 1, 1), ([1.0], [-2]))
+    b = ("UFIXED_POINT_8", np.array([0]), ([1.0], [0]))
+    c = case("TransposeConv1d", [x, w, b], {"stride": 1, "pad_amount": [0, 0]}, [("UFIXED_POINT_8", (1, 3, 1),
+             ([0.1], [0]))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel(), [1.0, 3.0, 2.0])
+    name = "stride-1-border-pads-as-input-lowest-first-8-rows"
+    np.testing.assert_allclose(modelled(c, name)[0].ravel(), [0.0, 3.0, 1.0])
+    c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0]}, [("UFIXED_POINT_8", (1, 4, 1),
+             ([0.1], [0]))])  # fmt: skip
+    with pytest.raises(ValueError, match="stride"):
+        modelled(c, name)
+
+
+# ep-transposeconv-8bit-border-pads-lowest's case through the ONNX Runtime QNN EP (onnxruntime-qnn 2.7.0), out[0]
+EP_TRANSPOSE_CODES = np.array([255, 255, 255, 255, 255, 255, 255, 255, 230, 244, 228, 159, 255, 144, 255, 216, 140, 233,
+                               35, 79, 0, 101, 247, 184, 221, 255, 140, 214, 153, 244, 255, 240], np.uint8)  # fmt: skip
+
+
+def test_ep_transpose_conv_border_model_reproduces_its_findings_case_and_refuses_others() -> None:
+    """Within the finding's band (2 steps) of the EP's codes; the spec's answer and the codes with one element moved
+    3 steps are not."""
+    from pathlib import Path
+
+    from cases.case import Case
+    from cases.quant import quantize
+    from reference import models
+    from reference.expected import expected
+
+    c = Case.load(Path(__file__).resolve().parents[1] / "findings/cases/TransposeConv2d/"
+                  "ep-transposeconv-8bit-border-pads-lowest.json")  # fmt: skip
+    model, band = {"diagnosis": "stride-1-border-pads-as-input-lowest-first-8-rows"}, 2
+    codes = EP_TRANSPOSE_CODES.reshape(c.outputs[0].shape)
+    assert models.check(c, [codes], model)["max_steps"] <= band
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert models.check(c, [spec], model)["max_steps"] > band
+    planted = codes.copy()
+    planted.flat[8] -= 3
+    assert models.check(c, [planted], model)["max_steps"] > band
+
+
 def test_htp_transpose_conv3d_model_gives_the_width_the_heights_stride_and_cuts_the_middle() -> None:
     """Samples 1, 2, 4 along the width, a filter [1, 1] wide, stride [1, 2, 1]: at the height's stride 2 the row
     scatters to [1, 1, 2, 2, 4, 4], 6 wide where 4 are declared, and columns 1 to 4 come out: [1, 2, 2, 4] where

@@ -215,3 +215,46 @@ def roi_align_boundary_samples_open(case: Any) -> list[np.ndarray]:
         y[r, near(cy, height).any(axis=1)] = np.nan
         y[r, :, near(cx, width).any(axis=1)] = np.nan
     return [y]
+
+
+def float16_ties_away(v: Any) -> np.ndarray:
+    """``v`` (float64) rounded to float16 with ties away from zero, where IEEE rounds them to even: 23.73 + 3.898 =
+    27.6328125, halfway between float16 27.625 and 27.640625, gives 27.640625."""
+    v = np.asarray(v, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        near = v.astype(np.float16)
+        other = np.nextafter(near, np.where(v > near, np.float16(np.inf), np.float16(-np.inf))).astype(np.float16)
+        tie = np.abs(other.astype(np.float64) - v) == np.abs(near.astype(np.float64) - v)
+    away = np.where(np.abs(other.astype(np.float64)) > np.abs(near.astype(np.float64)), other, near)
+    return np.where(tie & (other != near), away, near).astype(np.float64)
+
+
+@register_model("AxisAlignedBboxTransform", name="float16-steps-ties-away-from-zero")
+def bbox_transform_float16_ties_away(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's FLOAT_16 AxisAlignedBboxTransform (finding ep-bbox-transform-f16-ties-away): there is
+    no ONNX node for it, so the model is the NNAPI transform step by step (Div, Sub, Mul, Add, Exp, Max, Min), each
+    step a float16 result; the HTP rounds a sum, difference or product that falls exactly halfway between two
+    float16 values away from zero where IEEE rounds it to even, and the transform's differences of near corners
+    carry that one unit in the last place of a large coordinate into a small output. out[1] is the reference's."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    r = float16_ties_away
+    boxes, deltas = r(inputs[0]), r(inputs[1])
+    n = boxes.shape[0]
+    sizes = r(inputs[3])
+    bidx = _batch_indices(inputs[2], n, sizes.shape[0])
+    wts = np.asarray(param(params, "weights", [1.0, 1.0, 1.0, 1.0]), dtype=np.float64).reshape(-1)
+    d = r(deltas.reshape(n, -1, 4) / r(wts))
+    x1, y1, x2, y2 = (boxes[:, i][:, None] for i in range(4))
+    w, h = r(x2 - x1), r(y2 - y1)
+    cx, cy = r(x1 + r(w * 0.5)), r(y1 + r(h * 0.5))
+    with np.errstate(over="ignore"):
+        pw, ph = r(w * r(np.exp(d[..., 2]))), r(h * r(np.exp(d[..., 3])))
+    pcx, pcy = r(cx + r(d[..., 0] * w)), r(cy + r(d[..., 1] * h))
+    half_w, half_h = r(pw * 0.5), r(ph * 0.5)
+    img_h, img_w = sizes[bidx, 0][:, None], sizes[bidx, 1][:, None]
+    out = np.stack([np.clip(r(pcx - half_w), 0, img_w), np.clip(r(pcy - half_h), 0, img_h),
+                    np.clip(r(pcx + half_w), 0, img_w), np.clip(r(pcy + half_h), 0, img_h)], axis=-1)  # fmt: skip
+    rest = axis_aligned_bbox_transform(inputs, params, [t.shape for t in case.outputs], None, op=case.op)[1:]
+    return [out.reshape(n, -1), *rest]

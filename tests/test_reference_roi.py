@@ -249,3 +249,39 @@ def test_roi_align_model_leaves_bins_with_a_sample_on_the_outer_limit_open() -> 
     got = modelled(c, "boundary-samples-open")[0].reshape(2)
     assert np.isnan(got[0])
     assert got[1] == 5.0
+
+
+def test_float16_ties_away_from_zero_where_ieee_rounds_to_even() -> None:
+    from reference.roi import float16_ties_away
+
+    np.testing.assert_array_equal(float16_ties_away([27.6328125, 12.67578125, -12.67578125, 27.63]),
+                                  [27.640625, 12.6796875, -12.6796875, np.float16(27.63)])  # fmt: skip
+    assert np.float16(27.6328125) == 27.625, "numpy (IEEE) rounds the same tie to even"
+
+
+# ep-bbox-transform-f16-ties-away's case through the ONNX Runtime QNN EP (onnxruntime-qnn 2.7.0): out[0] row 2
+EP_BBOX_ROW_2 = [0.3515625, 10.8828125, 8.1484375, 0.0, 15.5390625, 0.0, 15.5390625, 0.0, 0.0, 10.8828125, 15.5390625,
+                 10.8828125, 15.5390625, 10.8828125, 15.5390625, 10.8828125]  # fmt: skip
+
+
+def test_bbox_ties_away_model_gives_the_eps_outputs_and_refuses_the_spec_and_a_planted_error() -> None:
+    """Row 2 of the finding's case: 0.3515625 where the spec's 0.34375 belongs, as the EP gave; the model is the EP's
+    out[0] exactly, the spec's answer (and the EP's with one element a float16 step per 64 off) are outside it."""
+    from pathlib import Path
+
+    from cases.case import Case
+    from reference import models
+    from reference.expected import expected
+
+    c = Case.load(Path(__file__).resolve().parents[1] / "findings/cases/AxisAlignedBboxTransform/"
+                  "ep-bbox-transform-f16-ties-away.json")  # fmt: skip
+    model = {"diagnosis": "float16-steps-ties-away-from-zero"}
+    got = models._modelled(c, "diagnosis", model["diagnosis"])
+    np.testing.assert_array_equal(got[0][2], EP_BBOX_ROW_2)
+    spec = expected(c)
+    assert spec[0][2, 0] == pytest.approx(0.34375, abs=1e-3)
+    assert not models.check(c, [spec[0].astype(np.float16), spec[1]], model)["matches"]
+    planted = got[0].astype(np.float16)
+    planted[2, 2] *= np.float16(1.02)
+    assert not models.check(c, [planted, got[1]], model)["matches"]
+    assert models.check(c, [got[0].astype(np.float16), got[1]], model)["matches"]

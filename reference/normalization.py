@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from reference import member, register
-from reference.models import register_model
+from reference.models import register_model, register_symptom
 
 # InstanceNorm RMS mode: the spec's RMS (7464, 7472) is a plain sum of squares plus epsilon, with no
 # division by the element count. Kept literal; flip this if a QNN backend shows a mean is meant.
@@ -207,3 +207,24 @@ def lrn(
         s = _window_sum(sq, x.ndim - 1, r)
     alpha, beta, bias = float(params.get("alpha", 1.0)), float(params.get("beta", 0.5)), float(params.get("bias", 1.0))
     return [x / (bias + alpha * s) ** beta]
+
+
+@register_symptom("Lrn", name="window-sums-between-none-and-all")
+def lrn_window_sums_short(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """The ONNX Runtime QNN EP's FLOAT_16 within-channel Lrn with a window larger than the input (finding
+    ep-lrn-f16-within-channel-window-past-input): the window sums S come from the HTP's FLOAT_16 PoolAvg2d of in[0]^2,
+    which holds fewer of the window's cells than the spec's (some rows, or none), so every output is in[0] /
+    (bias + alpha S')^beta with S' between 0 and the spec's S: between the spec's out[0] and in[0] / bias^beta. The
+    symptom holds every element to the case's budget around that interval; a sign flip, a larger sum, a NaN or raw
+    codes fall outside it. Which cells the HTP keeps follows no rule found (two cases: the rows up to the output's
+    own, and none), so it is a symptom, not a model."""
+    from reference.expected import arguments, expected
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    beta, bias = float(params.get("beta", 0.5)), float(params.get("bias", 1.0))
+    spec, none = expected(case)[0], x / bias**beta
+    got = np.asarray(stored[0], dtype=np.float64)
+    inside = np.clip(got, np.minimum(spec, none), np.maximum(spec, none))
+    j = judged([inside])
+    return None if j.passed else f"outside the interval between the spec's out[0] and in[0] / bias^beta: {j.message}"

@@ -335,3 +335,22 @@ def test_groupnorm_model_takes_the_rows_of_a_rank2_input_as_one_sample() -> None
     c = case("GroupNorm", [np.array([[1.0, 10.0], [3.0, 30.0]])], {"group": 2, "epsilon": 1e-9}, [("FLOAT_32", (2, 2))])
     np.testing.assert_allclose(modelled(c, "leading-axes-as-one-batch")[0], [[-1, -1], [1, 1]], rtol=1e-6)
     np.testing.assert_allclose(reference.run("GroupNorm", [c.inputs[0].data], {"group": 2, "epsilon": 1e-9})[0], 0)
+
+
+def test_lrn_short_window_symptom_takes_the_eps_outputs_and_refuses_a_flip_or_a_larger_value() -> None:
+    """ep-lrn-f16-within-channel-window-past-input's case: the EP gives in[0] / bias^beta (window sums 0), inside the
+    symptom's interval; the same outputs negated, or 30% larger than in[0] / bias^beta, are outside it."""
+    from pathlib import Path
+
+    from cases.case import Case
+    from reference import models
+    from reference.expected import arguments
+
+    c = Case.load(Path(__file__).resolve().parents[1] / "findings/cases/Lrn/"
+                  "ep-lrn-f16-within-channel-window-past-input.json")  # fmt: skip
+    inputs, params = arguments(c)
+    none = (np.asarray(inputs[0], np.float64) / float(params["bias"]) ** float(params["beta"])).astype(np.float16)
+    symptom = {"symptom": "window-sums-between-none-and-all"}
+    assert models.check(c, [none], symptom)["matches"]
+    assert not models.check(c, [-none], symptom)["matches"]
+    assert not models.check(c, [(none * np.float16(1.3)).astype(np.float16)], symptom)["matches"]

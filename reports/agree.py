@@ -54,6 +54,10 @@ from reports.record import CELL, RAW_VERDICT_KEY, SHRUNK, SKIP, TYPICAL, Record
 
 DEFAULT_EXPLANATIONS = Path(__file__).resolve().parents[1] / "findings" / "routes.yaml"
 OUTPUTS = "outputs"  # the "verdict" an explanation names for a same-verdict, different-bits pair
+# The mechanism of an ``outputs`` pair that a finding on each side covers with a model leaving cells open (NaN: the bug
+# leaves them unwritten, so they hold what the process's buffer held): the bits there may differ from run to run, so
+# the entry's case shows the two findings, not necessarily other bits (tests/test_routes.py)
+OPEN_CELLS = "cells-a-finding-leaves-open"
 MESSAGE_CHARS = 160
 
 

@@ -262,35 +262,37 @@ def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     return [conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)]
 
 
-# The output rows of the EP's FLOAT_32 TransposeConv2d whose border pads hold in[0]'s lowest value (measured: rows
+# The output rows of the EP's FLOAT_32 TransposeConv2d whose virtual inputs hold in[0]'s lowest value (measured: rows
 # 0-7 of outputs 15 rows high; rows 8-14 are the reference's)
 EP_TRANSPOSE_BORDER_ROWS = 8
 
 
-@register_model("TransposeConv1d", "TransposeConv2d", name="stride-1-border-pads-as-input-lowest-first-8-rows")
-def ep_transpose_conv_border_pads_as_input_lowest(case: Any) -> list[np.ndarray]:
-    """The ONNX Runtime QNN EP's 8-bit TransposeConv1d/2d with stride 1 (finding ep-transposeconv-8bit-border-pads-
-    lowest), which it hands to the HTP as Dequantize -> FLOAT_32 TransposeConv2d -> Quantize (1-D as a 2-D of height
-    1): computed as a convolution of the flipped filter over in[0] padded by filter - 1 - pad_amount on each side,
-    the padded cells hold the lowest value of in[0]'s grid (scale * (lowest code + offset)) instead of 0, in the
-    first 8 output rows; from row 8 on the reference's. By linearity that is the reference on in[0] - lowest, plus
-    lowest times the sum of each output channel's filter (over its group's input channels). A stride above 1 is
-    another pattern (gaps between the inputs, not modelled): the model refuses it."""
+@register_model("TransposeConv1d", "TransposeConv2d", name="virtual-inputs-as-input-lowest-first-8-rows")
+def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 8-bit TransposeConv1d/2d (finding ep-transposeconv-8bit-border-pads-lowest), which it
+    hands to the HTP as Dequantize -> FLOAT_32 TransposeConv2d -> Quantize (1-D as a 2-D of height 1): every filter tap
+    that reaches past in[0] (an input index below 0 or past the end, on the stride's grid) reads the lowest value of
+    in[0]'s grid (scale * (lowest code + offset)) instead of nothing, in the first 8 output rows; from row 8 on the
+    reference's. Computed as the reference on in[0] extended on each side by cells holding that value (pad_amount
+    grown by as many strides). Where output_padding is set or a pad is larger than the filter less one (the
+    transposed output cropped) the outputs follow another pattern: the model refuses those cases."""
     from cases.quant import real_range
     from reference.expected import arguments
 
     inputs, params = arguments(case)
-    _, w, _, stride, _, _ = _conv_operands(inputs, params)
-    if any(s != 1 for s in stride):
-        raise ValueError("a stride above 1: not this pattern")
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    if any(output_padding):
+        raise ValueError("output_padding: not this pattern")
     low = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
-    group = int(params.get("group", 1))
-    cin, cout = w.shape[-2] // group, w.shape[-1]  # per group
-    sums = np.array([w[..., (o // cout) * cin:(o // cout + 1) * cin, o % cout].sum() for o in range(group * cout)])
-    y = transpose_conv([np.asarray(inputs[0]) - low, *inputs[1:]], params, None, None, op=case.op)[0] + low * sums
-    if case.op == "TransposeConv2d":
-        rows = EP_TRANSPOSE_BORDER_ROWS
-        y[:, rows:] = transpose_conv(inputs, params, None, None, op=case.op)[0][:, rows:]
+    extra = [w.shape[i] // stride[i] + 1 for i in range(n)]  # input cells past each end a tap can reach
+    wide = np.pad(x, [(0, 0), *((e, e) for e in extra), (0, 0)], constant_values=low)
+    grown = tuple((a + e * s, z + e * s) for (a, z), e, s in zip(pads, extra, stride, strict=True))
+    y = transpose_conv_nd(wide, w, b, stride, grown, dilation, output_padding, int(params.get("group", 1)))
+    if case.op == "TransposeConv2d":  # output rows past the first 8 of their stride phase: the reference's
+        later = np.arange(y.shape[1]) // stride[0] >= EP_TRANSPOSE_BORDER_ROWS
+        y[:, later] = transpose_conv(inputs, params, None, None, op=case.op)[0][:, later]
     return [y]
 
 

@@ -427,7 +427,7 @@ def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: 
 def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_input_grids_lowest_value() -> None:
     """x = [1, 2] on a grid of step 0.5 whose lowest value is -1, a 2-wide filter of ones, stride 1, no pad: the
     transposed convolution is the filter over [pad, 1, 2, pad], [1, 3, 2] with zeros, [0, 3, 1] with -1 in the pads;
-    a stride of 2 is another pattern, which the model refuses."""
+    output_padding is another pattern, which the model refuses."""
     from reference.expected import expected
     from tests.reference_helpers import case, modelled
 
@@ -437,12 +437,30 @@ def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_inp
     c = case("TransposeConv1d", [x, w, b], {"stride": 1, "pad_amount": [0, 0]}, [("UFIXED_POINT_8", (1, 3, 1),
              ([0.1], [0]))])  # fmt: skip
     np.testing.assert_allclose(expected(c)[0].ravel(), [1.0, 3.0, 2.0])
-    name = "stride-1-border-pads-as-input-lowest-first-8-rows"
+    name = "virtual-inputs-as-input-lowest-first-8-rows"
     np.testing.assert_allclose(modelled(c, name)[0].ravel(), [0.0, 3.0, 1.0])
-    c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0]}, [("UFIXED_POINT_8", (1, 4, 1),
-             ([0.1], [0]))])  # fmt: skip
-    with pytest.raises(ValueError, match="stride"):
+    c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0], "output_padding": 1},
+             [("UFIXED_POINT_8", (1, 5, 1), ([0.1], [0]))])  # fmt: skip
+    with pytest.raises(ValueError, match="output_padding"):
         modelled(c, name)
+
+
+def test_ep_transpose_conv1d_model_reads_only_the_virtual_inputs_on_the_strides_grid() -> None:
+    """Stride 2, x = [1, 2] (lowest value -1), a 2-wide filter of ones, no pad: each output reads one input (taps 0, 1
+    at 2i and 2i + 1), so no tap reaches past in[0] and the outputs are the reference's [1, 1, 2, 2]; with pad_amount
+    [1, 1] the output [1, 2, 2] is still the reference's: the pads crop, no virtual input is read."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_8", np.array([4, 6]).reshape(1, 2, 1), ([0.5], [-2]))
+    w = ("UFIXED_POINT_8", np.array([3, 3]).reshape(2, 1, 1), ([1.0], [-2]))
+    b = ("UFIXED_POINT_8", np.array([0]), ([1.0], [0]))
+    name = "virtual-inputs-as-input-lowest-first-8-rows"
+    for pads, width, want in (([0, 0], 4, [1, 1, 2, 2]), ([1, 1], 2, [1, 2])):
+        c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": pads},
+                 [("UFIXED_POINT_8", (1, width, 1), ([0.1], [0]))])  # fmt: skip
+        np.testing.assert_allclose(expected(c)[0].ravel(), want)
+        np.testing.assert_allclose(modelled(c, name)[0].ravel(), want)
 
 
 # ep-transposeconv-8bit-border-pads-lowest's case through the ONNX Runtime QNN EP (onnxruntime-qnn 2.7.0), out[0]
@@ -451,8 +469,8 @@ EP_TRANSPOSE_CODES = np.array([255, 255, 255, 255, 255, 255, 255, 255, 230, 244,
 
 
 def test_ep_transpose_conv_border_model_reproduces_its_findings_case_and_refuses_others() -> None:
-    """Within the finding's band (2 steps) of the EP's codes; the spec's answer and the codes with one element moved
-    3 steps are not."""
+    """Within the finding's band (3 steps) of the EP's codes; the spec's answer and the codes with one element moved
+    4 steps are not."""
     from pathlib import Path
 
     from cases.case import Case
@@ -462,13 +480,13 @@ def test_ep_transpose_conv_border_model_reproduces_its_findings_case_and_refuses
 
     c = Case.load(Path(__file__).resolve().parents[1] / "findings/cases/TransposeConv2d/"
                   "ep-transposeconv-8bit-border-pads-lowest.json")  # fmt: skip
-    model, band = {"diagnosis": "stride-1-border-pads-as-input-lowest-first-8-rows"}, 2
+    model, band = {"diagnosis": "virtual-inputs-as-input-lowest-first-8-rows"}, 3
     codes = EP_TRANSPOSE_CODES.reshape(c.outputs[0].shape)
     assert models.check(c, [codes], model)["max_steps"] <= band
     spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
     assert models.check(c, [spec], model)["max_steps"] > band
     planted = codes.copy()
-    planted.flat[8] -= 3
+    planted.flat[8] -= 4
     assert models.check(c, [planted], model)["max_steps"] > band
 
 

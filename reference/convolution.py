@@ -272,10 +272,11 @@ def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarr
     """The ONNX Runtime QNN EP's 8-bit TransposeConv1d/2d (finding ep-transposeconv-8bit-border-pads-lowest), which it
     hands to the HTP as Dequantize -> FLOAT_32 TransposeConv2d -> Quantize (1-D as a 2-D of height 1): every filter tap
     that reaches past in[0] (an input index below 0 or past the end, on the stride's grid) reads the lowest value of
-    in[0]'s grid (scale * (lowest code + offset)) instead of nothing, in the first 8 output rows; from row 8 on the
-    reference's. Computed as the reference on in[0] extended on each side by cells holding that value (pad_amount
-    grown by as many strides). Where output_padding is set or a pad is larger than the filter less one (the
-    transposed output cropped) the outputs follow another pattern: the model refuses those cases."""
+    in[0]'s grid (scale * (lowest code + offset)) instead of nothing, in the first 8 output rows of each stride phase;
+    past them the reference's. Computed as the reference on in[0] extended on each side by cells holding that value
+    (pad_amount grown by as many strides). The cells output_padding adds are left open, as the HTP's TransposeConv2d
+    leaves them (output-padding-cells-unset); a grouped case with output_padding is another pattern (its output
+    shifted: ep-transposeconv1d-grouped-output-padding-shifted), which the model refuses."""
     from cases.quant import real_range
     from reference.expected import arguments
 
@@ -283,8 +284,8 @@ def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarr
     x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
     n = x.ndim - 2
     output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
-    if any(output_padding):
-        raise ValueError("output_padding: not this pattern")
+    if any(output_padding) and int(params.get("group", 1)) > 1:
+        raise ValueError("grouped with output_padding: not this pattern")
     low = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
     extra = [w.shape[i] // stride[i] + 1 for i in range(n)]  # input cells past each end a tap can reach
     wide = np.pad(x, [(0, 0), *((e, e) for e in extra), (0, 0)], constant_values=low)
@@ -293,6 +294,8 @@ def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarr
     if case.op == "TransposeConv2d":  # output rows past the first 8 of their stride phase: the reference's
         later = np.arange(y.shape[1]) // stride[0] >= EP_TRANSPOSE_BORDER_ROWS
         y[:, later] = transpose_conv(inputs, params, None, None, op=case.op)[0][:, later]
+    if any(output_padding):
+        y[np.isnan(transpose_conv2d_output_padding_cells_unset(case)[0])] = np.nan
     return [y]
 
 

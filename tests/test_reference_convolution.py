@@ -427,7 +427,8 @@ def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: 
 def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_input_grids_lowest_value() -> None:
     """x = [1, 2] on a grid of step 0.5 whose lowest value is -1, a 2-wide filter of ones, stride 1, no pad: the
     transposed convolution is the filter over [pad, 1, 2, pad], [1, 3, 2] with zeros, [0, 3, 1] with -1 in the pads;
-    output_padding is another pattern, which the model refuses."""
+    with stride 2 and output_padding 1 the cell output_padding adds is open; grouped with output_padding is another
+    pattern, which the model refuses."""
     from reference.expected import expected
     from tests.reference_helpers import case, modelled
 
@@ -441,7 +442,15 @@ def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_inp
     np.testing.assert_allclose(modelled(c, name)[0].ravel(), [0.0, 3.0, 1.0])
     c = case("TransposeConv1d", [x, w, b], {"stride": 2, "pad_amount": [0, 0], "output_padding": 1},
              [("UFIXED_POINT_8", (1, 5, 1), ([0.1], [0]))])  # fmt: skip
-    with pytest.raises(ValueError, match="output_padding"):
+    got = modelled(c, name)[0].ravel()
+    np.testing.assert_allclose(got[:4], [1.0, 1.0, 2.0, 2.0])
+    assert np.isnan(got[4])
+    x2 = ("UFIXED_POINT_8", np.array([4, 6, 4, 6]).reshape(1, 2, 2), ([0.5], [-2]))
+    w2 = ("UFIXED_POINT_8", np.array([3, 3, 3, 3]).reshape(2, 2, 1), ([1.0], [-2]))
+    b2 = ("UFIXED_POINT_8", np.array([0, 0]), ([1.0], [0]))
+    c = case("TransposeConv1d", [x2, w2, b2], {"stride": 2, "pad_amount": [0, 0], "output_padding": 1, "group": 2},
+             [("UFIXED_POINT_8", (1, 5, 2), ([0.1], [0]))])  # fmt: skip
+    with pytest.raises(ValueError, match="grouped"):
         modelled(c, name)
 
 

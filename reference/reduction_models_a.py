@@ -110,3 +110,30 @@ def cumulative_sum_first_slice_from_lowest_code(case: Any) -> list[np.ndarray]:
     lowest = (qmin + offset) * scale
     y[first] = np.clip(x[first] + lowest, lowest, (qmax + offset) * scale)
     return [y]
+
+
+@register_symptom("ReduceSum", "ReduceSumSquare", name="nan-where-the-float16-sum-overflows")
+def reduce_sum_nan_where_overflows(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """The HTP's FLOAT_16 ReduceSum (through the ONNX Runtime QNN EP, ReduceSumSquare as Mul -> ReduceSum: finding
+    ep-reducesumsquare-f16-overflow-nan): a sum past float16's largest value (65504) comes back NaN where IEEE gives
+    infinity (the spec's result, rounded to float16), every other output as the spec says. Holds when at least one
+    output overflows, every overflowing one is NaN and the rest pass the case's budget."""
+    from reference.expected import expected
+
+    spec = np.asarray(expected(case)[0], dtype=np.float64)
+    got = np.asarray(stored[0], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        over = np.isinf(spec.astype(np.float16))
+    if not over.any():
+        return "no output overflows float16"
+    if not np.isnan(got[over]).all():
+        return f"{int((~np.isnan(got[over])).sum())} overflowing output(s) are not NaN"
+    j = judged([np.where(over, 0.0, spec)]) if (~over).any() else None
+    if j is not None and not j.passed and not _only_overflow_cells_differ(j, over):
+        return f"the outputs that do not overflow are off: {j.message}"
+    return None
+
+
+def _only_overflow_cells_differ(j: Any, over: np.ndarray) -> bool:
+    """Whether a judgement's mismatches are the overflowing cells alone (they are NaN against the 0 put there)."""
+    return int(j.metrics.get("mismatches", -1)) == int(over.sum())

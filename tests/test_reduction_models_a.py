@@ -47,3 +47,23 @@ def test_reduce_lowest_code_symptom_refuses_another_wrong_value_and_another_shap
     two_wide = _reduce_max_u8((3, 2, 4, 1), [1, 2, 3])
     result = models.check(two_wide, [np.zeros((3, 1, 1, 1), np.uint8)], LOWEST)
     assert result["matches"] is False and "2 reduced axes wider than 1" in result["message"], result
+
+
+def test_reduce_sum_overflow_symptom_takes_nan_and_refuses_a_finite_value_or_a_sum_that_fits() -> None:
+    """ep-reducesumsquare-f16-overflow-nan's case (the squares sum to 162847, past float16's 65504): NaN shows the
+    symptom, 65504 does not; the same case scaled so that the sum fits has no overflow: nothing there is the bug."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from cases.case import Case
+    from reference import models
+
+    c = Case.load(Path(__file__).resolve().parents[1] / "findings/cases/ReduceSumSquare/"
+                  "ep-reducesumsquare-f16-overflow-nan.json")  # fmt: skip
+    symptom = {"symptom": "nan-where-the-float16-sum-overflows"}
+    shape = c.outputs[0].shape
+    assert models.check(c, [np.full(shape, np.nan, np.float16)], symptom)["matches"]
+    assert not models.check(c, [np.full(shape, 65504, np.float16)], symptom)["matches"]
+    x = c.inputs[0]
+    small = replace(c, inputs=[replace(x, data=(np.asarray(x.data) / np.float16(4)).astype(np.float16))])
+    assert not models.check(small, [np.full(shape, np.nan, np.float16)], symptom)["matches"]

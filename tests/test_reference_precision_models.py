@@ -142,3 +142,59 @@ def test_softplus_model_refuses_the_spec_answer_at_beta_a_tenth() -> None:
                         c.outputs[0].dtype)  # fmt: skip
     assert models.check(c, [modelled], SOFTPLUS)["matches"]
     assert not models.check(c, [low_byte_dropped(modelled)], SOFTPLUS)["matches"]
+
+
+# gelu-16bit-inaccurate's and neuron-gelu-16bit-inaccurate's cases on the simulator, out[0]'s codes
+GELU_CODES = np.array([[21251, 408], [65535, 64715]], np.uint16)
+NEURON_GELU_CODES = np.array([[-17442, -32768], [-16800, 32723]], np.int16)
+GELU = {"diagnosis": "cdf-from-a-4096th-table"}
+
+
+def test_gelu_cdf_table_runs_from_one_half_to_4095_4096ths() -> None:
+    from reference.activation_models_b import GELU_CDF_TAIL, _gelu_cdf_table
+
+    table = _gelu_cdf_table()
+    assert table.size == 2**16 and table[0] == 2048 and table[-1] == GELU_CDF_TAIL
+    assert table.min() == 2048 and table.max() <= 4097
+
+
+def test_gelu_codes_multiply_x_by_the_tables_cdf() -> None:
+    """x = 1 on an exact 2^-12 grid (out[0] the same grid): the CDF at z = 0.7071 (index 11585) times 4096 steps; and
+    a CDF of 1 / 4096 far below: x / 4096, rounded to in[0]'s step."""
+    from reference.activation_models_b import _gelu_cdf_table, htp_gelu_codes
+
+    cdf = _gelu_cdf_table()[11585]
+    assert abs(cdf / 4096 - 0.8413) < 0.001  # Phi(1)
+    s = 2.0**-12  # 15 bits hold 2^14 / sqrt(2) x s as 0.70709... : index round(4096 x 2.8284) = 11585
+    assert htp_gelu_codes(np.array([4096]), s, 0, s, 0, "SFIXED_POINT_16")[0] == cdf
+    assert htp_gelu_codes(np.array([-32768]), s, 0, s, 0, "SFIXED_POINT_16")[0] == -8  # -8 x 1/4096 in 2^-12 steps
+
+
+def test_gelu_model_gives_its_findings_cases_codes() -> None:
+    """Both 16-bit GELU findings' cases (the Gelu op's 408 steps off the spec, ElementWiseNeuron's 91), to the code."""
+    for op, finding, codes in [("Gelu", "gelu-16bit-inaccurate", GELU_CODES),
+                               ("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate", NEURON_GELU_CODES)]:  # fmt: skip
+        got = models.check(finding_case(op, finding), [codes], GELU)
+        assert got["matches"] and got["max_steps"] == 0
+
+
+def test_gelu_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    for op, finding, codes in [("Gelu", "gelu-16bit-inaccurate", GELU_CODES),
+                               ("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate", NEURON_GELU_CODES)]:  # fmt: skip
+        c = finding_case(op, finding)
+        spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+        assert not models.check(c, [spec], GELU)["matches"]
+        assert not models.check(c, [low_byte_dropped(codes)], GELU)["matches"]
+
+
+def test_gelu_model_refuses_another_neuron_operation() -> None:
+    from dataclasses import replace
+
+    from cases.case import Param
+
+    c = finding_case("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate")
+    relu = replace(c, params={**c.params, "operation": Param("operation", "UINT_32", 0)})
+    assert "error" in models.check(relu, [NEURON_GELU_CODES], GELU)

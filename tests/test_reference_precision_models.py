@@ -198,3 +198,59 @@ def test_gelu_model_refuses_another_neuron_operation() -> None:
     c = finding_case("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate")
     relu = replace(c, params={**c.params, "operation": Param("operation", "UINT_32", 0)})
     assert "error" in models.check(relu, [NEURON_GELU_CODES], GELU)
+
+
+# conv-16x4-precision's case on the simulator (FullyConnected, 16-bit activations x 4-bit per-axis weights)
+FC_16X4_CODES = np.array([0, 65349, 54717, 47400, 20790, 48348], np.uint16)
+FC_16X4 = {"diagnosis": "htp-16x4-sum-floored-to-256"}
+
+
+def test_16x4_sum_of_raw_codes_is_floored_to_256() -> None:
+    """One input, weight 7 at scale 0.5, in[0] on 2^-12 steps from -8 (offset -32768), out[0] on in[0] x 0.5's grid
+    from -7 x 8 (m = 1, exact in binary16; offset -7 x 32768): code c gives out[0]'s code 256 floor(7c / 256), so
+    codes 0..36 give the same output, where the spec's code is 7c."""
+    from cases.case import Case, Encoding, Param, Tensor
+    from reference.convolution_models_b import htp_16x4_codes
+
+    codes = np.array([[0], [36], [37], [9000]], np.uint16)
+    x = Tensor("in[0]", "UFIXED_POINT_16", (4, 1), codes, Encoding((2.0**-12,), (-32768,)))
+    w = Tensor("in[1]", "SFIXED_POINT_8", (1, 1), np.array([[7]], np.int8),
+               Encoding((0.5,), (0,), axis=0, bitwidth=4), static=True)  # fmt: skip
+    out = Tensor("out[0]", "UFIXED_POINT_16", (4, 1), None, Encoding((2.0**-13,), (-7 * 32768,)))
+    case = Case(op="FullyConnected", inputs=[x, w], params={"keep_dims": Param("keep_dims", "BOOL_8", False)},
+                outputs=[out], config="UFIXED_POINT_16+SFIXED_POINT_8/bw4/axis+SFIXED_POINT_32")  # fmt: skip
+    got = htp_16x4_codes(case).ravel()
+    np.testing.assert_array_equal(got, 256 * np.floor(7 * codes.ravel().astype(np.int64) / 256))
+    assert got[0] == got[1] == 0 and got[2] == 256 and got[3] == 62976  # the spec's: 0, 252, 259, 63000
+
+
+def test_16x4_model_reproduces_its_findings_case() -> None:
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    got = models.check(c, [FC_16X4_CODES], FC_16X4)
+    assert got["matches"] and got["max_steps"] == 0
+
+
+def test_16x4_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], FC_16X4)["matches"]
+    assert not models.check(c, [low_byte_dropped(FC_16X4_CODES)], FC_16X4)["matches"]
+
+
+def test_16x4_model_refuses_a_depthwise_channel_multiplier() -> None:
+    """A DepthWiseConv2d with channel_out = 2 x channel_in takes another path: the model covers nothing there."""
+    from dataclasses import replace
+
+    from cases.case import Encoding, Param, Tensor
+
+    x = Tensor("in[0]", "UFIXED_POINT_16", (1, 3, 3, 1), np.arange(9, dtype=np.uint16).reshape(1, 3, 3, 1),
+               Encoding((1e-3,), (-4,)))  # fmt: skip
+    w = Tensor("in[1]", "SFIXED_POINT_8", (2, 2, 1, 2), np.ones((2, 2, 1, 2), np.int8),
+               Encoding((0.1, 0.2), (0, 0), axis=3, bitwidth=4), static=True)  # fmt: skip
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    dw = replace(c, op="DepthWiseConv2d", inputs=[x, w], outputs=[replace(c.outputs[0], shape=(1, 2, 2, 2))],
+                 params={"stride": Param("stride", "UINT_32", np.array([1, 1], np.uint32))})  # fmt: skip
+    assert "error" in models.check(dw, [np.zeros((1, 2, 2, 2), np.uint16)], FC_16X4)

@@ -254,3 +254,46 @@ def test_16x4_model_refuses_a_depthwise_channel_multiplier() -> None:
     dw = replace(c, op="DepthWiseConv2d", inputs=[x, w], outputs=[replace(c.outputs[0], shape=(1, 2, 2, 2))],
                  params={"stride": Param("stride", "UINT_32", np.array([1, 1], np.uint32))})  # fmt: skip
     assert "error" in models.check(dw, [np.zeros((1, 2, 2, 2), np.uint16)], FC_16X4)
+
+
+# A row of softmax-8bit-long-rows' case (its first 64 input codes, beta 0.5) with out[0] on a 2.5e-4 grid, which the
+# simulator computes on 16 x 2^-16 = 2.44e-4: its output codes (5 steps off the spec's at most)
+SOFTMAX_ROW_IN = np.array([14, 184, 204, 179, 168, 222, 229, 255, 115, 6, 208, 82, 78, 244, 63, 242, 90, 236, 156, 44,
+                           16, 255, 107, 99, 110, 21, 94, 18, 195, 197, 177, 115, 244, 26, 81, 21, 30, 167, 200, 94,
+                           53, 85, 198, 199, 159, 185, 136, 46, 25, 132, 193, 41, 165, 184, 8, 183, 212, 64, 236, 106,
+                           96, 32, 179, 99], np.uint8).reshape(1, 64)  # fmt: skip
+SOFTMAX_ROW_OUT = np.array([7, 83, 110, 77, 66, 142, 157, 227, 31, 7, 116, 19, 18, 194, 15, 188, 22, 173, 56, 11, 8,
+                            227, 28, 25, 29, 8, 23, 8, 97, 99, 75, 31, 194, 9, 19, 8, 9, 65, 104, 23, 13, 20, 101, 102,
+                            58, 84, 42, 12, 9, 39, 94, 11, 63, 83, 7, 81, 123, 15, 173, 27, 24, 10, 77, 25],
+                           np.uint8).reshape(1, 64)  # fmt: skip
+SOFTMAX_8BIT = {"diagnosis": "output-scale-truncated-to-a-65536th"}
+
+
+def softmax_row_case() -> Case:
+    from dataclasses import replace
+
+    from cases.case import Encoding
+
+    c = finding_case("Softmax", "softmax-8bit-long-rows")
+    return replace(c, inputs=[replace(c.inputs[0], shape=(1, 64), data=SOFTMAX_ROW_IN)],
+                   outputs=[replace(c.outputs[0], shape=(1, 64), encoding=Encoding((2.5e-4,), (0,)))])  # fmt: skip
+
+
+def test_softmax_model_reproduces_a_row_on_a_truncated_scale_and_refuses_the_spec() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = softmax_row_case()
+    assert models.check(c, [SOFTMAX_ROW_OUT], SOFTMAX_8BIT)["matches"]
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], SOFTMAX_8BIT)["matches"]
+
+
+def test_softmax_model_makes_its_findings_rows_sum_to_scale_over_its_truncation() -> None:
+    """out[0]'s scale 6.69e-5 is taken as 4 x 2^-16: the rows of the finding's case sum to 1.096 (measured 1.091-1.097)
+    within the codes' rounding down."""
+    c = finding_case("Softmax", "softmax-8bit-long-rows")
+    rows = models._modelled(c, "diagnosis", SOFTMAX_8BIT["diagnosis"])[0].sum(axis=1)
+    factor = float(np.float32(c.outputs[0].encoding.scales[0])) / (4 * 2.0**-16)
+    assert abs(factor - 1.096) < 0.001
+    assert np.all(rows <= factor) and np.all(rows > factor - 256 * c.outputs[0].encoding.scales[0])

@@ -200,8 +200,10 @@ def htp_16x4_codes(case: Any) -> np.ndarray:
 
     x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
     b = case.inputs[2] if len(case.inputs) > 2 else None
-    if not (x.dtype == out.dtype == "UFIXED_POINT_16" and w.dtype == "SFIXED_POINT_8" and w.encoding is not None
-            and w.encoding.bitwidth == 4 and x.data is not None and w.data is not None):  # fmt: skip
+    four_bit = w.dtype == "SFIXED_POINT_4" or (w.dtype == "SFIXED_POINT_8" and w.encoding is not None
+                                               and w.encoding.bitwidth == 4)  # fmt: skip
+    if not (x.dtype == out.dtype == "UFIXED_POINT_16" and four_bit and w.encoding is not None and x.data is not None
+            and w.data is not None):  # fmt: skip
         raise ValueError(f"{NAME_16X4}: UFIXED_POINT_16 activations and output with 4-bit weights only")
     _, params = arguments(case)
     if case.op == "Conv2d" and max(np.ravel(params["dilation"])) > 1 and max(np.ravel(params["stride"])) > 1:
@@ -227,16 +229,17 @@ def htp_16x4_codes(case: Any) -> np.ndarray:
 
 @register_model(*OPS_16X4, name=NAME_16X4)
 def htp_16x4_sum_floored_to_256(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's 16x4 Conv2d, DepthWiseConv2d and FullyConnected (UFIXED_POINT_16 activations, SFIXED_POINT_8
-    per-axis weights of 4 bits, finding conv-16x4-precision): the sum of in[0]'s stored codes (0..65535, not minus
-    their offset) times the weight codes over each output element's window is floored to a multiple of 256; the
-    offset's share, in[0]'s offset x the sum of the channel's weight codes, is rounded to a multiple of 256 (halves
-    down), and the bias with out[0]'s offset (bias - out[0]'s offset / m, in accumulator units) floored to one; their
-    sum times m = in[0].scale x the channel's weight scale / out[0].scale rounded to binary16, rounded, is the output
-    code. Measured on hand-made FullyConnected cases (every activation code; offsets -40000 to -1000, 1 to 256 inputs,
-    weight scales 0.003-0.5, out[0]'s offset -13000 to -62000) to within a step, and on the 16x4 typical cases of the
-    saved runs (seeds 0-4). A dilated strided Conv2d and a DepthWiseConv2d with a channel multiplier above 1 take
-    other paths (measured exact, or another bug): the model refuses them (it then covers nothing)."""
+    """The HTP simulator's 16x4 Conv2d, DepthWiseConv2d and FullyConnected (UFIXED_POINT_16 activations, per-axis
+    4-bit weights, SFIXED_POINT_8 of bit width 4 or SFIXED_POINT_4 alike; finding conv-16x4-precision): the sum of
+    in[0]'s stored codes (0..65535, not minus their offset) times the weight codes over each output element's window
+    is floored to a multiple of 256; the offset's share, in[0]'s offset x the sum of the channel's weight codes, is
+    rounded to a multiple of 256 (halves down), and the bias with out[0]'s offset (bias - out[0]'s offset / m, in
+    accumulator units) floored to one; their sum times m = in[0].scale x the channel's weight scale / out[0].scale
+    rounded to binary16, rounded, is the output code. Measured on hand-made FullyConnected cases (every activation
+    code; offsets -40000 to -1000, 1 to 256 inputs, weight scales 0.003-0.5, out[0]'s offset -13000 to -62000) to
+    within a step, and on the 16x4 typical cases of the saved runs (seeds 0-4; SFIXED_POINT_4 probes of seeds 5-6).
+    A dilated strided Conv2d and a DepthWiseConv2d with a channel multiplier above 1 take other paths (measured
+    exact, or another bug): the model refuses them (it then covers nothing)."""
     from cases.quant import dequantize
 
     return [dequantize(htp_16x4_codes(case).reshape(case.outputs[0].shape), case.outputs[0].encoding)]

@@ -297,3 +297,17 @@ def test_softmax_model_makes_its_findings_rows_sum_to_scale_over_its_truncation(
     factor = float(np.float32(c.outputs[0].encoding.scales[0])) / (4 * 2.0**-16)
     assert abs(factor - 1.096) < 0.001
     assert np.all(rows <= factor) and np.all(rows > factor - 256 * c.outputs[0].encoding.scales[0])
+
+
+def test_16x4_model_takes_sfixed_point_4_weights_alike() -> None:
+    """The typical tier's standard-form probes type the 4-bit weights SFIXED_POINT_4: same kernel, same model."""
+    from dataclasses import replace
+
+    from cases.case import Encoding
+    from reference.convolution_models_b import htp_16x4_codes
+
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    w = c.inputs[1]
+    w4 = replace(w, dtype="SFIXED_POINT_4", encoding=Encoding(w.encoding.scales, w.encoding.offsets, axis=0))
+    c4 = replace(c, inputs=[c.inputs[0], w4, *c.inputs[2:]])
+    np.testing.assert_array_equal(htp_16x4_codes(c4), FC_16X4_CODES)

@@ -22,11 +22,11 @@ A TIMEOUT runs once more, not twice: a second wait of seconds says nothing a fir
 Cost bound: the refusals (REJECTED, ERROR) of one op that give one reason are confirmed by the first of them, in
 whichever of the op's cells it came, and the others name it (``details.fresh.as``) unless it disagreed, when each runs
 for itself (an op the backend lacks gives one reason in all its configurations: 972 cells' confirmations in a main
-job). Reasons that differ only in
-their numbers are one reason ("Could not prepare op with id 0x1a" and "... 0x19"): the finalize errors of a main job
-on the HTP simulator gave 574 confirmations over 244 cells, most of them the same error at another node id. On an
-adapter whose fresh worker is not cheap (``confirm_each`` False: ort-qnn, where it costs 120 ms before the first
-session) every verdict is confirmed that way across the op's cells, one case per verdict and reason: the state a long-lived worker carries is the process's, not a configuration's, and per cell
+job). Reasons that differ only in their numbers are one reason ("Could not prepare op with id 0x1a" and "... 0x19"):
+the finalize errors of a main job on the HTP simulator gave 574 confirmations over 244 cells, most of them the same
+error at another node id. On an adapter whose fresh worker is not cheap (``confirm_each`` False: ort-qnn, where it
+costs 120 ms before the first session) every verdict is confirmed that way across the op's cells, one case per
+verdict and reason: the state a long-lived worker carries is the process's, not a configuration's, and per cell
 these rechecks were half of ort-qnn's main-job time (1666 fresh workers, 295 s of its workers' time).
 
 What a record keeps: ``details.fresh`` (the age of the worker the case first ran in, the fresh runs, and, where the

@@ -113,7 +113,8 @@ def test_a_refused_cell_probes_only_its_first_cases(tmp_path) -> None:
 
     results = tmp_path / "r.jsonl"
     proc = run("--backend", "tests.fake_backends:bias_32bit_only", "--op", "^FullyConnected$", "--tier", "typical",
-               "--examples", str(PROBED_CASES + 3), "--seed", "1", "--no-shrink", "-k", "FullyConnected-SFIXED_POINT_8-",
+               "--examples", str(PROBED_CASES + 3), "--seed", "1", "--no-shrink",
+               "-k", "FullyConnected-SFIXED_POINT_8-",
                "--results", str(results))  # fmt: skip
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
     records = list(record.read([results]))

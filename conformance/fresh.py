@@ -12,19 +12,21 @@ What runs again after a cell's cases ran (``conformance.execute.execute_many``),
   - every case whose verdict is not the good one (PASS; REJECTED for a case that breaks the spec): the first run
     confirms a verdict given in a worker that had run something before the case, or in a graph or session shared
     with other cases (``details.fresh.age``, ``details.batch``), the second says whether the backend gives it again;
-  - one passing case in ``SAMPLE``, chosen by its id (the same cases every run): nondeterminism is measured where it
-    does not change a verdict as well.
+  - the first passing case of an op that is in the sample (one in ``SAMPLE``, chosen by its id, so the same cases
+    every run): nondeterminism is measured where it does not change a verdict as well. One an op, not one in twenty:
+    a fresh worker's first graph costs the HTP simulator about 60 ms of CPU (its second, 12 ms), and a main job's
+    636 samples were 81 s of its workers' time, more than a quarter of all rechecks; the state a long-lived worker
+    carries is the process's, so a second sample of the same op in the same process adds little.
 A TIMEOUT runs once more, not twice: a second wait of seconds says nothing a first did not.
 
 Cost bound: the refusals (REJECTED, ERROR) of one op that give one reason are confirmed by the first of them, in
 whichever of the op's cells it came, and the others name it (``details.fresh.as``) unless it disagreed, when each runs
 for itself (an op the backend lacks gives one reason in all its configurations: 972 cells' confirmations in a main
-job). Reasons that differ only in
-their numbers are one reason ("Could not prepare op with id 0x1a" and "... 0x19"): the finalize errors of a main job
-on the HTP simulator gave 574 confirmations over 244 cells, most of them the same error at another node id. On an
-adapter whose fresh worker is not cheap (``confirm_each`` False: ort-qnn, where it costs 120 ms before the first
-session) every verdict is confirmed that way across the op's cells, one case per verdict and reason, and one passing
-case an op is sampled: the state a long-lived worker carries is the process's, not a configuration's, and per cell
+job). Reasons that differ only in their numbers are one reason ("Could not prepare op with id 0x1a" and "... 0x19"):
+the finalize errors of a main job on the HTP simulator gave 574 confirmations over 244 cells, most of them the same
+error at another node id. On an adapter whose fresh worker is not cheap (``confirm_each`` False: ort-qnn, where it
+costs 120 ms before the first session) every verdict is confirmed that way across the op's cells, one case per
+verdict and reason: the state a long-lived worker carries is the process's, not a configuration's, and per cell
 these rechecks were half of ort-qnn's main-job time (1666 fresh workers, 295 s of its workers' time).
 
 What a record keeps: ``details.fresh`` (the age of the worker the case first ran in, the fresh runs, and, where the
@@ -45,7 +47,7 @@ from cases.case import Case
 from reports.record import PASS, Record
 
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
-SAMPLE = 20  # one passing case in SAMPLE runs twice more in a fresh worker
+SAMPLE = 20  # passing cases whose id falls in one in SAMPLE may be sampled; the first of them an op is
 REFUSALS = ("REJECTED", "ERROR")
 _STATUS_VERDICT = {REJECTED: "REJECTED", ERROR: "ERROR", CRASH: "CRASH", TIMEOUT: "TIMEOUT", SKIP: "SKIP"}
 
@@ -73,11 +75,14 @@ def wanted(rec: Record, outcome: Outcome) -> str:
     return "sample" if rec.kind == "positive" and sampled(rec.case_id or "") else ""
 
 
+_SAMPLED = ("sample",)  # the op's table holds this key once one of its passing cases was sampled
+
+
 def _group(rec: Record, why: str, each: bool) -> tuple | None:
-    """The cases one fresh run speaks for: None, the case alone."""
+    """The cases one fresh confirmation speaks for: None, the case alone."""
     from reports import refusals
 
-    if why == "confirm" and rec.verdict in REFUSALS:  # one reason, whatever node id or size it names
+    if rec.verdict in REFUSALS:  # one reason, whatever node id or size it names
         return (rec.kind, rec.verdict, _NUMBERS.sub("#", str(refusals.reason(rec))))
     if each:
         return None
@@ -100,6 +105,11 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
     for k, (rec, outcome) in enumerate(zip(records, outcomes, strict=True)):
         why = wanted(rec, outcome)
         if not why:
+            continue
+        if why == "sample":  # one passing case an op: the state a long-lived worker carries is the process's
+            if _SAMPLED not in settled:
+                out[k] = _fresh(cases[k], rec, outcome, ctx, execute, generate_seconds[k], why)
+                settled[_SAMPLED] = (rec, out[k], out[k].verdict == rec.verdict)
             continue
         key = _group(rec, why, each)
         if key in pending:

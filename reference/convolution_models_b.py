@@ -179,3 +179,67 @@ def transpose_conv_with_16x8_weights(case: Any, names: list[str]) -> list[np.nda
     except ValueError:
         pass  # symmetric weights or another configuration: the layout bug alone
     return _NAMED[case.op][first](case)
+
+
+# --- 16x4: 16-bit activations x 4-bit per-axis weights (finding conv-16x4-precision) ---------------------------------
+OPS_16X4 = ("Conv2d", "DepthWiseConv2d", "FullyConnected")
+NAME_16X4 = "htp-16x4-sum-floored-to-256"
+
+
+def _filter_sums(case: Any, codes: np.ndarray) -> np.ndarray:
+    """The sum of each output channel's weight codes (FullyConnected's in[1] is [channel_out, channel_in], a
+    convolution's filter has channel_out last)."""
+    return codes.sum(axis=1) if case.op == "FullyConnected" else codes.reshape(-1, codes.shape[-1]).sum(axis=0)
+
+
+def htp_16x4_codes(case: Any) -> np.ndarray:
+    """out[0]'s codes as the HTP simulator computes a 16-bit activation x 4-bit per-axis weight case (model below);
+    ValueError where it does not apply."""
+    import reference
+    from reference.expected import arguments
+
+    x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
+    b = case.inputs[2] if len(case.inputs) > 2 else None
+    four_bit = w.dtype == "SFIXED_POINT_4" or (w.dtype == "SFIXED_POINT_8" and w.encoding is not None
+                                               and w.encoding.bitwidth == 4)  # fmt: skip
+    if not (x.dtype == out.dtype == "UFIXED_POINT_16" and four_bit and w.encoding is not None and x.data is not None
+            and w.data is not None):  # fmt: skip
+        raise ValueError(f"{NAME_16X4}: UFIXED_POINT_16 activations and output with 4-bit weights only")
+    _, params = arguments(case)
+    if case.op == "Conv2d" and max(np.ravel(params["dilation"])) > 1 and max(np.ravel(params["stride"])) > 1:
+        raise ValueError(f"{NAME_16X4}: a dilated strided Conv2d takes another path (measured exact)")
+    if case.op == "DepthWiseConv2d" and w.shape[-1] != x.shape[-1]:
+        raise ValueError(f"{NAME_16X4}: a channel multiplier above 1 takes another path")
+    xs, xoff = float(x.encoding.scales[0]), int(x.encoding.offsets[0])
+    os_, ooff = float(out.encoding.scales[0]), int(out.encoding.offsets[0])
+    s = np.broadcast_to(np.asarray(w.encoding.scales, dtype=np.float64), (w.shape[0 if case.op == "FullyConnected"
+                                                                                   else -1],))  # fmt: skip
+    wc = w.data.astype(np.float64)
+    exact = reference.run(case.op, [x.data.astype(np.float64) + xoff, wc, None], params)[0]  # sum of (code + offset) w
+    wsum = _filter_sums(case, wc)
+    raw = np.floor((exact - xoff * wsum) / 256) * 256  # sum of code x w, floored to a multiple of 256
+    m = xs * s / os_
+    bias = np.zeros_like(m)
+    if b is not None and b.data is not None and b.encoding is not None:
+        bias = b.data.astype(np.float64) * np.asarray(b.encoding.scales, dtype=np.float64) / (xs * s)
+    k = np.ceil(xoff * wsum / 256 - 0.5) * 256 + np.floor((bias - ooff / m) / 256) * 256
+    mq = m.astype(np.float16).astype(np.float64)
+    return np.clip(np.round(mq * (raw + k)), 0, 65535)
+
+
+@register_model(*OPS_16X4, name=NAME_16X4)
+def htp_16x4_sum_floored_to_256(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 16x4 Conv2d, DepthWiseConv2d and FullyConnected (UFIXED_POINT_16 activations, per-axis
+    4-bit weights, SFIXED_POINT_8 of bit width 4 or SFIXED_POINT_4 alike; finding conv-16x4-precision): the sum of
+    in[0]'s stored codes (0..65535, not minus their offset) times the weight codes over each output element's window
+    is floored to a multiple of 256; the offset's share, in[0]'s offset x the sum of the channel's weight codes, is
+    rounded to a multiple of 256 (halves down), and the bias with out[0]'s offset (bias - out[0]'s offset / m, in
+    accumulator units) floored to one; their sum times m = in[0].scale x the channel's weight scale / out[0].scale
+    rounded to binary16, rounded, is the output code. Measured on hand-made FullyConnected cases (every activation
+    code; offsets -40000 to -1000, 1 to 256 inputs, weight scales 0.003-0.5, out[0]'s offset -13000 to -62000) to
+    within a step, and on the 16x4 typical cases of the saved runs (seeds 0-4; SFIXED_POINT_4 probes of seeds 5-6).
+    A dilated strided Conv2d and a DepthWiseConv2d with a channel multiplier above 1 take other paths (measured
+    exact, or another bug): the model refuses them (it then covers nothing)."""
+    from cases.quant import dequantize
+
+    return [dequantize(htp_16x4_codes(case).reshape(case.outputs[0].shape), case.outputs[0].encoding)]

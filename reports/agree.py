@@ -258,7 +258,7 @@ def _explain(d: Disagreement, entries: list[Explanation], a_text: str | None = N
 def load_explanations(path: str | Path) -> list[Explanation]:
     """Read an explanations file; anything malformed is an ExpectationsError naming file:line."""
     text = Path(path).read_text(encoding="utf-8")
-    loader = yaml.SafeLoader(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml where built: the same nodes and marks
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

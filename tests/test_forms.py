@@ -106,6 +106,24 @@ def test_a_run_probes_a_refused_cell_and_the_matrix_names_the_form(tmp_path) -> 
     assert cell.standard_form().startswith("32-bit bias: in[2] SFIXED_POINT_32"), cell.probes
 
 
+def test_a_refused_cell_probes_only_its_first_cases(tmp_path) -> None:
+    from conformance.cell import PROBED_CASES
+    from reports import record
+    from tests.conformance_runs import run
+
+    results = tmp_path / "r.jsonl"
+    proc = run("--backend", "tests.fake_backends:bias_32bit_only", "--op", "^FullyConnected$", "--tier", "typical",
+               "--examples", str(PROBED_CASES + 3), "--seed", "1", "--no-shrink",
+               "-k", "FullyConnected-SFIXED_POINT_8-",
+               "--results", str(results))  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    records = list(record.read([results]))
+    refused = [r.case_id for r in records if r.kind == "positive" and r.verdict == "REJECTED"]
+    probed = {r.extra["probe"]["of"] for r in records if r.kind == "probe"}
+    assert len(refused) > PROBED_CASES, f"the cell drew {len(refused)} refused cases: too few to show the limit"
+    assert probed == set(refused[:PROBED_CASES]), f"probed {sorted(probed)}, first refused {refused[:PROBED_CASES]}"
+
+
 # ---- on the simulator -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qnn():

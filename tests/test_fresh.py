@@ -82,6 +82,16 @@ def test_a_passing_case_in_the_sample_runs_twice_in_a_fresh_worker(adapter):
     assert "long_lived" not in note and "nondeterministic" not in details(rec), details(rec)
 
 
+def test_only_the_first_passing_case_of_an_op_in_the_sample_runs_again(adapter):
+    ctx = RunContext(adapter, "stateful")
+    sampled = [c for c in (unary("ElementWiseAbs", s) for s in range(4000)) if fresh.sampled(c.case_id())][:3]
+    first_cell = execute_many(sampled[:2], ctx)
+    later_cell = execute_many(sampled[2:], ctx)
+    notes = [details(r).get("fresh") for r in first_cell + later_cell]
+    assert notes[0] and notes[0]["why"] == "sample", notes
+    assert notes[1:] == [None, None], f"a second sample of the op ran again: {notes}"
+
+
 def test_a_passing_case_outside_the_sample_runs_once(adapter):
     ctx = RunContext(adapter, "stateful")
     recs = execute_many(unsampled("ElementWiseAbs", 3), ctx)

@@ -157,3 +157,172 @@ def test_softplus_model_holds_elementwise_softplus_as_the_ep_runs_it() -> None:
     assert models.check(c, [EP_SOFTPLUS_OUTPUT], SOFTPLUS)["matches"]
     assert not models.check(c, [expected(c)[0].astype(np.float16)], SOFTPLUS)["matches"]
     assert not models.check(c, [(EP_SOFTPLUS_OUTPUT * np.float16(1.02)).astype(np.float16)], SOFTPLUS)["matches"]
+
+
+# gelu-16bit-inaccurate's and neuron-gelu-16bit-inaccurate's cases on the simulator, out[0]'s codes
+GELU_CODES = np.array([[21251, 408], [65535, 64715]], np.uint16)
+NEURON_GELU_CODES = np.array([[-17442, -32768], [-16800, 32723]], np.int16)
+GELU = {"diagnosis": "cdf-from-a-4096th-table"}
+
+
+def test_gelu_cdf_table_runs_from_one_half_to_4095_4096ths() -> None:
+    from reference.activation_models_b import GELU_CDF_TAIL, _gelu_cdf_table
+
+    table = _gelu_cdf_table()
+    assert table.size == 2**16 and table[0] == 2048 and table[-1] == GELU_CDF_TAIL
+    assert table.min() == 2048 and table.max() <= 4097
+
+
+def test_gelu_codes_multiply_x_by_the_tables_cdf() -> None:
+    """x = 1 on an exact 2^-12 grid (out[0] the same grid): the CDF at z = 0.7071 (index 11585) times 4096 steps; and
+    a CDF of 1 / 4096 far below: x / 4096, rounded to in[0]'s step."""
+    from reference.activation_models_b import _gelu_cdf_table, htp_gelu_codes
+
+    cdf = _gelu_cdf_table()[11585]
+    assert abs(cdf / 4096 - 0.8413) < 0.001  # Phi(1)
+    s = 2.0**-12  # 15 bits hold 2^14 / sqrt(2) x s as 0.70709... : index round(4096 x 2.8284) = 11585
+    assert htp_gelu_codes(np.array([4096]), s, 0, s, 0, "SFIXED_POINT_16")[0] == cdf
+    assert htp_gelu_codes(np.array([-32768]), s, 0, s, 0, "SFIXED_POINT_16")[0] == -8  # -8 x 1/4096 in 2^-12 steps
+
+
+def test_gelu_model_gives_its_findings_cases_codes() -> None:
+    """Both 16-bit GELU findings' cases (the Gelu op's 408 steps off the spec, ElementWiseNeuron's 91), to the code."""
+    for op, finding, codes in [("Gelu", "gelu-16bit-inaccurate", GELU_CODES),
+                               ("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate", NEURON_GELU_CODES)]:  # fmt: skip
+        got = models.check(finding_case(op, finding), [codes], GELU)
+        assert got["matches"] and got["max_steps"] == 0
+
+
+def test_gelu_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    for op, finding, codes in [("Gelu", "gelu-16bit-inaccurate", GELU_CODES),
+                               ("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate", NEURON_GELU_CODES)]:  # fmt: skip
+        c = finding_case(op, finding)
+        spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+        assert not models.check(c, [spec], GELU)["matches"]
+        assert not models.check(c, [low_byte_dropped(codes)], GELU)["matches"]
+
+
+def test_gelu_model_refuses_another_neuron_operation() -> None:
+    from dataclasses import replace
+
+    from cases.case import Param
+
+    c = finding_case("ElementWiseNeuron", "neuron-gelu-16bit-inaccurate")
+    relu = replace(c, params={**c.params, "operation": Param("operation", "UINT_32", 0)})
+    assert "error" in models.check(relu, [NEURON_GELU_CODES], GELU)
+
+
+# conv-16x4-precision's case on the simulator (FullyConnected, 16-bit activations x 4-bit per-axis weights)
+FC_16X4_CODES = np.array([0, 65349, 54717, 47400, 20790, 48348], np.uint16)
+FC_16X4 = {"diagnosis": "htp-16x4-sum-floored-to-256"}
+
+
+def test_16x4_sum_of_raw_codes_is_floored_to_256() -> None:
+    """One input, weight 7 at scale 0.5, in[0] on 2^-12 steps from -8 (offset -32768), out[0] on in[0] x 0.5's grid
+    from -7 x 8 (m = 1, exact in binary16; offset -7 x 32768): code c gives out[0]'s code 256 floor(7c / 256), so
+    codes 0..36 give the same output, where the spec's code is 7c."""
+    from cases.case import Case, Encoding, Param, Tensor
+    from reference.convolution_models_b import htp_16x4_codes
+
+    codes = np.array([[0], [36], [37], [9000]], np.uint16)
+    x = Tensor("in[0]", "UFIXED_POINT_16", (4, 1), codes, Encoding((2.0**-12,), (-32768,)))
+    w = Tensor("in[1]", "SFIXED_POINT_8", (1, 1), np.array([[7]], np.int8),
+               Encoding((0.5,), (0,), axis=0, bitwidth=4), static=True)  # fmt: skip
+    out = Tensor("out[0]", "UFIXED_POINT_16", (4, 1), None, Encoding((2.0**-13,), (-7 * 32768,)))
+    case = Case(op="FullyConnected", inputs=[x, w], params={"keep_dims": Param("keep_dims", "BOOL_8", False)},
+                outputs=[out], config="UFIXED_POINT_16+SFIXED_POINT_8/bw4/axis+SFIXED_POINT_32")  # fmt: skip
+    got = htp_16x4_codes(case).ravel()
+    np.testing.assert_array_equal(got, 256 * np.floor(7 * codes.ravel().astype(np.int64) / 256))
+    assert got[0] == got[1] == 0 and got[2] == 256 and got[3] == 62976  # the spec's: 0, 252, 259, 63000
+
+
+def test_16x4_model_reproduces_its_findings_case() -> None:
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    got = models.check(c, [FC_16X4_CODES], FC_16X4)
+    assert got["matches"] and got["max_steps"] == 0
+
+
+def test_16x4_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], FC_16X4)["matches"]
+    assert not models.check(c, [low_byte_dropped(FC_16X4_CODES)], FC_16X4)["matches"]
+
+
+def test_16x4_model_refuses_a_depthwise_channel_multiplier() -> None:
+    """A DepthWiseConv2d with channel_out = 2 x channel_in takes another path: the model covers nothing there."""
+    from dataclasses import replace
+
+    from cases.case import Encoding, Param, Tensor
+
+    x = Tensor("in[0]", "UFIXED_POINT_16", (1, 3, 3, 1), np.arange(9, dtype=np.uint16).reshape(1, 3, 3, 1),
+               Encoding((1e-3,), (-4,)))  # fmt: skip
+    w = Tensor("in[1]", "SFIXED_POINT_8", (2, 2, 1, 2), np.ones((2, 2, 1, 2), np.int8),
+               Encoding((0.1, 0.2), (0, 0), axis=3, bitwidth=4), static=True)  # fmt: skip
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    dw = replace(c, op="DepthWiseConv2d", inputs=[x, w], outputs=[replace(c.outputs[0], shape=(1, 2, 2, 2))],
+                 params={"stride": Param("stride", "UINT_32", np.array([1, 1], np.uint32))})  # fmt: skip
+    assert "error" in models.check(dw, [np.zeros((1, 2, 2, 2), np.uint16)], FC_16X4)
+
+
+# A row of softmax-8bit-long-rows' case (its first 64 input codes, beta 0.5) with out[0] on a 2.5e-4 grid, which the
+# simulator computes on 16 x 2^-16 = 2.44e-4: its output codes (5 steps off the spec's at most)
+SOFTMAX_ROW_IN = np.array([14, 184, 204, 179, 168, 222, 229, 255, 115, 6, 208, 82, 78, 244, 63, 242, 90, 236, 156, 44,
+                           16, 255, 107, 99, 110, 21, 94, 18, 195, 197, 177, 115, 244, 26, 81, 21, 30, 167, 200, 94,
+                           53, 85, 198, 199, 159, 185, 136, 46, 25, 132, 193, 41, 165, 184, 8, 183, 212, 64, 236, 106,
+                           96, 32, 179, 99], np.uint8).reshape(1, 64)  # fmt: skip
+SOFTMAX_ROW_OUT = np.array([7, 83, 110, 77, 66, 142, 157, 227, 31, 7, 116, 19, 18, 194, 15, 188, 22, 173, 56, 11, 8,
+                            227, 28, 25, 29, 8, 23, 8, 97, 99, 75, 31, 194, 9, 19, 8, 9, 65, 104, 23, 13, 20, 101, 102,
+                            58, 84, 42, 12, 9, 39, 94, 11, 63, 83, 7, 81, 123, 15, 173, 27, 24, 10, 77, 25],
+                           np.uint8).reshape(1, 64)  # fmt: skip
+SOFTMAX_8BIT = {"diagnosis": "output-scale-truncated-to-a-65536th"}
+
+
+def softmax_row_case() -> Case:
+    from dataclasses import replace
+
+    from cases.case import Encoding
+
+    c = finding_case("Softmax", "softmax-8bit-long-rows")
+    return replace(c, inputs=[replace(c.inputs[0], shape=(1, 64), data=SOFTMAX_ROW_IN)],
+                   outputs=[replace(c.outputs[0], shape=(1, 64), encoding=Encoding((2.5e-4,), (0,)))])  # fmt: skip
+
+
+def test_softmax_model_reproduces_a_row_on_a_truncated_scale_and_refuses_the_spec() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = softmax_row_case()
+    assert models.check(c, [SOFTMAX_ROW_OUT], SOFTMAX_8BIT)["matches"]
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], SOFTMAX_8BIT)["matches"]
+
+
+def test_softmax_model_makes_its_findings_rows_sum_to_scale_over_its_truncation() -> None:
+    """out[0]'s scale 6.69e-5 is taken as 4 x 2^-16: the rows of the finding's case sum to 1.096 (measured 1.091-1.097)
+    within the codes' rounding down."""
+    c = finding_case("Softmax", "softmax-8bit-long-rows")
+    rows = models._modelled(c, "diagnosis", SOFTMAX_8BIT["diagnosis"])[0].sum(axis=1)
+    factor = float(np.float32(c.outputs[0].encoding.scales[0])) / (4 * 2.0**-16)
+    assert abs(factor - 1.096) < 0.001
+    assert np.all(rows <= factor) and np.all(rows > factor - 256 * c.outputs[0].encoding.scales[0])
+
+
+def test_16x4_model_takes_sfixed_point_4_weights_alike() -> None:
+    """The typical tier's standard-form probes type the 4-bit weights SFIXED_POINT_4: same kernel, same model."""
+    from dataclasses import replace
+
+    from cases.case import Encoding
+    from reference.convolution_models_b import htp_16x4_codes
+
+    c = finding_case("FullyConnected", "conv-16x4-precision")
+    w = c.inputs[1]
+    w4 = replace(w, dtype="SFIXED_POINT_4", encoding=Encoding(w.encoding.scales, w.encoding.offsets, axis=0))
+    c4 = replace(c, inputs=[c.inputs[0], w4, *c.inputs[2:]])
+    np.testing.assert_array_equal(htp_16x4_codes(c4), FC_16X4_CODES)

@@ -240,3 +240,10 @@ def test_a_finding_that_names_its_releases_applies_on_them_only(tmp_path: Path) 
 def test_a_target_that_is_no_htp_generation_is_refused_with_its_line(tmp_path: Path) -> None:
     with pytest.raises(ExpectationsError, match=r"expectations.yaml:\d+.*'targets' lists HTP generations"):
         Expectations.load(write(tmp_path, TARGETED.replace("[v69, v73]", "[v72]")))
+
+
+def test_an_entry_added_after_a_match_is_matched_too(exp: Expectations) -> None:
+    assert exp.match("Relu", "FLOAT_32", "qnn-htp") is None
+    (entry,) = Expectations.from_text("- op: Relu\n  backend: qnn-htp\n  reason: added later\n").entries
+    exp.entries.append(entry)
+    assert exp.match("Relu", "FLOAT_32", "qnn-htp") is entry, "the index of entries by op kept a stale list"

@@ -694,7 +694,7 @@ def _same_as(value: Any, source: str, where: str) -> dict[str, Any]:
 def _raw_items(path: str) -> list[Any] | None:
     """A findings file's entries as plain YAML (None when there is no such file), for ``same_as``."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506 - a safe loader
     except OSError:
         return None
     data = data.get("expectations") if isinstance(data, dict) else data

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.models import register_symptom
+from reference.models import register_model, register_symptom
 
 # How far 16-bit HadamardTransform's constant shift was measured to reach, in steps of in[0]'s scale: 15.5 on the
 # 40 scale-0.1 failures of seeds 0-4 (hadamard-16bit-offset's reason); 16 allows for rounding. A last axis of 256 is
@@ -48,3 +48,22 @@ def hadamard_one_constant_shift(case: Any, stored: list[np.ndarray], judged: Any
     if not j.passed:
         return f"not a constant shift ({np.round(shifts / step, 2).tolist()} steps of in[0]): {j.message}"
     return None
+
+
+@register_model("HadamardTransform", name="unit-axis-scale-ignored-signed-offset-dropped")
+def hadamard_unit_axis_scale_ignored(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 16-bit HadamardTransform over a last axis of one element (finding
+    hadamard-16bit-unit-axis-copy), where the transform is the identity and out[0] = in[0] x scale: the backend ignores
+    scale, and a SFIXED_POINT_16 in[0] is read without its offset (its codes times its scale), requantized to out[0]'s
+    grid. Measured: codes 5609, 2191, 178, -3684 at offset 2311 (or -2000, 0) come back as the codes themselves times
+    in[0]'s scale at scale 0.5, 1 and 2; UFIXED_POINT_16 keeps its offset, still ignores scale. Longer axes are not
+    this model (it refuses them)."""
+    from reference.expected import arguments
+
+    if case.inputs[0].shape[-1] != 1:
+        raise ValueError("unit-axis-scale-ignored-signed-offset-dropped: a last axis of one element only")
+    t = case.inputs[0]
+    if t.dtype == "SFIXED_POINT_16":
+        return [np.asarray(t.data, dtype=np.float64) * float(t.encoding.scales[0])]
+    inputs, _ = arguments(case)
+    return [np.asarray(inputs[0], dtype=np.float64)]

@@ -199,3 +199,31 @@ def test_hadamard_model_holds_a_256_long_axis_after_its_64_point_pass() -> None:
     (got,) = modelled(c, "result-held-in-int16-at-input-scale")
     np.testing.assert_allclose(got[0, 64], (32767 * 2.0**-12 - 6.0) / 2)
     np.testing.assert_allclose(got[0, 0], (32767 * 2.0**-12 + 6.0) / 2)  # one pass: (96 + 48) / 16 = 9, held at 7.99976
+
+
+def test_hadamard_unit_axis_model_ignores_scale_and_a_signed_offset() -> None:
+    """n = 1: codes [5609, -3684] at offset 2311 and scale 2^-12, scale 2: the spec gives 2 x (code + 2311) x 2^-12,
+    the model the codes alone x 2^-12 (scale ignored, the signed offset dropped); UFIXED_POINT_16 keeps its offset."""
+    from tests.reference_helpers import case, modelled
+
+    name = "unit-axis-scale-ignored-signed-offset-dropped"
+    enc = ([2.0**-12], [2311])
+    c = case("HadamardTransform", [("SFIXED_POINT_16", np.array([[5609], [-3684]], np.int16), enc)], {"scale": 2.0},
+             [("SFIXED_POINT_16", (2, 1), enc)])
+    np.testing.assert_allclose(modelled(c, name)[0], [[5609 * 2.0**-12], [-3684 * 2.0**-12]])
+    real = np.array([[5609 + 2311], [-3684 + 2311]]) * 2.0**-12
+    (truth,) = reference.run("HadamardTransform", [real], {"scale": 2.0})
+    assert not np.allclose(truth, modelled(c, name)[0]), "the spec's result is not the model's"
+    u = case("HadamardTransform", [("UFIXED_POINT_16", np.array([[40000]], np.uint16), ([2.0**-12], [-32768]))],
+             {"scale": 2.0}, [("UFIXED_POINT_16", (1, 1), ([2.0**-12], [-32768]))])
+    np.testing.assert_allclose(modelled(u, name)[0], [[(40000 - 32768) * 2.0**-12]])
+
+
+def test_hadamard_unit_axis_model_refuses_a_longer_axis() -> None:
+    from tests.reference_helpers import case, modelled
+
+    enc = ([2.0**-12], [0])
+    c = case("HadamardTransform", [("SFIXED_POINT_16", np.array([[5, 6]], np.int16), enc)], {"scale": 1.0},
+             [("SFIXED_POINT_16", (1, 2), enc)])
+    with pytest.raises(ValueError, match="one element"):
+        modelled(c, "unit-axis-scale-ignored-signed-offset-dropped")

@@ -274,18 +274,22 @@ def gather_outer_rows_after_first_open(case: Any) -> list[np.ndarray]:
 
 @register_model("Gather", name="outer-rows-read-as-first")
 def gather_outer_rows_read_as_first(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every index of the axes
-    before ``axis`` reads the table's first one, so the second row of a [2, 3] table gathered on axis 1 repeats the
-    first's values."""
+    """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every slice along the
+    output's first axis repeats the first. With ``axis`` > 0 that axis is the table's: every index of the axes before
+    ``axis`` reads the table's first one, so the second row of a [2, 3] table gathered on axis 1 repeats the first's
+    values. With ``axis`` 0 it is in[1]'s: every index row along in[1]'s first axis reads as the first (seed 0's edge
+    case, a [3, 4, 5] table and [3, 4, 5] indices: out[1] and out[2] are out[0])."""
     from dataclasses import replace
 
     from reference.expected import arguments, expected
 
     _, params = arguments(case)
     axis = int(params.get("axis", 0))
-    t = case.inputs[0]
-    first = np.broadcast_to(t.data[(slice(0, 1),) * axis], t.data.shape).copy()
-    return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))
+    t = case.inputs[0] if axis else case.inputs[1]
+    first = np.broadcast_to(t.data[(slice(0, 1),) * max(axis, 1)], t.data.shape).copy()
+    inputs = list(case.inputs)
+    inputs[0 if axis else 1] = replace(t, data=first)
+    return expected(replace(case, inputs=inputs))
 
 
 @register_model("ScatterNd", name="mul-partials-on-output-grid")

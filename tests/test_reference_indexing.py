@@ -307,6 +307,17 @@ def test_gather_model_reads_every_outer_row_as_the_first() -> None:
     np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[1, 3], [1, 3]])
 
 
+def test_gather_model_on_axis_0_reads_every_outer_index_row_as_the_first() -> None:
+    """A [3, 2] table gathered on axis 0 by [[2, 0], [1, 1]]: the spec gives [[5, 6], [1, 2]] then [[3, 4], [3, 4]];
+    the model repeats in[1]'s first row, [[5, 6], [1, 2]] twice (seed 0's rank-5 edge case, axis 0)."""
+    from tests.reference_helpers import case, modelled
+
+    table = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = case("Gather", [table, ("INT_32", np.array([[2, 0], [1, 1]], np.int32))], {"axis": 0},
+             [("FLOAT_32", (2, 2, 2))])
+    np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[[5, 6], [1, 2]], [[5, 6], [1, 2]]])
+
+
 def test_batch_permutation_takes_gathers_sign_bit_model() -> None:
     """BatchPermutation is Gather on axis 0 on the ONNX route: rows [1, 0] of codes [[89, -59], [1, 2]] come back
     [[-127, -126], [-39, 69]] (each code 128 off)."""

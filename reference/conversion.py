@@ -52,11 +52,14 @@ def cast(
 def cast_bool_via_unsigned_integer(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 -> BOOL_8 Cast (finding cast-f32-bool-negative-false): the value is first cast to
     an unsigned integer (truncated toward zero, negatives saturating at 0), then tested for nonzero, so everything
-    below 1 is false where ONNX's Cast, which line 967 cites, makes every nonzero value true."""
+    below 1 is false where ONNX's Cast, which line 967 cites, makes every nonzero value true. A NaN converts as the
+    infinity of its sign bit (measured: NaN true, -NaN false, as +inf and -inf)."""
     from reference.expected import arguments
 
     inputs, _ = arguments(case)
-    return [_to_integer(np.asarray(inputs[0], dtype=np.float64), np.dtype(np.uint32)) != 0]
+    x = np.asarray(inputs[0], dtype=np.float64)
+    x = np.where(np.isnan(x), np.copysign(np.inf, x), x)
+    return [_to_integer(x, np.dtype(np.uint32)) != 0]
 
 
 @register_model("Cast", name="unsigned-8-as-bool")

@@ -170,17 +170,20 @@ def depthwise_conv(
 def depthwise_channels_past_channel_in_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's DepthWiseConv2d with a depth multiplier above 1 and a dilation above 1 (or an unequal
     stride) (finding depthwiseconv2d-multiplier-dilation-wrong): only the first channel_in output channels are
-    computed (with their bias); the others come out 0 in FLOAT_16, code 0 in fixed point (the grid's lowest value, not
-    its zero point), and other values in FLOAT_32 (left open: NaN, any value)."""
+    computed (with their bias); the others come out 0 in FLOAT_16, the grid's lowest code in fixed point (not its zero
+    point: code 0 in UFIXED, -128 in SFIXED_POINT_8, seed 0's edge cases at offsets 34 and 50), and other values in
+    FLOAT_32 (left open: NaN, any value)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
-    from cases.quant import dequantize
+    from cases.quant import code_range, dequantize
 
     y = depthwise_conv(inputs, params, None, None, op=case.op)[0]
     cin = np.shape(inputs[0])[-1]
     out = case.outputs[0]
-    y[..., cin:] = np.nan if out.dtype == "FLOAT_32" else dequantize(np.array(0), out.encoding) if out.encoding else 0.0
+    enc = out.encoding
+    lowest = dequantize(np.array(code_range(out.dtype, enc.bitwidth)[0]), enc) if enc is not None else 0.0
+    y[..., cin:] = np.nan if out.dtype == "FLOAT_32" else lowest
     return [y]
 
 

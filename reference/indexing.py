@@ -274,15 +274,49 @@ def gather_outer_rows_after_first_open(case: Any) -> list[np.ndarray]:
 
 @register_model("Gather", name="outer-rows-read-as-first")
 def gather_outer_rows_read_as_first(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every index of the axes
-    before ``axis`` reads the table's first one, so the second row of a [2, 3] table gathered on axis 1 repeats the
-    first's values."""
+    """The HTP simulator's Gather into a rank-5 output (finding gather-rank5-wrong-values): every slice along the
+    output's first axis repeats the first. With ``axis`` > 0 that axis is the table's: every index of the axes before
+    ``axis`` reads the table's first one, so the second row of a [2, 3] table gathered on axis 1 repeats the first's
+    values. With ``axis`` 0 it is in[1]'s: every index row along in[1]'s first axis reads as the first (seed 0's edge
+    case, a [3, 4, 5] table and [3, 4, 5] indices: out[1] and out[2] are out[0])."""
     from dataclasses import replace
 
     from reference.expected import arguments, expected
 
     _, params = arguments(case)
     axis = int(params.get("axis", 0))
-    t = case.inputs[0]
-    first = np.broadcast_to(t.data[(slice(0, 1),) * axis], t.data.shape).copy()
-    return expected(replace(case, inputs=[replace(t, data=first), *case.inputs[1:]]))
+    t = case.inputs[0] if axis else case.inputs[1]
+    first = np.broadcast_to(t.data[(slice(0, 1),) * max(axis, 1)], t.data.shape).copy()
+    inputs = list(case.inputs)
+    inputs[0 if axis else 1] = replace(t, data=first)
+    return expected(replace(case, inputs=inputs))
+
+
+@register_model("ScatterNd", name="mul-partials-on-output-grid")
+def scatter_nd_mul_partials_on_output_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point ScatterNd with the MUL reduction (finding
+    scatternd-fixed-mul-partials-on-output-grid): the copy of in[0] and then each partial product is requantized to
+    out[0]'s grid (rounded to its step, held in its range) before the next update to the same element multiplies it,
+    in in[1]'s order: -2.55 x -1.08 x 3.65 = 10.1 is held at 3.09, then x -2.20, x -1.33 (held again), x -0.46 gives
+    -1.43 where -13.7 belongs (seed 1's edge case, five updates to one row of a [1, 4, 5, 5] UFIXED_POINT_8 tensor).
+    ADD is right (one rounding at the end, as the spec)."""
+    from cases.quant import dequantize, quantize
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    if member(case.op, params, "reduction") != "MUL":
+        raise ValueError("mul-partials-on-output-grid: the MUL reduction only")
+    out = case.outputs[0]
+
+    def held(v: np.ndarray) -> np.ndarray:
+        return dequantize(quantize(v, out.encoding, out.dtype), out.encoding)
+
+    x, upd = np.asarray(inputs[0], dtype=np.float64), np.asarray(inputs[2], dtype=np.float64)
+    skip, rows, k = _nd_batches(x, _indices(inputs[1]), 0, case.op)
+    rest = x.shape[k:]
+    table = held(x).reshape((-1,) + rest)
+    updates = upd.reshape((-1,) + rest)
+    for r, u, s in zip(rows, updates, skip.reshape(-1), strict=True):
+        if not s:
+            table[r] = held(table[r] * u)
+    return [table.reshape(x.shape)]

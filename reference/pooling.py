@@ -231,10 +231,14 @@ def l2_pool_ep_average_with_before_pads_moved_after(case: Any) -> list[np.ndarra
 @register_model("PoolMax2d", "PoolMax3d", name="pad-cells-as-zero")
 def pool_max_pad_cells_as_zero(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 PoolMax2d (finding poolmax2d-f32-pad-as-zero): padded cells take part in the
-    maximum as 0, line 9915's 'Pad value = 0' read literally, so a negative maximum next to the padding becomes 0."""
+    maximum as 0, line 9915's 'Pad value = 0' read literally, so a negative maximum next to the padding becomes 0. The
+    cells a CEIL window reaches past the after-pad are read as 0 too (seed 2's edge case: a [2, 4, 3, 2] input, 2 x 2
+    window, width stride 2, no pad: the last column's -3 comes back as 0)."""
     x, size, stride, pads, params, shape = _pool_case(case)
-    padded = np.pad(x, [(0, 0), *pads, (0, 0)])
-    return [pool_nd(padded, size, stride, tuple((0, 0) for _ in pads), _ceil(case.op, params), "max")]
+    ends = [(shape[1 + i] - 1) * stride[i] + size[i] for i in range(len(pads))]  # the last window's end
+    over = [max(0, e - (b + x.shape[1 + i] + a)) for i, (e, (b, a)) in enumerate(zip(ends, pads, strict=True))]
+    padded = np.pad(x, [(0, 0), *((b, a + o) for (b, a), o in zip(pads, over, strict=True)), (0, 0)])
+    return [_cropped(pool_nd(padded, size, stride, tuple((0, 0) for _ in pads), False, "max"), shape)]
 
 
 @register_model("PoolAvg3d", name="depth-average-of-clipped-planes")

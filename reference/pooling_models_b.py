@@ -70,3 +70,28 @@ def pool_avg_last_row_past_input_open(case: Any) -> list[np.ndarray]:
     y = np.array(expected(case)[0], dtype=np.float64)
     y[:, -1] = np.nan
     return [y]
+
+
+@register_model("PoolAvg2d", name="ceil-overhang-windows-open")
+def pool_ceil_overhang_windows_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's PoolAvg2d with rounding_mode CEIL where the last window of an axis runs past the after-pad
+    (finding poolavg2d-ceil-overhang-windows-wrong): those output rows or columns come out as 0, the lowest code
+    or values no input has (2.05e5, 3e-41 in FLOAT_32), every other element is the reference's. The overhanging
+    rows and columns are left open (NaN); a case without such a window is not this bug."""
+    from reference.expected import expected
+
+    x, size, stride, pads, params, shape = _pool_case(case)
+    y = np.array(expected(case)[0], dtype=np.float64)
+    over = False
+    for a in range(2):  # spatial axes 1 (height) and 2 (width) of [batch, height, width, channel]
+        n = shape[1 + a]
+        starts = np.arange(n) * stride[a]
+        past = starts + size[a] > pads[a][0] + x.shape[1 + a] + pads[a][1]
+        if past.any():
+            over = True
+            index = [slice(None)] * y.ndim
+            index[1 + a] = past
+            y[tuple(index)] = np.nan
+    if not over:
+        raise ValueError("no window runs past the after-pad: another bug")
+    return [y]

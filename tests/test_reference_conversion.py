@@ -285,6 +285,16 @@ def test_cast_bool_model_goes_through_an_unsigned_integer() -> None:
     np.testing.assert_array_equal(modelled(c, "bool-via-unsigned-integer")[0], [False, False, False, True, True])
 
 
+def test_cast_bool_model_converts_nan_as_the_infinity_of_its_sign() -> None:
+    """Measured on the HTP (seed-1 edge case 75a7ca276072c97f and a probe): NaN casts to true and -NaN to false, as
+    +inf and -inf do; a model sending every NaN to 0 (false) would leave that case red."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf], dtype=np.float32)
+    c = case("Cast", [x], {}, [("BOOL_8", (4,))])
+    np.testing.assert_array_equal(modelled(c, "bool-via-unsigned-integer")[0], [True, False, True, False])
+
+
 def test_cast_unsigned_8_as_bool_model_makes_every_nonzero_one() -> None:
     """UINT_8 [0, 1, 2, 37, 255] -> FLOAT_32 as the HTP after v68 gives it: [0, 1, 1, 1, 1]."""
     from tests.reference_helpers import case, modelled

@@ -372,6 +372,24 @@ def test_depthwise_model_zeroes_the_channels_past_channel_in() -> None:
     assert np.isnan(modelled(c32, "channels-past-channel-in-zero")[0][..., 2:]).all()
 
 
+def test_depthwise_model_gives_the_channels_past_channel_in_the_lowest_code() -> None:
+    """SFIXED_POINT_8 out[0] at offset 50 (real 0 is code -50): channels 2 and 3 come out as code -128, the grid's
+    lowest, as seed 0's edge cases do; UFIXED_POINT_8 keeps code 0."""
+    from tests.reference_helpers import case, modelled
+
+    params = {"stride": [2, 1], "pad_amount": [[0, 0], [0, 0]], "dilation": [1, 1]}
+    enc = ([0.5], [0])
+    x = ("SFIXED_POINT_8", np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.int8).reshape(1, 4, 1, 2), enc)
+    w = ("SFIXED_POINT_8", np.array([2, 2, 2, 2], np.int8).reshape(1, 1, 1, 4), enc)
+    c = case("DepthWiseConv2d", [x, w], params, [("SFIXED_POINT_8", (1, 2, 1, 4), ([0.25], [50]))])
+    got = modelled(c, "channels-past-channel-in-zero")[0]
+    np.testing.assert_allclose(got[..., 2:], (-128 + 50) * 0.25)
+    u = ("UFIXED_POINT_8", np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.uint8).reshape(1, 4, 1, 2), enc)
+    wu = ("UFIXED_POINT_8", np.array([2, 2, 2, 2], np.uint8).reshape(1, 1, 1, 4), enc)
+    cu = case("DepthWiseConv2d", [u, wu], params, [("UFIXED_POINT_8", (1, 2, 1, 4), ([0.25], [-20]))])
+    np.testing.assert_allclose(modelled(cu, "channels-past-channel-in-zero")[0][..., 2:], -20 * 0.25)
+
+
 def test_transpose_conv2d_model_leaves_the_output_padding_cells_open() -> None:
     """A [1, 1, 2, 1] input, a 2 x 2 filter, stride 2, output_padding [1, 1], bias -0.75: the full output is 2 x 4, so
     row 2 and column 4 are the cells output_padding adds; the rest is the reference's."""

@@ -582,3 +582,14 @@ def test_rounding_of_float16_input_model_refuses_the_binary32_answer_and_another
     assert models.check(c, [np.array([1.0000001, 3.0000002], np.float32)], model)["matches"]
     assert not models.check(c, [np.array([2.0, 3.0], np.float32)], model)["matches"]
     assert not models.check(c, [np.array([1.0, 2.0], np.float32)], model)["matches"]
+
+
+def test_floor_div_leaves_a_zero_divisor_open() -> None:
+    """ElementWiseFloorDiv: 'Result is undefined for any 0 value in the second input tensor' (3866-3867): such elements
+    are NaN (the op's tolerance reads NaN as any value); the others are floor(in0 / in1)."""
+    import opdefs
+
+    (got,) = reference.run("ElementWiseFloorDiv", [np.array([5.0, 0.0, -7.0]), np.array([0.0, 0.0, 2.0])], {})
+    assert np.isnan(got[:2]).all()
+    assert got[2] == -4.0
+    assert opdefs.load("ElementWiseFloorDiv").tolerance.get("nan_means_any") is True

@@ -307,6 +307,17 @@ def test_gather_model_reads_every_outer_row_as_the_first() -> None:
     np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[1, 3], [1, 3]])
 
 
+def test_gather_model_on_axis_0_reads_every_outer_index_row_as_the_first() -> None:
+    """A [3, 2] table gathered on axis 0 by [[2, 0], [1, 1]]: the spec gives [[5, 6], [1, 2]] then [[3, 4], [3, 4]];
+    the model repeats in[1]'s first row, [[5, 6], [1, 2]] twice (seed 0's rank-5 edge case, axis 0)."""
+    from tests.reference_helpers import case, modelled
+
+    table = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = case("Gather", [table, ("INT_32", np.array([[2, 0], [1, 1]], np.int32))], {"axis": 0},
+             [("FLOAT_32", (2, 2, 2))])
+    np.testing.assert_array_equal(modelled(c, "outer-rows-read-as-first")[0], [[[5, 6], [1, 2]], [[5, 6], [1, 2]]])
+
+
 def test_batch_permutation_takes_gathers_sign_bit_model() -> None:
     """BatchPermutation is Gather on axis 0 on the ONNX route: rows [1, 0] of codes [[89, -59], [1, 2]] come back
     [[-127, -126], [-39, 69]] (each code 128 off)."""
@@ -328,3 +339,48 @@ def test_gather_model_holds_only_the_first_outer_slice() -> None:
     got = modelled(c, "outer-rows-after-first-open")[0]
     np.testing.assert_array_equal(got[0], [[4, 5], [0, 1]])
     assert np.isnan(got[1]).all()
+
+
+def test_scatter_nd_mul_model_rounds_each_partial_product_to_the_output_grid():
+    """Grid step 0.5 (offset -128): x = 1.5, updates 1.5 and 2 at one index. The spec gives 4.5; the model rounds 2.25
+    to 2.0 (half to even) before multiplying by 2: 4.0."""
+    import reference
+    from tests.reference_helpers import case, modelled
+
+    enc = ([0.5], [-128])
+    idx = ("INT_32", np.array([[0], [0]], np.int32))
+    c = case("ScatterNd", [("UFIXED_POINT_8", np.array([131], np.uint8), enc), idx,
+                           ("UFIXED_POINT_8", np.array([131, 132], np.uint8), enc)], {"reduction": 2},
+             [("UFIXED_POINT_8", (1,), enc)])
+    (truth,) = reference.run("ScatterNd", [np.array([1.5]), np.array([[0], [0]]), np.array([1.5, 2.0])],
+                             {"reduction": 2})
+    assert truth[0] == 4.5
+    np.testing.assert_array_equal(modelled(c, "mul-partials-on-output-grid")[0], [4.0])
+
+
+def test_scatter_nd_mul_model_holds_a_partial_product_in_the_output_range():
+    """Out[0] in [-250, 5] (step 1, offset -250): x = 2, updates 4 and -1. The spec's -8 is inside the range; the
+    model holds 8 at 5 after the first update, then gives -5 (seed 1's edge case, -1.43 for -13.7, is this)."""
+    import reference
+    from tests.reference_helpers import case, modelled
+
+    enc = ([1.0], [-250])
+    idx = ("INT_32", np.array([[0], [0]], np.int32))
+    c = case("ScatterNd", [("UFIXED_POINT_8", np.array([252], np.uint8), enc), idx,
+                           ("UFIXED_POINT_8", np.array([254, 249], np.uint8), enc)], {"reduction": 2},
+             [("UFIXED_POINT_8", (1,), enc)])
+    (truth,) = reference.run("ScatterNd", [np.array([2.0]), np.array([[0], [0]]), np.array([4.0, -1.0])],
+                             {"reduction": 2})
+    assert truth[0] == -8.0
+    np.testing.assert_array_equal(modelled(c, "mul-partials-on-output-grid")[0], [-5.0])
+
+
+def test_scatter_nd_mul_model_refuses_add():
+    from tests.reference_helpers import case, modelled
+
+    enc = ([1.0], [-250])
+    c = case("ScatterNd", [("UFIXED_POINT_8", np.array([252], np.uint8), enc), ("INT_32", np.array([[0]], np.int32)),
+                           ("UFIXED_POINT_8", np.array([252], np.uint8), enc)], {"reduction": 1},
+             [("UFIXED_POINT_8", (1,), enc)])
+    with pytest.raises(ValueError, match="MUL"):
+        modelled(c, "mul-partials-on-output-grid")

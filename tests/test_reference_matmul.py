@@ -199,3 +199,56 @@ def test_hadamard_model_holds_a_256_long_axis_after_its_64_point_pass() -> None:
     (got,) = modelled(c, "result-held-in-int16-at-input-scale")
     np.testing.assert_allclose(got[0, 64], (32767 * 2.0**-12 - 6.0) / 2)
     np.testing.assert_allclose(got[0, 0], (32767 * 2.0**-12 + 6.0) / 2)  # one pass: (96 + 48) / 16 = 9, held at 7.99976
+
+
+def test_hadamard_unit_axis_model_ignores_scale_and_a_signed_offset() -> None:
+    """n = 1: codes [5609, -3684] at offset 2311 and scale 2^-12, scale 2: the spec gives 2 x (code + 2311) x 2^-12,
+    the model the codes alone x 2^-12 (scale ignored, the signed offset dropped); UFIXED_POINT_16 keeps its offset."""
+    from tests.reference_helpers import case, modelled
+
+    name = "unit-axis-scale-ignored-signed-offset-dropped"
+    enc = ([2.0**-12], [2311])
+    c = case("HadamardTransform", [("SFIXED_POINT_16", np.array([[5609], [-3684]], np.int16), enc)], {"scale": 2.0},
+             [("SFIXED_POINT_16", (2, 1), enc)])
+    np.testing.assert_allclose(modelled(c, name)[0], [[5609 * 2.0**-12], [-3684 * 2.0**-12]])
+    real = np.array([[5609 + 2311], [-3684 + 2311]]) * 2.0**-12
+    (truth,) = reference.run("HadamardTransform", [real], {"scale": 2.0})
+    assert not np.allclose(truth, modelled(c, name)[0]), "the spec's result is not the model's"
+    u = case("HadamardTransform", [("UFIXED_POINT_16", np.array([[40000]], np.uint16), ([2.0**-12], [-32768]))],
+             {"scale": 2.0}, [("UFIXED_POINT_16", (1, 1), ([2.0**-12], [-32768]))])
+    np.testing.assert_allclose(modelled(u, name)[0], [[(40000 - 32768) * 2.0**-12]])
+
+
+def test_hadamard_unit_axis_model_refuses_a_longer_axis() -> None:
+    from tests.reference_helpers import case, modelled
+
+    enc = ([2.0**-12], [0])
+    c = case("HadamardTransform", [("SFIXED_POINT_16", np.array([[5, 6]], np.int16), enc)], {"scale": 1.0},
+             [("SFIXED_POINT_16", (1, 2), enc)])
+    with pytest.raises(ValueError, match="one element"):
+        modelled(c, "unit-axis-scale-ignored-signed-offset-dropped")
+
+
+def test_matmul_16x8_model_requantizes_each_in1_column_leaving_int8() -> None:
+    """in[1] [2, 2] at zero point 200, scale 0.01: column 0 codes [48, 0] are -152, -200 from the zero point, past
+    -128, so they go onto a grid 200 / 128 coarser: -152 / 1.5625 = -97.28 -> -97, -200 -> -128, i.e. -1.515625 and
+    -2.0 for -1.52 and -2.0; column 1 codes [190, 210] (-10, 10) stay. x = [1, 0] reads row 0 only."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_16", np.array([[32769, 32768]], np.uint16), ([1.0], [-32768]))  # [1, 0]
+    w = ("UFIXED_POINT_8", np.array([[48, 190], [0, 210]], np.uint8), ([0.01], [-200]))
+    c = case("MatMul", [x, w], {}, [("UFIXED_POINT_16", (1, 2), ([2.0**-10], [-32768]))])
+    got = modelled(c, "htp-16x8-in1-requantized")[0]
+    np.testing.assert_allclose(got, [[-97 * 1.5625 * 0.01, -0.1]])
+    (truth,) = reference.run("MatMul", [np.array([[1.0, 0.0]]), np.array([[-1.52, -0.1], [-2.0, 0.1]])], {})
+    assert abs(truth[0, 0] - got[0, 0]) > 0.004, "the spec's -1.52 is not the model's -1.515625"
+
+
+def test_matmul_16x8_model_leaves_in1_columns_inside_int8_exact() -> None:
+    from tests.reference_helpers import case, modelled
+
+    x = ("UFIXED_POINT_16", np.array([[32770, 32769]], np.uint16), ([1.0], [-32768]))  # [2, 1]
+    w = ("UFIXED_POINT_8", np.array([[130, 100], [255, 1]], np.uint8), ([0.5], [-128]))  # [[1, -14], [63.5, -63.5]]
+    c = case("MatMul", [x, w], {}, [("UFIXED_POINT_16", (1, 2), ([2.0**-8], [-32768]))])
+    (truth,) = reference.run("MatMul", [np.array([[2.0, 1.0]]), np.array([[1.0, -14.0], [63.5, -63.5]])], {})
+    np.testing.assert_allclose(modelled(c, "htp-16x8-in1-requantized")[0], truth)

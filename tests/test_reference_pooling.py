@@ -419,3 +419,42 @@ def test_pool_avg_last_row_past_input_model_leaves_only_that_row_open() -> None:
     assert not models.check(c, [planted], model)["matches"]
     inside = case("PoolAvg2d", [np.arange(30.0).reshape(1, 5, 6, 1)], params, [("FLOAT_32", (1, 2, 3, 1))])
     assert "error" in models.check(inside, [np.zeros((1, 2, 3, 1), np.float32)], model)
+
+
+def test_pool_max_pad_cells_as_zero_model_reads_a_ceil_overhang_as_zero() -> None:
+    """[-1, -2, -3] with a 1 x 2 window, width stride 2, CEIL, no pad: the last window holds -3 and the cell past the
+    input; the spec's maximum is -3, the model's 0 (seed 2's FLOAT_32 edge case)."""
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([-1.0, -2.0, -3.0]).reshape(1, 1, 3, 1)
+    params = {"filter_size": [1, 2], "stride": [1, 2], "pad_amount": [[0, 0], [0, 0]], "rounding_mode": 1}
+    c = case("PoolMax2d", [x], params, [("FLOAT_32", (1, 1, 2, 1))])
+    np.testing.assert_array_equal(reference.run("PoolMax2d", [x], params)[0].ravel(), [-1, -3])
+    np.testing.assert_array_equal(modelled(c, "pad-cells-as-zero")[0].ravel(), [-1, 0])
+
+
+def test_pool_avg_ceil_overhang_model_leaves_only_the_overhanging_windows_open() -> None:
+    """A [1, 4, 3, 1] ramp, 2 x 2 window, stride [1, 2], CEIL, no pad: the last column's windows reach past the input
+    (finding poolavg2d-ceil-overhang-windows-wrong), so the model leaves that column open and holds the first to the
+    reference. Outputs with anything there match; a planted error in the first column does not; a case whose windows
+    all end inside the input is another bug (no model)."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = np.arange(12.0).reshape(1, 4, 3, 1)
+    params = {"filter_size": [2, 2], "stride": [1, 2], "pad_amount": [[0, 0], [0, 0]], "rounding_mode": 1,
+              "count_pad_for_edges": True}
+    c = case("PoolAvg2d", [x], params, [("FLOAT_32", (1, 3, 2, 1))])
+    got = modelled(c, "ceil-overhang-windows-open")[0]
+    ref = reference.run("PoolAvg2d", [x], params)[0]
+    np.testing.assert_array_equal(got[0, :, 0], ref[0, :, 0])
+    assert np.isnan(got[0, :, 1]).all()
+    model = {"diagnosis": "ceil-overhang-windows-open"}
+    shown = ref.astype(np.float32)
+    shown[0, :, 1] = 2.05e5
+    assert models.check(c, [shown], model)["matches"]
+    planted = shown.copy()
+    planted[0, 1, 0, 0] += 1.0
+    assert not models.check(c, [planted], model)["matches"]
+    inside = case("PoolAvg2d", [np.arange(16.0).reshape(1, 4, 4, 1)], params, [("FLOAT_32", (1, 3, 2, 1))])
+    assert "error" in models.check(inside, [np.zeros((1, 3, 2, 1), np.float32)], model)

@@ -352,3 +352,43 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
         value = (1.0 - z) * n + z * h[0]
         outs += [np.full(t.shape, value) for t in case.outputs]
     return outs
+
+
+def _sigmoid(v: float) -> float:
+    return float(0.5 * (1.0 + np.tanh(0.5 * v)))  # 1 / (1 + e^-v) without overflow
+
+
+@register_model("Gru", name="unit0-gates-state-at-element0")
+def gru_unit0_gates_state_at_element0(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 Gru after v68 (finding gru-f32-unit0-gates-broadcast): the gates of one step of
+    hidden unit 0 on the first input vector in memory, as gru-f16-zero-output's model reads them (row 0 of each weight
+    matrix, element 0 of each bias; the previous state 0 with FORWARD, 1 in unit 0 with REVERSE; the candidate's form
+    follows time_major, not linear_before_reset), but with the spec's sigmoid and tanh instead of rounded gates. Every
+    element of out[0] and out[1] of each execution is (1 - z) n, and flat element 0 of each adds z h_prev[0]: the
+    previous state's term lands on the first element only. Executions after the first are open (NaN): each starts from
+    the state the previous one left in memory, and two runs of one case differ there (4.05 and 0.99 where the first
+    execution's rule gives 0.97 and 0.81, at v79 and v81)."""
+    from reference.expected import _real_inputs
+
+    outs: list[np.ndarray] = []
+    for k in range(case.executions):
+        ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
+        params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
+        hidden, size = np.shape(ins[1])
+        x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
+        w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]  # row 0: xz, xr, xn, hz, hr, hn
+        b = [0.0 if ins[i] is None else float(np.asarray(ins[i]).reshape(-1)[0]) for i in range(7, 13)]
+        h = np.zeros(hidden)
+        if member("Gru", params, "direction") == REVERSE:
+            h[0] = 1.0
+        r = _sigmoid(w[1] @ x + b[1] + w[4] @ h + b[4])
+        z = _sigmoid(w[0] @ x + b[0] + w[3] @ h + b[3])
+        if _flag(params.get("time_major"), True):
+            n = float(np.tanh(w[2] @ x + b[2] + r * (w[5] @ h + b[5])))
+        else:
+            n = float(np.tanh(w[2] @ x + b[2] + (r * h) @ w[5] + b[5]))
+        for t in case.outputs:
+            out = np.full(t.shape, (1.0 - z) * n if k == 0 else np.nan)
+            out.reshape(-1)[0] += z * h[0]
+            outs.append(out)
+    return outs

@@ -409,3 +409,33 @@ def test_gru_model_follows_time_major_for_the_candidate_form_and_ignores_linear_
     got = {(tm, lbr): _gru_unit0(0, tm, lbr, [1.0, 0.0], {"xr": [-0.5, 0.0], "xn": [-0.334, 0.0]}, {"bhn": -0.671})
            for tm in (False, True) for lbr in (0, 1)}  # fmt: skip
     assert got == {(False, 0): -1.0, (False, 1): -1.0, (True, 0): 0.0, (True, 1): 0.0}, got
+
+
+def test_gru_f32_model_reproduces_its_finding_case() -> None:
+    """Finding gru-f32-unit0-gates-broadcast's case ([2, 2, 2] time-major, 2 units, REVERSE) came back at v73 as
+    0.52686 in flat element 0 of out[0] and out[1] and -0.11322 in every other element (float16 arithmetic)."""
+    from cases.case import Case
+    from reference import models
+
+    c = Case.load("findings/cases/Gru/gru-f32-unit0-gates-broadcast.json")
+    shown = [np.full((2, 2, 2), -0.11322, np.float32), np.full((1, 2, 2), -0.11322, np.float32)]
+    for o in shown:
+        o.reshape(-1)[0] = 0.52686
+    assert models.check(c, shown, {"diagnosis": "unit0-gates-state-at-element0"}, precision="float16")["matches"]
+
+
+def test_gru_f32_model_refuses_the_spec_answer_the_value_everywhere_and_a_planted_error() -> None:
+    """The reference's outputs, 0.52686 broadcast to every element (the float16 model's look) and the shown outputs
+    with one element off are all refused."""
+    from cases.case import Case
+    from reference import models
+    from reference.expected import expected
+
+    c = Case.load("findings/cases/Gru/gru-f32-unit0-gates-broadcast.json")
+    model = {"diagnosis": "unit0-gates-state-at-element0"}
+    everywhere = [np.full((2, 2, 2), 0.52686, np.float32), np.full((1, 2, 2), 0.52686, np.float32)]
+    planted = [np.full((2, 2, 2), -0.11322, np.float32), np.full((1, 2, 2), -0.11322, np.float32)]
+    planted[0].reshape(-1)[0] = planted[1].reshape(-1)[0] = 0.52686
+    planted[0].reshape(-1)[5] = -0.2
+    for outs in ([np.asarray(o, np.float32) for o in expected(c)], everywhere, planted):
+        assert not models.check(c, outs, model, precision="float16")["matches"]

@@ -330,6 +330,23 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
       round(W_hn[0] . h + b_hn[0]) (the linear-before-reset form), false gives n = x side + round((r h) . W_hn[0] +
       b_hn[0]); linear_before_reset changes nothing;
     - the previous state is 0 with FORWARD and 1 in unit 0 (0 elsewhere) with REVERSE: h = (1 - z) n + z h_prev[0]."""
+    return _unit0_broadcast(case, lambda wx, bx, recurrent: wx + bx + recurrent)
+
+
+@register_model("Gru", name="unit0-bias-sign-gates-broadcast")
+def gru_unit0_bias_sign_gates_broadcast(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 Gru at v73 and later (finding gru-f16-input-bias-decides-gates): unit0-hard-gates-
+    broadcast's one value, except that a gate whose input-side bias b_x[0] is not 0 is decided by that bias's sign
+    alone (z, r: 1 or 0; n: 1 or -1), as if it were scaled without bound: measured with every weight and bias 0 but
+    one, b_xn 1e-4 outweighs W_xn[0, 0] x = -100, b_xz 0.01 and -0.01 give z = 1 and 0 whatever b_hz (-1.6 to 1.6).
+    A gate whose b_x[0] is 0 is the rounded sum as before."""
+    return _unit0_broadcast(case, lambda wx, bx, recurrent: np.copysign(np.inf, bx) if bx else wx + recurrent)
+
+
+def _unit0_broadcast(case: Any, pre: Any) -> list[np.ndarray]:
+    """One step of hidden unit 0 as unit0-hard-gates-broadcast describes it, each gate rounded and clipped from
+    ``pre(W_x[0] . x, b_x[0], the rounded recurrent side)``, its value written to every element of every output of
+    each execution."""
     from reference.expected import _real_inputs
 
     outs: list[np.ndarray] = []
@@ -343,12 +360,12 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
         h = np.zeros(hidden)
         if member("Gru", params, "direction") == REVERSE:
             h[0] = 1.0
-        r = _hard(w[1] @ x + b[1] + np.round(w[4] @ h + b[4]), 0.0)
-        z = _hard(w[0] @ x + b[0] + np.round(w[3] @ h + b[3]), 0.0)
+        r = _hard(pre(w[1] @ x, b[1], np.round(w[4] @ h + b[4])), 0.0)
+        z = _hard(pre(w[0] @ x, b[0], np.round(w[3] @ h + b[3])), 0.0)
         if _flag(params.get("time_major"), True):
-            n = _hard(w[2] @ x + b[2] + r * np.round(w[5] @ h + b[5]), -1.0)
+            n = _hard(pre(w[2] @ x, b[2], r * np.round(w[5] @ h + b[5])), -1.0)
         else:
-            n = _hard(w[2] @ x + b[2] + np.round((r * h) @ w[5] + b[5]), -1.0)
+            n = _hard(pre(w[2] @ x, b[2], np.round((r * h) @ w[5] + b[5])), -1.0)
         value = (1.0 - z) * n + z * h[0]
         outs += [np.full(t.shape, value) for t in case.outputs]
     return outs

@@ -439,3 +439,41 @@ def test_gru_f32_model_refuses_the_spec_answer_the_value_everywhere_and_a_plante
     planted[0].reshape(-1)[5] = -0.2
     for outs in ([np.asarray(o, np.float32) for o in expected(c)], everywhere, planted):
         assert not models.check(c, outs, model, precision="float16")["matches"]
+
+
+def test_gru_f16_bias_sign_model_reproduces_its_finding_case_where_the_v68_model_does_not() -> None:
+    """Finding gru-f16-input-bias-decides-gates's case gave -1 in every element at v73 (b_xz[0] -0.159 makes z 0,
+    b_xn[0] -0.654 makes n -1) and 1 at v68 and v69, gru-f16-zero-output's value (z = round(-0.08 + round(0.656)) = 1,
+    h = h_prev[0] = 1): each model takes its own generation's outputs and refuses the other's."""
+    from cases.case import Case
+    from reference import models
+
+    c = Case.load("findings/cases/Gru/gru-f16-input-bias-decides-gates.json")
+    at_v73 = [np.full((2, 2, 2), -1, np.float16), np.full((1, 2, 2), -1, np.float16)]
+    at_v68 = [np.full((2, 2, 2), 1, np.float16), np.full((1, 2, 2), 1, np.float16)]
+    new, old = {"diagnosis": "unit0-bias-sign-gates-broadcast"}, {"diagnosis": "unit0-hard-gates-broadcast"}
+    assert models.check(c, at_v73, new)["matches"] and not models.check(c, at_v68, new)["matches"]
+    assert models.check(c, at_v68, old)["matches"] and not models.check(c, at_v73, old)["matches"]
+    planted = [a.copy() for a in at_v73]
+    planted[0].reshape(-1)[3] = 0
+    assert not models.check(c, planted, new)["matches"]
+
+
+def test_gru_f16_bias_sign_model_lets_a_zero_bias_round_the_sum() -> None:
+    """Every weight and bias 0 but W_xn[0, 0] = 1, x[0] = -1: b_xn 0 leaves n = round(-1) = -1; b_xn 1e-4 decides n = 1
+    by its sign (the simulator at v73 gave -1 and 1)."""
+    assert _gru_unit0_bias_sign(0.0) == -1.0
+    assert _gru_unit0_bias_sign(1e-4) == 1.0
+
+
+def _gru_unit0_bias_sign(bxn: float) -> float:
+    from tests.reference_helpers import case, modelled
+
+    zero = np.zeros((2, 2))
+    xn = np.array([[1.0, 0.0], [0.0, 0.0]])
+    biases = [np.zeros(2), np.zeros(2), np.array([bxn, 0.0]), np.zeros(2), np.zeros(2), np.zeros(2)]
+    c = case("Gru", [np.array([[[-1.0, 0.0]]]), zero, zero, xn, zero, zero, zero, *biases],
+             {"direction": 0, "time_major": False}, [("FLOAT_16", (1, 1, 2)), ("FLOAT_16", (1, 1, 2))])  # fmt: skip
+    outs = modelled(c, "unit0-bias-sign-gates-broadcast")
+    assert len({float(v) for o in outs for v in o.ravel()}) == 1, outs
+    return float(outs[0].ravel()[0])

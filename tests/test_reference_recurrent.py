@@ -477,3 +477,25 @@ def _gru_unit0_bias_sign(bxn: float) -> float:
     outs = modelled(c, "unit0-bias-sign-gates-broadcast")
     assert len({float(v) for o in outs for v in o.ravel()}) == 1, outs
     return float(outs[0].ravel()[0])
+
+
+def test_gru_f32_model_leaves_the_tile_starts_of_a_reverse_out0_open() -> None:
+    """REVERSE with z = 1 (b_xz[0] = 10): the simulator wrote the state's 1 at [0, 0, 0] and at some of [8 i, 0, 32 j]
+    of a [14, 14, 48] out[0] (and of [8 i, 4 j, 0] at v69); the model fixes [0, 0, 0] and out[1], leaves those open and
+    holds every other element to (1 - z) n = 0."""
+    from tests.reference_helpers import case, modelled
+
+    hidden, size = 48, 2
+    zero_x, zero_h = np.zeros((hidden, size)), np.zeros((hidden, hidden))
+    bxz = np.zeros(hidden)
+    bxz[0] = 10.0
+    biases = [bxz, *[np.zeros(hidden) for _ in range(5)]]
+    c = case("Gru", [np.zeros((14, 14, size)), zero_x, zero_x, zero_x, zero_h, zero_h, zero_h, *biases],
+             {"direction": 1, "time_major": False},
+             [("FLOAT_32", (14, 14, hidden)), ("FLOAT_32", (1, 14, hidden))])  # fmt: skip
+    out0, out1 = modelled(c, "unit0-gates-state-at-element0")
+    open_at = {tuple(int(v) for v in t) for t in np.argwhere(np.isnan(out0))}
+    assert open_at == {(0, 0, 32), (8, 0, 0), (8, 0, 32), (0, 4, 0), (0, 8, 0), (0, 12, 0), (8, 4, 0), (8, 8, 0),
+                       (8, 12, 0)}  # fmt: skip
+    assert abs(out0[0, 0, 0] - 1.0) < 1e-3 and abs(out1[0, 0, 0] - 1.0) < 1e-3
+    assert np.nanmax(np.abs(out0.reshape(-1)[1:])) < 1e-3 and np.abs(out1.reshape(-1)[1:]).max() < 1e-3

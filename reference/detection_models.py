@@ -231,3 +231,42 @@ def detection_output_unshared_boxes_against_anchor_rows(case: Any) -> list[np.nd
     against others, what it keeps depends on that memory, and the model (which keeps such a box beside every other)
     may then disagree with the backend on what was kept: the case stays a failure beside the finding."""
     return detection_output_with(case, ["unshared-boxes-against-anchor-rows"])
+
+
+@register_model("MultiClassNms", name="per-box-rows")
+def multi_class_nms_per_box_rows(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's hard MultiClassNms after v68 (finding multiclassnms-f32-per-box-rows): one class-agnostic
+    NMS over the boxes, each scored by its highest class score (kept when that score is at least score_threshold,
+    suppressed when its IoU with a box already selected is above iou_threshold), then every class of each selected box,
+    box by box in selection order, the classes in descending order of score (those under score_threshold too), one row
+    each; out[3] counts the selected boxes, not the rows. Rows after the last box's are open (NaN: the backend leaves
+    them as they were). Measured with max_num_boxes = num_boxes x num_classes only, and only hard NMS (soft NMS fails
+    at execute): another case is not covered (an error)."""
+    from reference.boxes import greedy_nms, hard_decay
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    boxes, scores = _f64(inputs[0]), _f64(inputs[1])
+    features = [_f64(f) for f in inputs[2:] if f is not None]
+    batch, num_boxes, num_classes = scores.shape
+    cap = int(case.outputs[0].shape[1])
+    if float(scalar(params, "soft_nms_sigma", 0.0)) != 0.0 or cap != num_boxes * num_classes:
+        raise ValueError("measured with hard NMS and max_num_boxes = num_boxes x num_classes only")
+    decay, threshold = hard_decay(float(scalar(params, "iou_threshold")), suppress_equal=False), float(
+        scalar(params, "score_threshold", 0.0))
+    out_boxes, out_scores, out_classes = np.full((batch, cap, 4), np.nan), np.full((batch, cap), np.nan), np.full(
+        (batch, cap), np.nan)
+    out_feats = [np.full((batch, cap, *f.shape[2:]), np.nan) for f in features]
+    counts = np.zeros(batch)
+    for b in range(batch):
+        top = scores[b].max(axis=1)
+        cand = np.flatnonzero(top >= threshold)
+        selected, _ = greedy_nms(boxes[b, cand], top[cand], decay)
+        counts[b] = len(selected)
+        for k, i in enumerate(int(cand[s]) for s in selected):
+            rows = slice(k * num_classes, (k + 1) * num_classes)
+            order = np.argsort(-scores[b, i], kind="stable")
+            out_boxes[b, rows], out_scores[b, rows], out_classes[b, rows] = boxes[b, i], scores[b, i, order], order
+            for f, of in zip(features, out_feats, strict=True):
+                of[b, rows] = f[b, i]
+    return [out_boxes, out_scores, out_classes, counts, *out_feats]

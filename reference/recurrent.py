@@ -330,6 +330,23 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
       round(W_hn[0] . h + b_hn[0]) (the linear-before-reset form), false gives n = x side + round((r h) . W_hn[0] +
       b_hn[0]); linear_before_reset changes nothing;
     - the previous state is 0 with FORWARD and 1 in unit 0 (0 elsewhere) with REVERSE: h = (1 - z) n + z h_prev[0]."""
+    return _unit0_broadcast(case, lambda wx, bx, recurrent: wx + bx + recurrent)
+
+
+@register_model("Gru", name="unit0-bias-sign-gates-broadcast")
+def gru_unit0_bias_sign_gates_broadcast(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 Gru at v73 and later (finding gru-f16-input-bias-decides-gates): unit0-hard-gates-
+    broadcast's one value, except that a gate whose input-side bias b_x[0] is not 0 is decided by that bias's sign
+    alone (z, r: 1 or 0; n: 1 or -1), as if it were scaled without bound: measured with every weight and bias 0 but
+    one, b_xn 1e-4 outweighs W_xn[0, 0] x = -100, b_xz 0.01 and -0.01 give z = 1 and 0 whatever b_hz (-1.6 to 1.6).
+    A gate whose b_x[0] is 0 is the rounded sum as before."""
+    return _unit0_broadcast(case, lambda wx, bx, recurrent: np.copysign(np.inf, bx) if bx else wx + recurrent)
+
+
+def _unit0_broadcast(case: Any, pre: Any) -> list[np.ndarray]:
+    """One step of hidden unit 0 as unit0-hard-gates-broadcast describes it, each gate rounded and clipped from
+    ``pre(W_x[0] . x, b_x[0], the rounded recurrent side)``, its value written to every element of every output of
+    each execution."""
     from reference.expected import _real_inputs
 
     outs: list[np.ndarray] = []
@@ -343,12 +360,58 @@ def gru_unit0_hard_gates_broadcast(case: Any) -> list[np.ndarray]:
         h = np.zeros(hidden)
         if member("Gru", params, "direction") == REVERSE:
             h[0] = 1.0
-        r = _hard(w[1] @ x + b[1] + np.round(w[4] @ h + b[4]), 0.0)
-        z = _hard(w[0] @ x + b[0] + np.round(w[3] @ h + b[3]), 0.0)
+        r = _hard(pre(w[1] @ x, b[1], np.round(w[4] @ h + b[4])), 0.0)
+        z = _hard(pre(w[0] @ x, b[0], np.round(w[3] @ h + b[3])), 0.0)
         if _flag(params.get("time_major"), True):
-            n = _hard(w[2] @ x + b[2] + r * np.round(w[5] @ h + b[5]), -1.0)
+            n = _hard(pre(w[2] @ x, b[2], r * np.round(w[5] @ h + b[5])), -1.0)
         else:
-            n = _hard(w[2] @ x + b[2] + np.round((r * h) @ w[5] + b[5]), -1.0)
+            n = _hard(pre(w[2] @ x, b[2], np.round((r * h) @ w[5] + b[5])), -1.0)
         value = (1.0 - z) * n + z * h[0]
         outs += [np.full(t.shape, value) for t in case.outputs]
+    return outs
+
+
+def _sigmoid(v: float) -> float:
+    return float(0.5 * (1.0 + np.tanh(0.5 * v)))  # 1 / (1 + e^-v) without overflow
+
+
+@register_model("Gru", name="unit0-gates-state-at-element0")
+def gru_unit0_gates_state_at_element0(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 Gru after v68 (finding gru-f32-unit0-gates-broadcast): the gates of one step of
+    hidden unit 0 on the first input vector in memory, as gru-f16-zero-output's model reads them (row 0 of each weight
+    matrix, element 0 of each bias; the previous state 0 with FORWARD, 1 in unit 0 with REVERSE; the candidate's form
+    follows time_major, not linear_before_reset), but with the spec's sigmoid and tanh instead of rounded gates. Every
+    element of out[0] and out[1] of each execution is (1 - z) n, and flat element 0 of each adds z h_prev[0]: the
+    previous state's term lands on the first element only, and with REVERSE perhaps on other tile starts of out[0]: the
+    elements [8 i, 0, 32 j] and [8 i, 4 j, 0] are open (NaN), since which of them take it depends on how the backend
+    splits the op, per generation (measured with z = 1: at v73 all 9 [8 i, 0, 32 j] of a [17, 17, 96] out[0], none past
+    [0, 0, 0] of a [9, 3, 40] one, [8, 0, 0] but not [0, 0, 32] of a [16, 2, 64] one; at v69 [8 i, 4 j, 0] of a [14,
+    14, 48] one; never another element, and only [0, 0, 0] of out[1]). Executions after the first
+    are open too: each starts from the state the previous one left in memory, and two runs of one case differ there
+    (4.05 and 0.99 where the first execution's rule gives 0.97 and 0.81, at v79 and v81)."""
+    from reference.expected import _real_inputs
+
+    outs: list[np.ndarray] = []
+    for k in range(case.executions):
+        ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
+        params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
+        hidden, size = np.shape(ins[1])
+        x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
+        w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]  # row 0: xz, xr, xn, hz, hr, hn
+        b = [0.0 if ins[i] is None else float(np.asarray(ins[i]).reshape(-1)[0]) for i in range(7, 13)]
+        h = np.zeros(hidden)
+        if member("Gru", params, "direction") == REVERSE:
+            h[0] = 1.0
+        r = _sigmoid(w[1] @ x + b[1] + w[4] @ h + b[4])
+        z = _sigmoid(w[0] @ x + b[0] + w[3] @ h + b[3])
+        if _flag(params.get("time_major"), True):
+            n = float(np.tanh(w[2] @ x + b[2] + r * (w[5] @ h + b[5])))
+        else:
+            n = float(np.tanh(w[2] @ x + b[2] + (r * h) @ w[5] + b[5]))
+        for i, t in enumerate(case.outputs):
+            out = np.full(t.shape, (1.0 - z) * n if k == 0 else np.nan)
+            if i == 0 and h[0] and out.ndim == 3:  # tile starts that may hold the state's 1 as well
+                out[::8, 0, ::32] = out[::8, ::4, 0] = np.nan
+            out.reshape(-1)[0] = (1.0 - z) * n + z * h[0] if k == 0 else np.nan
+            outs.append(out)
     return outs

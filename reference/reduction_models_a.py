@@ -137,3 +137,38 @@ def reduce_sum_nan_where_overflows(case: Any, stored: list[np.ndarray], judged: 
 def _only_overflow_cells_differ(j: Any, over: np.ndarray) -> bool:
     """Whether a judgement's mismatches are the overflowing cells alone (they are NaN against the 0 put there)."""
     return int(j.metrics.get("mismatches", -1)) == int(over.sum())
+
+
+def round_float16_ties_away(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to float16 with ties away from zero (numpy's float16 cast breaks ties to even)."""
+    v = np.asarray(values, dtype=np.float64)
+    near = v.astype(np.float16)
+    other = np.nextafter(near, np.where(v > near, np.inf, -np.inf).astype(np.float16))
+    tie = np.abs(v - near.astype(np.float64)) == np.abs(other.astype(np.float64) - v)
+    return np.where(tie & (np.abs(other) > np.abs(near)), other, near).astype(np.float64)
+
+
+@register_model("CumulativeSum", name="float16-scan-ties-away")
+def cumulative_sum_float16_scan_ties_away(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's float CumulativeSum after v68 (finding cumulativesum-float-float16-scan): in[0] rounded to
+    float16 (ties to even, a FLOAT_32 input's cast), then one running float16 sum along the axis, each addition
+    rounded to float16 with ties away from zero. Each output has as many roundings as terms before it; the spec's sum
+    has one. Reverse scans from the end; exclusive gives the sum before an element."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    axis = int(np.asarray(params["axis"]).reshape(-1)[0]) % x.ndim
+    reverse, exclusive = bool(params.get("reverse", False)), bool(params.get("exclusive", False))
+    addends = np.moveaxis(x.astype(np.float16).astype(np.float64), axis, -1)
+    if reverse:
+        addends = addends[..., ::-1]
+    acc = np.zeros(addends.shape[:-1])
+    sums = np.empty_like(addends)
+    for i in range(addends.shape[-1]):
+        before = acc
+        acc = round_float16_ties_away(acc + addends[..., i])
+        sums[..., i] = before if exclusive else acc
+    if reverse:
+        sums = sums[..., ::-1]
+    return [np.moveaxis(sums, -1, axis)]

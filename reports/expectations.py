@@ -178,7 +178,8 @@ class Entry:
             and (self.backend is None or any(_any(self.backend, b) for b in _names(backend)))
             and (self.tier is None or tier is None or _any(self.tier, tier or "typical")
                  or (tier == "model" and _any(self.tier, "typical")))  # a model layer is a typical case at its size
-            and (self.soc is None or soc is None or _any(self.soc, soc))
+            and (self.soc is None or soc is None or _any(self.soc, soc)
+                 or (generation_of(soc) == DEFAULT_GENERATION and _any(self.soc, DEFAULT_SOC)))  # v68 named: SoC 30
             and (self.targets is None or soc is None or generation_of(soc) in self.targets)
             and (self.releases is None or release is None or _any(self.releases, release))
         )

@@ -67,3 +67,36 @@ def test_reduce_sum_overflow_symptom_takes_nan_and_refuses_a_finite_value_or_a_s
     x = c.inputs[0]
     small = replace(c, inputs=[replace(x, data=(np.asarray(x.data) / np.float16(4)).astype(np.float16))])
     assert not models.check(small, [np.full(shape, np.nan, np.float16)], symptom)["matches"]
+
+
+FLOAT16_SCAN = {"diagnosis": "float16-scan-ties-away"}
+
+
+def test_float16_scan_model_reproduces_its_finding_case():
+    """Finding cumulativesum-float-float16-scan: [[1000, 2048], [0.3, 1], [-1000, -2048]] along axis 0 came back
+    [[1000, 2048], [1000.5, 2050], [0.5, 2]] at v69 to v81: float16 sums, 2048 + 1 (a tie) rounded away from zero."""
+    case = Case.load("findings/cases/CumulativeSum/cumulativesum-float-float16-scan.json")
+    shown = np.array([[1000, 2048], [1000.5, 2050], [0.5, 2]], np.float16)
+    np.testing.assert_array_equal(models._NAMED["CumulativeSum"]["float16-scan-ties-away"](case)[0], shown)
+    assert models.check(case, [shown], FLOAT16_SCAN)["matches"] is True
+
+
+def test_float16_scan_model_refuses_the_spec_answer_an_ieee_float16_scan_and_a_planted_error():
+    case = Case.load("findings/cases/CumulativeSum/cumulativesum-float-float16-scan.json")
+    right = expected(case)[0].astype(np.float16)
+    ties_to_even = np.array([[1000, 2048], [1000.5, 2048], [0.5, 0]], np.float16)
+    planted = np.array([[1000, 2048], [1000.5, 2050], [0.5, 3]], np.float16)
+    for outputs in (right, ties_to_even, planted):
+        assert models.check(case, [outputs], FLOAT16_SCAN)["matches"] is False, outputs
+
+
+def test_float16_scan_model_reads_reverse_and_exclusive_as_the_reference_does():
+    """[1, 2, 3] in float16: exclusive [0, 1, 3], reverse [6, 5, 3], exclusive and reverse [5, 3, 0] (the spec's
+    examples, exact in float16)."""
+    from tests.reference_helpers import case, modelled
+
+    x = ("FLOAT_16", np.array([1, 2, 3], np.float16), None)
+    for params, want in (({"exclusive": True}, [0, 1, 3]), ({"reverse": True}, [6, 5, 3]),
+                         ({"exclusive": True, "reverse": True}, [5, 3, 0])):  # fmt: skip
+        c = case("CumulativeSum", [x], {"axis": 0, **params}, [("FLOAT_16", (3,), None)])
+        np.testing.assert_array_equal(modelled(c, "float16-scan-ties-away")[0], want)

@@ -290,6 +290,17 @@ def test_valid_rows_sorted_by_score_may_not_rise() -> None:
     assert not j.passed and "descending order" in j.message, j.message
 
 
+
+def test_valid_rows_sorted_by_score_follow_a_model_whose_own_rows_rise() -> None:
+    """A model of a backend that lays its rows out in another order (MultiClassNms box by box) is held to its own
+    rows: the same rising rows pass against it and fail against the spec's sorted ones."""
+    model = _nms_expected()
+    model[0][0, :3], model[1][0, :3] = model[0][0, [1, 0, 2]], model[1][0, [1, 0, 2]]
+    act = _as_backend(model)
+    by_score = {**FREE, "sorted_by": "out[1]"}
+    assert judge(_nms_case(), model, act, rows={0: by_score, 1: by_score}).passed
+    assert not judge(_nms_case(), _nms_expected(), act, rows={0: by_score, 1: by_score}).passed
+
 def test_a_current_dimension_is_the_count_and_fewer_rows_than_declared_pass() -> None:
     case = Case("Proposals", [], {}, [Tensor("out[0]", "FLOAT_32", (5, 4))])
     exp = [np.arange(8.0).reshape(2, 4)]

@@ -250,3 +250,38 @@ def test_nms_model_leaves_the_class_and_box_of_padding_rows_open() -> None:
     rows = modelled(c, "padding-rows-open")[0]
     np.testing.assert_array_equal(rows[0], [0, 0, 2])
     assert np.isnan(rows[1:, 1:]).all() and (rows[1:, 0] == 0).all()
+
+
+def _multiclassnms_shown() -> list[np.ndarray]:
+    """What the HTP gave at v73 for finding multiclassnms-f32-per-box-rows's case (rows after the fourth: leftovers)."""
+    b0, b2 = [0, 0, 10, 10], [20, 20, 30, 30]
+    boxes = np.array([[b0, b0, b2, b2, [0] * 4, [0] * 4]], np.float32)
+    scores = np.array([[0.9, 0.2, 0.6, 0.1, 0, 0]], np.float32)
+    classes = np.array([[0, 1, 1, 0, 0, 0]], np.int32)
+    features = np.array([[[0, 1], [0, 1], [4, 5], [4, 5], [0, 0], [0, 0]]], np.float32)
+    return [boxes, scores, classes, np.array([2], np.uint32), features]
+
+
+def test_multiclassnms_per_box_rows_model_reproduces_its_finding_case() -> None:
+    """Boxes 0 and 1 overlap (IoU 0.81): box 0 (best score 0.9) prunes box 1 (0.8) although their best classes differ;
+    boxes 0 and 2 give a row per class each, in descending score, 0.2 and 0.1 included, and out[3] counts 2 boxes."""
+    from cases.case import Case
+    from reference import models
+
+    case = Case.load("findings/cases/MultiClassNms/multiclassnms-f32-per-box-rows.json")
+    assert models.check(case, _multiclassnms_shown(), {"diagnosis": "per-box-rows"})["matches"] is True
+
+
+def test_multiclassnms_per_box_rows_model_refuses_the_spec_answer_and_a_planted_error() -> None:
+    from cases.case import Case
+    from reference import models
+    from reference.expected import expected
+
+    case = Case.load("findings/cases/MultiClassNms/multiclassnms-f32-per-box-rows.json")
+    model = {"diagnosis": "per-box-rows"}
+    assert models.check(case, [np.asarray(a) for a in expected(case)], model)["matches"] is False
+    planted = _multiclassnms_shown()
+    planted[2][0, :2] = [1, 0]  # box 0's rows with their classes swapped
+    assert models.check(case, planted, model)["matches"] is False
+    soft = Case.load("findings/cases/MultiClassNms/multiclassnms-f32-soft-nms-execute.json")
+    assert "error" in models.check(soft, _multiclassnms_shown(), model)  # soft NMS: not measured, not covered

@@ -409,3 +409,93 @@ def test_gru_model_follows_time_major_for_the_candidate_form_and_ignores_linear_
     got = {(tm, lbr): _gru_unit0(0, tm, lbr, [1.0, 0.0], {"xr": [-0.5, 0.0], "xn": [-0.334, 0.0]}, {"bhn": -0.671})
            for tm in (False, True) for lbr in (0, 1)}  # fmt: skip
     assert got == {(False, 0): -1.0, (False, 1): -1.0, (True, 0): 0.0, (True, 1): 0.0}, got
+
+
+def test_gru_f32_model_reproduces_its_finding_case() -> None:
+    """Finding gru-f32-unit0-gates-broadcast's case ([2, 2, 2] time-major, 2 units, REVERSE) came back at v73 as
+    0.52686 in flat element 0 of out[0] and out[1] and -0.11322 in every other element (float16 arithmetic)."""
+    from cases.case import Case
+    from reference import models
+
+    c = Case.load("findings/cases/Gru/gru-f32-unit0-gates-broadcast.json")
+    shown = [np.full((2, 2, 2), -0.11322, np.float32), np.full((1, 2, 2), -0.11322, np.float32)]
+    for o in shown:
+        o.reshape(-1)[0] = 0.52686
+    assert models.check(c, shown, {"diagnosis": "unit0-gates-state-at-element0"}, precision="float16")["matches"]
+
+
+def test_gru_f32_model_refuses_the_spec_answer_the_value_everywhere_and_a_planted_error() -> None:
+    """The reference's outputs, 0.52686 broadcast to every element (the float16 model's look) and the shown outputs
+    with one element off are all refused."""
+    from cases.case import Case
+    from reference import models
+    from reference.expected import expected
+
+    c = Case.load("findings/cases/Gru/gru-f32-unit0-gates-broadcast.json")
+    model = {"diagnosis": "unit0-gates-state-at-element0"}
+    everywhere = [np.full((2, 2, 2), 0.52686, np.float32), np.full((1, 2, 2), 0.52686, np.float32)]
+    planted = [np.full((2, 2, 2), -0.11322, np.float32), np.full((1, 2, 2), -0.11322, np.float32)]
+    planted[0].reshape(-1)[0] = planted[1].reshape(-1)[0] = 0.52686
+    planted[0].reshape(-1)[5] = -0.2
+    for outs in ([np.asarray(o, np.float32) for o in expected(c)], everywhere, planted):
+        assert not models.check(c, outs, model, precision="float16")["matches"]
+
+
+def test_gru_f16_bias_sign_model_reproduces_its_finding_case_where_the_v68_model_does_not() -> None:
+    """Finding gru-f16-input-bias-decides-gates's case gave -1 in every element at v73 (b_xz[0] -0.159 makes z 0,
+    b_xn[0] -0.654 makes n -1) and 1 at v68 and v69, gru-f16-zero-output's value (z = round(-0.08 + round(0.656)) = 1,
+    h = h_prev[0] = 1): each model takes its own generation's outputs and refuses the other's."""
+    from cases.case import Case
+    from reference import models
+
+    c = Case.load("findings/cases/Gru/gru-f16-input-bias-decides-gates.json")
+    at_v73 = [np.full((2, 2, 2), -1, np.float16), np.full((1, 2, 2), -1, np.float16)]
+    at_v68 = [np.full((2, 2, 2), 1, np.float16), np.full((1, 2, 2), 1, np.float16)]
+    new, old = {"diagnosis": "unit0-bias-sign-gates-broadcast"}, {"diagnosis": "unit0-hard-gates-broadcast"}
+    assert models.check(c, at_v73, new)["matches"] and not models.check(c, at_v68, new)["matches"]
+    assert models.check(c, at_v68, old)["matches"] and not models.check(c, at_v73, old)["matches"]
+    planted = [a.copy() for a in at_v73]
+    planted[0].reshape(-1)[3] = 0
+    assert not models.check(c, planted, new)["matches"]
+
+
+def test_gru_f16_bias_sign_model_lets_a_zero_bias_round_the_sum() -> None:
+    """Every weight and bias 0 but W_xn[0, 0] = 1, x[0] = -1: b_xn 0 leaves n = round(-1) = -1; b_xn 1e-4 decides n = 1
+    by its sign (the simulator at v73 gave -1 and 1)."""
+    assert _gru_unit0_bias_sign(0.0) == -1.0
+    assert _gru_unit0_bias_sign(1e-4) == 1.0
+
+
+def _gru_unit0_bias_sign(bxn: float) -> float:
+    from tests.reference_helpers import case, modelled
+
+    zero = np.zeros((2, 2))
+    xn = np.array([[1.0, 0.0], [0.0, 0.0]])
+    biases = [np.zeros(2), np.zeros(2), np.array([bxn, 0.0]), np.zeros(2), np.zeros(2), np.zeros(2)]
+    c = case("Gru", [np.array([[[-1.0, 0.0]]]), zero, zero, xn, zero, zero, zero, *biases],
+             {"direction": 0, "time_major": False}, [("FLOAT_16", (1, 1, 2)), ("FLOAT_16", (1, 1, 2))])  # fmt: skip
+    outs = modelled(c, "unit0-bias-sign-gates-broadcast")
+    assert len({float(v) for o in outs for v in o.ravel()}) == 1, outs
+    return float(outs[0].ravel()[0])
+
+
+def test_gru_f32_model_leaves_the_tile_starts_of_a_reverse_out0_open() -> None:
+    """REVERSE with z = 1 (b_xz[0] = 10): the simulator wrote the state's 1 at [0, 0, 0] and at some of [8 i, 0, 32 j]
+    of a [14, 14, 48] out[0] (and of [8 i, 4 j, 0] at v69); the model fixes [0, 0, 0] and out[1], leaves those open and
+    holds every other element to (1 - z) n = 0."""
+    from tests.reference_helpers import case, modelled
+
+    hidden, size = 48, 2
+    zero_x, zero_h = np.zeros((hidden, size)), np.zeros((hidden, hidden))
+    bxz = np.zeros(hidden)
+    bxz[0] = 10.0
+    biases = [bxz, *[np.zeros(hidden) for _ in range(5)]]
+    c = case("Gru", [np.zeros((14, 14, size)), zero_x, zero_x, zero_x, zero_h, zero_h, zero_h, *biases],
+             {"direction": 1, "time_major": False},
+             [("FLOAT_32", (14, 14, hidden)), ("FLOAT_32", (1, 14, hidden))])  # fmt: skip
+    out0, out1 = modelled(c, "unit0-gates-state-at-element0")
+    open_at = {tuple(int(v) for v in t) for t in np.argwhere(np.isnan(out0))}
+    assert open_at == {(0, 0, 32), (8, 0, 0), (8, 0, 32), (0, 4, 0), (0, 8, 0), (0, 12, 0), (8, 4, 0), (8, 8, 0),
+                       (8, 12, 0)}  # fmt: skip
+    assert abs(out0[0, 0, 0] - 1.0) < 1e-3 and abs(out1[0, 0, 0] - 1.0) < 1e-3
+    assert np.nanmax(np.abs(out0.reshape(-1)[1:])) < 1e-3 and np.abs(out1.reshape(-1)[1:]).max() < 1e-3

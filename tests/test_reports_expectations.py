@@ -237,6 +237,15 @@ def test_a_finding_that_names_its_releases_applies_on_them_only(tmp_path: Path) 
     assert known.apply_record(_isnan_record(43, "v2.47.0.1")).verdict == "FAIL"
 
 
+
+def test_a_default_soc_finding_applies_where_v68_is_named_by_its_soc(tmp_path: Path) -> None:
+    """``soc: default`` is the simulator's own target, SM8350 (v68, SoC 30): a run with --target v68 (SoC 30) is that
+    target too, and another SoC is not."""
+    known = Expectations.load(write(tmp_path, TARGETED.replace("  targets: [v69, v73]\n  releases: ['2.51']\n",
+                                                                "  soc: default\n")))
+    verdicts = {soc: known.apply_record(_isnan_record(soc)).verdict for soc in ("default", 30, "30", 43)}
+    assert verdicts == {"default": "XFAIL", 30: "XFAIL", "30": "XFAIL", 43: "FAIL"}, verdicts
+
 def test_a_target_that_is_no_htp_generation_is_refused_with_its_line(tmp_path: Path) -> None:
     with pytest.raises(ExpectationsError, match=r"expectations.yaml:\d+.*'targets' lists HTP generations"):
         Expectations.load(write(tmp_path, TARGETED.replace("[v69, v73]", "[v72]")))

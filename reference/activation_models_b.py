@@ -73,3 +73,28 @@ def neuron_softplus_polynomial(case: Any) -> list[np.ndarray]:
     z = beta * x
     out = htp_softplus(z) / beta
     return [np.where((threshold >= 0) & (z > threshold), x, out)]
+
+
+# The grid 8-bit Softmax takes out[0]'s scale on: a whole number of 2^-16 (finding softmax-8bit-output-scale-floored).
+SOFTMAX_8BIT_SCALE_GRID = 2.0**-16
+
+
+@register_model("Softmax", name="output-scale-floored-to-a-65536th")
+def softmax_output_scale_floored(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 8-bit Softmax (finding softmax-8bit-output-scale-floored): the spec's Softmax, quantized with
+    out[0]'s scale rounded down to a whole number of 2^-16, so every output comes back too large by the factor scale /
+    floor(scale x 2^16) x 2^-16: 4.1% at a scale of 3.813e-4 (24.99 / 24), 9.6% at 6.69e-5 (4.38 / 4), exact at a
+    multiple of 2^-16. Measured on the simulator with one case's rows (UFIXED_POINT_8 [1, 8, 64, 16], beta 0.1) and
+    out[0]'s scale at 12.1, 12.4, 12.5, 12.6, 12.75, 12.9, 13, 13.3, 19.6, 24.7 and 40.9 x 2^-15: the rows' sums give an
+    effective scale of 12, 12, 12.5, 12.5, 12.5, 12.5, 13, 13, 19.5, 24.5, 40.5 x 2^-15. A scale below 2^-16: not
+    modelled (it would be 0)."""
+    from reference.expected import expected
+
+    out = case.outputs[0]
+    if out.dtype not in ("UFIXED_POINT_8", "SFIXED_POINT_8") or out.encoding is None or out.encoding.per_axis:
+        raise ValueError("output-scale-floored-to-a-65536th: an 8-bit out[0] with one scale only")
+    scale = float(out.encoding.scales[0])
+    floored = np.floor(scale / SOFTMAX_8BIT_SCALE_GRID) * SOFTMAX_8BIT_SCALE_GRID
+    if floored <= 0:
+        raise ValueError(f"output-scale-floored-to-a-65536th: out[0]'s scale {scale:g} is below 2^-16")
+    return [y * (scale / floored) for y in expected(case)]

@@ -41,10 +41,12 @@ def crowded():
     if not ok:
         pytest.skip(f"QNN backend not usable here: {why}")
     cpu = {min(os.sched_getaffinity(0))}
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    spin = "print('spinning', flush=True)\nwhile True: pass"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True) for _ in range(2)]
     try:
         for p in spinners:
             os.sched_setaffinity(p.pid, cpu)
+            assert p.stdout is not None and p.stdout.readline().strip() == "spinning"  # started, not still starting
         os.sched_setaffinity(ad.worker_pid, cpu)
         yield ad
     finally:

@@ -46,6 +46,7 @@ from typing import Any
 
 from adapters import lifetime
 from adapters.base import CRASH, ERROR, TIMEOUT, GroupHung, Outcome, run_batched
+from adapters.clock import Deadline
 
 log = logging.getLogger(__name__)
 backend_log = logging.getLogger("adapters.qnn.backend")
@@ -67,7 +68,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: the child im
 # Op names that trigger test-only failures in the child, honoured only when the worker was started
 # with debug hooks on (an explicit constructor option). Without it they are ordinary unknown op
 # names and go to the backend like any other (which rejects them: no op is named like this).
-DEBUG_OPS = ("__debug_abort__", "__debug_segv__", "__debug_exit__", "__debug_hang__", "__debug_raise__")
+DEBUG_OPS = ("__debug_abort__", "__debug_segv__", "__debug_exit__", "__debug_hang__", "__debug_raise__",
+             "__debug_spin__", "__debug_work__")
+DEBUG_WORK_SECONDS = 0.5  # CPU seconds "__debug_work__" spends before the case goes on (to the backend: refused)
 
 _HEADER = struct.Struct(">Q")
 STAGE_MARK = "#qnn-stage "  # a phase announcement in the child's log (graph.STAGE_MARK: the same text)
@@ -86,7 +89,7 @@ class _Died(Exception):
 
 
 class _TimedOut(Exception):
-    pass
+    """A request ran out of time; ``args[0]``: its ``Deadline`` (what the worker spent, and how it ran out)."""
 
 
 # ---- framing -------------------------------------------------------------------------------------
@@ -102,16 +105,16 @@ def _send(fd: int, obj: Any) -> None:
     _write_all(fd, _HEADER.pack(len(payload)) + payload)
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+def _read_exact(fd: int, n: int, deadline: Deadline | None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
+        while deadline is not None:  # until there is something to read, or the time is up (``adapters.clock``)
+            remaining = deadline.remaining()
             if remaining <= 0:
-                raise _TimedOut
+                raise _TimedOut(deadline)
             ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                raise _TimedOut
+            if ready:
+                break
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             raise _Died
@@ -120,7 +123,7 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def _recv(fd: int, deadline: float | None = None) -> Any:
+def _recv(fd: int, deadline: Deadline | None = None) -> Any:
     (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
     return pickle.loads(_read_exact(fd, length, deadline))
 
@@ -299,7 +302,7 @@ class Worker:
             _send(self._req_w, message)
         except (BrokenPipeError, OSError):
             raise _Died from None
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else Deadline(timeout, self.proc.pid if self.proc is not None else None)
         status, payload, records, _ = _recv(self._rep_r, deadline)
         for level, text in records:
             backend_log.log(level, "%s", text)
@@ -394,7 +397,7 @@ class Worker:
                 sent += 1
             wait = waits[len(done)]  # the oldest request in flight is the case the child is running
             try:
-                status, payload, records, position = _recv(self._rep_r, time.monotonic() + wait)
+                status, payload, records, position = _recv(self._rep_r, Deadline(wait, pid))
             except (_Died, _TimedOut) as e:
                 age = in_flight[0] if in_flight else self.served
                 done.append(_aged(self._lost(e, pid, since, time.perf_counter() - started, wait), age))
@@ -462,9 +465,12 @@ class Worker:
         if isinstance(e, _TimedOut):
             stage = self.last_stage(since) or "worker"
             self._discard()
+            deadline = e.args[0] if e.args else None
             waited = self.timeout if timeout is None else timeout
-            return Outcome(TIMEOUT, message=f"case exceeded {waited:g} s; {self.log_prefix} {pid} killed",
-                           seconds=seconds, details={"stage": stage, "pid": pid})
+            exceeded = deadline.exceeded() if deadline is not None else f"{waited:g} s"
+            return Outcome(TIMEOUT, message=f"case exceeded {exceeded}; {self.log_prefix} {pid} killed",
+                           seconds=seconds, details={"stage": stage, "pid": pid,
+                                                     **(deadline.spent() if deadline is not None else {})})
         what = self._death_text()
         code = self.proc.returncode
         details: dict[str, Any] = {"stage": self.last_stage(since) or "worker", "pid": pid,
@@ -516,7 +522,8 @@ class _Collect(logging.Handler):
 
 
 def debug_hook(op: str) -> None:
-    """The test-only failures behind ``DEBUG_OPS``: crash, exit, hang or raise on purpose."""
+    """The test-only failures behind ``DEBUG_OPS``: crash, exit, hang (blocked), spin (a runaway), work a while or
+    raise on purpose."""
     if op == "__debug_abort__":
         os.abort()
     if op == "__debug_segv__":
@@ -526,6 +533,13 @@ def debug_hook(op: str) -> None:
     if op == "__debug_hang__":
         while True:
             time.sleep(3600)
+    if op == "__debug_spin__":
+        while True:
+            pass
+    if op == "__debug_work__":
+        end = time.thread_time() + DEBUG_WORK_SECONDS
+        while time.thread_time() < end:
+            pass
     if op == "__debug_raise__":
         raise RuntimeError("debug hook: deliberate exception in the worker")
 

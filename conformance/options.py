@@ -91,7 +91,8 @@ OPTIONS: tuple[Option, ...] = (
     *(Option(flag, help_text, metavar=metavar, pytest=False, replay=True)
       for flag, help_text, metavar in qnn_plugin.TARGET_OPTIONS),
     Option("--case-timeout", "the most seconds a case (or a batch) may take on a worker-backed backend before it is "
-           "killed (TIMEOUT): its own budget is 2 s plus 1 s per 50,000 elements, up to this; default 5", type=float,
+           "killed (TIMEOUT): its own budget is 2 s plus 1 s per 50,000 elements, up to this; default 5. The worker's "
+           "own time counts (the wall clock less its waits for a CPU: adapters.clock)", type=float,
            metavar="SECONDS", replay=True,
            replay_help="seconds the case may take on a worker-backed backend (the run's --case-timeout)"),
     Option("--qnn-op-package", "register a QNN op package (backendRegisterOpPackage) before the run; repeatable",

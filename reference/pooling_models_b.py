@@ -95,3 +95,34 @@ def pool_ceil_overhang_windows_open(case: Any) -> list[np.ndarray]:
     if not over:
         raise ValueError("no window runs past the after-pad: another bug")
     return [y]
+
+
+@register_model("PoolAvg3d", name="lower-height-tiles-repeat-the-first")
+def pool_avg3d_lower_height_tiles_repeat_the_first(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 PoolAvg3d with count_pad_for_edges and an output of 13 rows or more and 8 columns
+    or fewer (finding poolavg3d-f16-lower-height-tiles-repeat-the-first): past the first 8 output rows, the columns
+    w with w % 4 of 1 or 2 hold row h % 8's values (the first block of 8 rows again) and those with w % 4 of 3
+    values no rule was found for (left open: NaN); columns w % 4 == 0 are right, as is every row of the first 8.
+    Measured on the two typical failures of seeds 2 and 4 ([1, 7, 16, 8, 24] and [2, 8, 14, 8, 16], filter 2, pads
+    [[0, 1], [1, 0], [0, 0]]: every other element within the float16 budget) and on random [1, 2 or 3, H, W, C]
+    inputs: outputs of 13, 16, 24 and 32 rows show it (rows 16 on repeat rows 0-7 again), of 8, 10 and 12 rows are
+    right, as are outputs of 9 columns or more (input widths 10 and 12) and count_pad_for_edges false; pads, filter
+    3 and 32 channels do not change it."""
+    from reference.expected import expected
+
+    out = case.outputs[0]
+    params = dict((k, p.value) for k, p in case.params.items())
+    if out.dtype != "FLOAT_16" or not bool(params.get("count_pad_for_edges", False)):
+        raise ValueError("FLOAT_16 with count_pad_for_edges only")
+    y = expected(case)[0].copy()
+    rows, cols = y.shape[2], y.shape[3]
+    if rows <= 12 or cols > 8:
+        raise ValueError(f"an output of {rows} rows and {cols} columns: not this bug (13 rows or more, 8 columns or "
+                         "fewer)")
+    for h in range(8, rows):
+        for w in range(cols):
+            if w % 4 in (1, 2):
+                y[:, :, h, w] = y[:, :, h % 8, w]
+            elif w % 4 == 3:
+                y[:, :, h, w] = np.nan
+    return [y]

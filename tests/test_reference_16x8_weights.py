@@ -92,19 +92,30 @@ def test_transposed_convolution_groups_split_by_stride_phase() -> None:
     assert m._groups(c, (2, 1, 1, 1))[0].item() == m._groups(c, (2, 1, 1, 1))[1].item()
 
 
+def test_matmul_weights_are_grouped_per_matrix_of_the_batch_and_output_column() -> None:
+    """in[1] [batch, k, n]: one group per (batch, column), the same along k; transposed ([batch, n, k]) likewise."""
+    from cases.case import Param
+
+    c = Case("MatMul", [], {"transpose_in1": Param("transpose_in1", "BOOL_8", False)}, [])
+    labels = m._groups(c, (2, 3, 4))
+    assert len(np.unique(labels)) == 2 * 4 and (labels == labels[:, :1, :]).all()
+    c.params["transpose_in1"] = Param("transpose_in1", "BOOL_8", True)
+    labels = m._groups(c, (2, 4, 3))
+    assert len(np.unique(labels)) == 2 * 4 and (labels == labels[:, :, :1]).all()
+
+
 def test_the_matmul_bias_model_refuses_a_bias_that_cannot_show() -> None:
-    """A bias that moves out[0] by no more than 185 steps plus the case's budget: an output that adds it and passes
-    would be within the band of the model without it, so the model does not apply; a large bias it takes."""
+    """A bias that moves out[0] by no more than the case's budget: an output that adds it and passes would match the
+    model without it, so the model does not apply; a large bias it takes."""
     a = Tensor("in[0]", "UFIXED_POINT_16", (1, 2), np.array([[0, 65535]], np.uint16), X_ENC)
     b = Tensor("in[1]", "UFIXED_POINT_8", (2, 1), np.array([[100], [200]], np.uint8), Encoding((0.01,), (-150,)))
     bias_enc = Encoding((X_ENC.scales[0] * 0.01,), (0,))
     small = Tensor("in[2]", "SFIXED_POINT_32", (1,), np.array([100], np.int32), bias_enc)
     c = Case("MatMul", [a, b, small], {}, [Tensor("out[0]", "UFIXED_POINT_16", (1, 1), None, OUT_ENC)])
-    assert "error" in check(c, [np.zeros((1, 1), np.uint16)], {"diagnosis": "without-bias-beyond-16x8-band"})
+    assert "error" in check(c, [np.zeros((1, 1), np.uint16)], {"diagnosis": m.MATMUL_NAME})
     big = replace(small, data=np.array([10_000_000], np.int32))
-    modelled = check(replace(c, inputs=[a, b, big]), [np.zeros((1, 1), np.uint16)],
-                     {"diagnosis": "without-bias-beyond-16x8-band"})  # fmt: skip
-    assert "error" not in modelled
+    assert "error" not in check(replace(c, inputs=[a, b, big]), [np.zeros((1, 1), np.uint16)],
+                                {"diagnosis": m.MATMUL_NAME})  # fmt: skip
 
 
 # ---- on the simulator ------------------------------------------------------------------------------
@@ -171,3 +182,45 @@ def test_a_layout_bug_is_computed_with_the_htp_weights_where_they_are_asymmetric
     assert not np.allclose(_modelled(c, "diagnosis", both)[0], _modelled(c, "diagnosis", both[0])[0], equal_nan=True)
     c = _transpose_conv2d(128)
     np.testing.assert_array_equal(_modelled(c, "diagnosis", both)[0], _modelled(c, "diagnosis", both[0])[0])
+
+
+MATMUL_CASE = REPO / "findings/cases/MatMul/matmul-16x8-bias-ignored.json"
+
+
+@pytest.fixture(scope="module")
+def matmul_outputs():
+    """The backend's outputs for matmul-16x8-bias-ignored's case (seed 4's 56143ad57bf0e5e0, zero point 155)."""
+    if MISSING:
+        pytest.skip(MISSING)
+    from adapters.qnn import adapter as qnn_adapter
+
+    with qnn_adapter.QnnAdapter(timeout=60) as ad:
+        ok, why = ad.available()
+        if not ok:
+            pytest.skip(why)
+        out = ad.run(Case.load(MATMUL_CASE))
+    assert out.status == "ok", out.message
+    return out.outputs
+
+
+@pytest.mark.qnn
+def test_the_matmul_model_reproduces_its_findings_case(matmul_outputs) -> None:
+    """2344 steps from the reference (outside its 38.5-step budget), within the budget of the model."""
+    from reference.compare import judge
+    from reference.expected import expected
+
+    c = Case.load(MATMUL_CASE)
+    assert check(c, matmul_outputs, {"diagnosis": m.MATMUL_NAME})["matches"] is True
+    assert not judge(c, expected(c), matmul_outputs).passed
+
+
+@pytest.mark.qnn
+def test_the_matmul_model_refuses_the_requantized_product_with_its_bias(matmul_outputs) -> None:
+    """A backend that requantizes in[1] the same way and adds the bias: outside the model's budget."""
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = Case.load(MATMUL_CASE)
+    with_bias = expected(m.htp_case(c))[0]
+    planted = [quantize(with_bias, c.outputs[0].encoding, c.outputs[0].dtype)]
+    assert check(c, planted, {"diagnosis": m.MATMUL_NAME})["matches"] is False

@@ -80,6 +80,31 @@ def test_hadamard_shift_symptom_refuses_a_dropped_low_byte() -> None:
     assert not models.check(c, [low_byte_dropped(HADAMARD_CODES)], HADAMARD_SHIFT)["matches"]
 
 
+def clipped_hadamard_case() -> Case:
+    """Seed 4's typical UFIXED_POINT_16 case 54d591cc367d8110 (n = 2, scale 0.1): of its four results one lies below
+    out[0]'s range and one at its top, so the backend's codes there are 0 and 65535 whatever its shift."""
+    from cases.case import Encoding, Param, Tensor
+
+    codes = np.array([[[46170, 10900], [47493, 17784]]], np.uint16)
+    x = Tensor("in[0]", "UFIXED_POINT_16", (1, 2, 2), codes, Encoding((0.00012208866246510297,), (-32765,)))
+    out = Tensor("out[0]", "UFIXED_POINT_16", (1, 2, 2), encoding=Encoding((5.760584372183075e-06,), (-12678,)))
+    return Case("HadamardTransform", [x], {"scale": Param("scale", "FLOAT_32", 0.1)}, [out])
+
+
+# what the simulator returned for it: +273 and +301 output steps (+12.9, +14.2 in[0] steps) on the unclipped two
+CLIPPED_HADAMARD_CODES = np.array([[[280, 65535], [12572, 57502]]], np.uint16)
+
+
+def test_hadamard_shift_symptom_fits_its_shift_on_the_elements_the_backend_did_not_clip() -> None:
+    assert models.check(clipped_hadamard_case(), [CLIPPED_HADAMARD_CODES], HADAMARD_SHIFT)["matches"]
+
+
+def test_hadamard_shift_symptom_still_holds_a_clipped_element_to_the_shifted_result() -> None:
+    moved = CLIPPED_HADAMARD_CODES.copy()
+    moved[0, 0, 0] = 0  # the spec's code, where the shift puts it 280 steps up
+    assert not models.check(clipped_hadamard_case(), [moved], HADAMARD_SHIFT)["matches"]
+
+
 # softmax-16bit-beta-scaled's case on the simulator (UFIXED_POINT_16 [1, 4, 5], beta 0.1 along axis 2)
 SOFTMAX_CODES = np.array([54969, 34247, 37030, 65362, 46469, 36352, 63222, 60816, 43020, 34668, 44487, 58111, 50930,
                           43581, 40972, 31543, 63585, 60045, 30640, 52265], np.uint16).reshape(1, 4, 5)  # fmt: skip

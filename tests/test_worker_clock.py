@@ -22,7 +22,10 @@ from adapters.worker import DEBUG_WORK_SECONDS  # noqa: E402
 from cases.case import Case  # noqa: E402
 from tests.simulator import NEEDS_SIMULATOR  # noqa: E402
 
-BUDGET = 2 * DEBUG_WORK_SECONDS  # the case's budget, seconds: twice the CPU time "__debug_work__" spends
+# the case's budget, seconds: 1.5 times the CPU time "__debug_work__" spends. Not twice: where the kernel shares the
+# CPU between process groups first (autogroup: the spinners are pytest's children, the worker the zygote's), the
+# worker gets half of it, not a third, and took 0.93 s for a budget of 1 s once
+BUDGET = 1.5 * DEBUG_WORK_SECONDS
 
 
 def _needs_simulator(test):

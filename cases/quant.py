@@ -160,3 +160,16 @@ def zero_points(enc: Encoding) -> list[int]:
     """The zero points an encoding stands for (ONNX's QuantizeLinear/DequantizeLinear take these): minus the API's
     offsets."""
     return [-int(o) for o in enc.offsets]
+
+
+def float16_ties_away(v: Any) -> np.ndarray:
+    """``v`` (float64) rounded to float16 with ties away from zero, where IEEE rounds them to even: 23.73 + 3.898 =
+    27.6328125, halfway between float16 27.625 and 27.640625, gives 27.640625. The HTP's float16 arithmetic rounds so
+    (findings ep-bbox-transform-f16-ties-away, cumulativesum-float-float16-scan)."""
+    v = np.asarray(v, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        near = v.astype(np.float16)
+        other = np.nextafter(near, np.where(v > near, np.float16(np.inf), np.float16(-np.inf))).astype(np.float16)
+        tie = np.abs(other.astype(np.float64) - v) == np.abs(near.astype(np.float64) - v)
+    away = np.where(np.abs(other.astype(np.float64)) > np.abs(near.astype(np.float64)), other, near)
+    return np.where(tie & (other != near), away, near).astype(np.float64)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from cases.quant import float16_ties_away
 from reference.models import register_model, register_symptom
 
 
@@ -139,15 +140,6 @@ def _only_overflow_cells_differ(j: Any, over: np.ndarray) -> bool:
     return int(j.metrics.get("mismatches", -1)) == int(over.sum())
 
 
-def round_float16_ties_away(values: np.ndarray) -> np.ndarray:
-    """``values`` rounded to float16 with ties away from zero (numpy's float16 cast breaks ties to even)."""
-    v = np.asarray(values, dtype=np.float64)
-    near = v.astype(np.float16)
-    other = np.nextafter(near, np.where(v > near, np.inf, -np.inf).astype(np.float16))
-    tie = np.abs(v - near.astype(np.float64)) == np.abs(other.astype(np.float64) - v)
-    return np.where(tie & (np.abs(other) > np.abs(near)), other, near).astype(np.float64)
-
-
 @register_model("CumulativeSum", name="float16-scan-ties-away")
 def cumulative_sum_float16_scan_ties_away(case: Any) -> list[np.ndarray]:
     """The HTP simulator's float CumulativeSum after v68 (finding cumulativesum-float-float16-scan): in[0] rounded to
@@ -167,7 +159,7 @@ def cumulative_sum_float16_scan_ties_away(case: Any) -> list[np.ndarray]:
     sums = np.empty_like(addends)
     for i in range(addends.shape[-1]):
         before = acc
-        acc = round_float16_ties_away(acc + addends[..., i])
+        acc = float16_ties_away(acc + addends[..., i])
         sums[..., i] = before if exclusive else acc
     if reverse:
         sums = sums[..., ::-1]

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from cases.quant import float16_ties_away
 from reference import register
 from reference.datamovement import int_param, param
 from reference.models import register_model
@@ -215,18 +216,6 @@ def roi_align_boundary_samples_open(case: Any) -> list[np.ndarray]:
         y[r, near(cy, height).any(axis=1)] = np.nan
         y[r, :, near(cx, width).any(axis=1)] = np.nan
     return [y]
-
-
-def float16_ties_away(v: Any) -> np.ndarray:
-    """``v`` (float64) rounded to float16 with ties away from zero, where IEEE rounds them to even: 23.73 + 3.898 =
-    27.6328125, halfway between float16 27.625 and 27.640625, gives 27.640625."""
-    v = np.asarray(v, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        near = v.astype(np.float16)
-        other = np.nextafter(near, np.where(v > near, np.float16(np.inf), np.float16(-np.inf))).astype(np.float16)
-        tie = np.abs(other.astype(np.float64) - v) == np.abs(near.astype(np.float64) - v)
-    away = np.where(np.abs(other.astype(np.float64)) > np.abs(near.astype(np.float64)), other, near)
-    return np.where(tie & (other != near), away, near).astype(np.float64)
 
 
 @register_model("AxisAlignedBboxTransform", name="float16-steps-ties-away-from-zero")

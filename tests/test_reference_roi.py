@@ -252,7 +252,7 @@ def test_roi_align_model_leaves_bins_with_a_sample_on_the_outer_limit_open() -> 
 
 
 def test_float16_ties_away_from_zero_where_ieee_rounds_to_even() -> None:
-    from reference.roi import float16_ties_away
+    from cases.quant import float16_ties_away
 
     np.testing.assert_array_equal(float16_ties_away([27.6328125, 12.67578125, -12.67578125, 27.63]),
                                   [27.640625, 12.6796875, -12.6796875, np.float16(27.63)])  # fmt: skip

@@ -343,23 +343,31 @@ def gru_unit0_bias_sign_gates_broadcast(case: Any) -> list[np.ndarray]:
     return _unit0_broadcast(case, lambda wx, bx, recurrent: np.copysign(np.inf, bx) if bx else wx + recurrent)
 
 
+def _unit0_step(case: Any, k: int) -> tuple[dict[str, Any], np.ndarray, list[np.ndarray], list[float], np.ndarray]:
+    """What one step of hidden unit 0 reads in execution ``k`` (the HTP's Gru models): the resolved params, the first
+    input vector, row 0 of each weight matrix (xz, xr, xn, hz, hr, hn), element 0 of each bias, and the previous state
+    (0, or 1 in unit 0 with REVERSE)."""
+    from reference.expected import _real_inputs
+
+    ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
+    params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
+    hidden, size = np.shape(ins[1])
+    x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
+    w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]
+    b = [0.0 if ins[i] is None else float(np.asarray(ins[i]).reshape(-1)[0]) for i in range(7, 13)]
+    h = np.zeros(hidden)
+    if member("Gru", params, "direction") == REVERSE:
+        h[0] = 1.0
+    return params, x, w, b, h
+
+
 def _unit0_broadcast(case: Any, pre: Any) -> list[np.ndarray]:
     """One step of hidden unit 0 as unit0-hard-gates-broadcast describes it, each gate rounded and clipped from
     ``pre(W_x[0] . x, b_x[0], the rounded recurrent side)``, its value written to every element of every output of
     each execution."""
-    from reference.expected import _real_inputs
-
     outs: list[np.ndarray] = []
     for k in range(case.executions):
-        ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
-        params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
-        hidden, size = np.shape(ins[1])
-        x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
-        w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]  # row 0: xz, xr, xn, hz, hr, hn
-        b = [0.0 if ins[i] is None else float(np.asarray(ins[i]).reshape(-1)[0]) for i in range(7, 13)]
-        h = np.zeros(hidden)
-        if member("Gru", params, "direction") == REVERSE:
-            h[0] = 1.0
+        params, x, w, b, h = _unit0_step(case, k)
         r = _hard(pre(w[1] @ x, b[1], np.round(w[4] @ h + b[4])), 0.0)
         z = _hard(pre(w[0] @ x, b[0], np.round(w[3] @ h + b[3])), 0.0)
         if _flag(params.get("time_major"), True):
@@ -389,19 +397,9 @@ def gru_unit0_gates_state_at_element0(case: Any) -> list[np.ndarray]:
     14, 48] one; never another element, and only [0, 0, 0] of out[1]). Executions after the first
     are open too: each starts from the state the previous one left in memory, and two runs of one case differ there
     (4.05 and 0.99 where the first execution's rule gives 0.97 and 0.81, at v79 and v81)."""
-    from reference.expected import _real_inputs
-
     outs: list[np.ndarray] = []
     for k in range(case.executions):
-        ins = _pad(_real_inputs(case.step_inputs(k)), N_GRU_INPUTS)
-        params = resolved("Gru", {n: p.value for n, p in case.params.items()}, ins)
-        hidden, size = np.shape(ins[1])
-        x = np.asarray(ins[0], dtype=np.float64).reshape(-1)[:size]
-        w = [np.asarray(ins[i], dtype=np.float64)[0] for i in range(1, 7)]  # row 0: xz, xr, xn, hz, hr, hn
-        b = [0.0 if ins[i] is None else float(np.asarray(ins[i]).reshape(-1)[0]) for i in range(7, 13)]
-        h = np.zeros(hidden)
-        if member("Gru", params, "direction") == REVERSE:
-            h[0] = 1.0
+        params, x, w, b, h = _unit0_step(case, k)
         r = _sigmoid(w[1] @ x + b[1] + w[4] @ h + b[4])
         z = _sigmoid(w[0] @ x + b[0] + w[3] @ h + b[3])
         if _flag(params.get("time_major"), True):

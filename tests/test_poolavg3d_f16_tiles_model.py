@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plai
 from cases.case import Case  # noqa: E402
 from reference.expected import expected  # noqa: E402
 from reference.models import _modelled, check  # noqa: E402
-from tests.simulator import MISSING  # noqa: E402
+from tests.simulator import outputs_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OWN_CASE = REPO / "findings/cases/PoolAvg3d/poolavg3d-f16-lower-height-tiles-repeat-the-first.json"
@@ -34,17 +34,7 @@ def test_rows_past_8_repeat_the_first_block_in_columns_1_and_2_of_4_and_leave_co
 @pytest.fixture(scope="module")
 def own_outputs():
     """The backend's outputs for the finding's case (seed 4's c123cbca609476df)."""
-    if MISSING:
-        pytest.skip(MISSING)
-    from adapters.qnn import adapter as qnn_adapter
-
-    with qnn_adapter.QnnAdapter(timeout=60) as ad:
-        ok, why = ad.available()
-        if not ok:
-            pytest.skip(why)
-        out = ad.run(Case.load(OWN_CASE))
-    assert out.status == "ok", out.message
-    return out.outputs
+    return outputs_of(OWN_CASE)
 
 
 @pytest.mark.qnn

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable as plai
 from cases.case import Case, Encoding, Tensor  # noqa: E402
 from reference import convolution_models_b as m  # noqa: E402
 from reference.models import check  # noqa: E402
-from tests.simulator import MISSING  # noqa: E402
+from tests.simulator import outputs_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OWN_CASE = REPO / "findings/cases/Conv2d/conv-16x8-precision.json"
@@ -122,17 +122,7 @@ def test_the_matmul_bias_model_refuses_a_bias_that_cannot_show() -> None:
 @pytest.fixture(scope="module")
 def own_outputs():
     """The backend's outputs for the finding's own case (zero point 214)."""
-    if MISSING:
-        pytest.skip(MISSING)
-    from adapters.qnn import adapter as qnn_adapter
-
-    with qnn_adapter.QnnAdapter(timeout=60) as ad:
-        ok, why = ad.available()
-        if not ok:
-            pytest.skip(why)
-        out = ad.run(Case.load(OWN_CASE))
-    assert out.status == "ok", out.message
-    return out.outputs
+    return outputs_of(OWN_CASE)
 
 
 @pytest.mark.qnn
@@ -190,17 +180,7 @@ MATMUL_CASE = REPO / "findings/cases/MatMul/matmul-16x8-bias-ignored.json"
 @pytest.fixture(scope="module")
 def matmul_outputs():
     """The backend's outputs for matmul-16x8-bias-ignored's case (seed 4's 56143ad57bf0e5e0, zero point 155)."""
-    if MISSING:
-        pytest.skip(MISSING)
-    from adapters.qnn import adapter as qnn_adapter
-
-    with qnn_adapter.QnnAdapter(timeout=60) as ad:
-        ok, why = ad.available()
-        if not ok:
-            pytest.skip(why)
-        out = ad.run(Case.load(MATMUL_CASE))
-    assert out.status == "ok", out.message
-    return out.outputs
+    return outputs_of(MATMUL_CASE)
 
 
 @pytest.mark.qnn

@@ -16,7 +16,7 @@ from cases.case import Case, Encoding, Param, Tensor  # noqa: E402
 from cases.quant import quantize  # noqa: E402
 from reference.expected import expected  # noqa: E402
 from reference.models import _modelled, check  # noqa: E402
-from tests.simulator import MISSING  # noqa: E402
+from tests.simulator import outputs_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OWN_CASE = REPO / "findings/cases/Softmax/softmax-8bit-long-rows-scale-24.99.json"
@@ -49,17 +49,7 @@ def test_a_scale_on_the_grid_is_the_spec_rounded_down() -> None:
 @pytest.fixture(scope="module")
 def own_outputs():
     """The backend's outputs for the finding's case (seed 4's 4fd61ef166785f72, scale 24.99 x 2^-16)."""
-    if MISSING:
-        pytest.skip(MISSING)
-    from adapters.qnn import adapter as qnn_adapter
-
-    with qnn_adapter.QnnAdapter(timeout=60) as ad:
-        ok, why = ad.available()
-        if not ok:
-            pytest.skip(why)
-        out = ad.run(Case.load(OWN_CASE))
-    assert out.status == "ok", out.message
-    return out.outputs
+    return outputs_of(OWN_CASE)
 
 
 @pytest.mark.qnn

@@ -50,7 +50,7 @@ QNN op on the same libQnnHtp.so) names that finding instead of copying it, so th
 
     - {id: ep-sqrt, same_as: "qnn-htp:squareroot-16bit-inaccurate", stage: ok, reason: ..., case: ...}
 
-It takes that finding's selectors and evidence (``SAME_AS_FIELDS``), never its backend, targets, stage, message
+It takes that finding's selectors and evidence (``reports.same_as.FIELDS``), never its backend, targets, stage, message
 or case: the route's own symptom (a FAIL that ran, an ONNX Runtime message) and repro are the entry's own.
 
 ``stage``, ``message`` and ``params`` select failures by their symptom, so an entry with any of them is
@@ -102,9 +102,6 @@ MATCH_FIELDS = ("op", "config", "backend", "kind", "verdicts", "tier", "soc", "t
 SYMPTOM_FIELDS = ("stage", "message", "params", "when", "log_says", "model", "band")  # any of them: scope "cases"
 BANDS = ("steps", "abs", "rel")  # an accuracy finding's band: how far off its cases are at most
 INFO_FIELDS = ("id", "reason", "contradicts", "build", "log", "case", "notes", "same_as")
-# What an entry takes from the finding it is ``same_as`` (module docstring): the cases it selects and the evidence
-SAME_AS_FIELDS = ("op", "config", "kind", "verdicts", "tier", "params", "when", "model", "band", "scope", "class",
-                  "spec", "contradicts")  # fmt: skip
 EVIDENCE_FIELDS = ("class", "spec")  # a finding's class and the MasterOpDef sentence it quotes (checked by lint)
 FIELDS = MATCH_FIELDS + INFO_FIELDS + EVIDENCE_FIELDS
 # What a finding claims, so the reports can group them and a reader knows what kind of evidence to expect:
@@ -609,7 +606,11 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
     if not isinstance(item, dict) or not isinstance(node, yaml.MappingNode):
         raise ExpectationsError(f"{where}: an entry must be a mapping with at least 'op' and 'reason'")
     lines = {**(default_lines or {}), **{str(k.value): f"{source}:{k.start_mark.line + 1}" for k, _ in node.value}}
-    taken = _same_as(item["same_as"], source, lines["same_as"]) if item.get("same_as") is not None else {}
+    taken = {}
+    if item.get("same_as") is not None:
+        from reports.same_as import taken_from
+
+        taken = taken_from(item["same_as"], source, lines["same_as"])
     lines = {**{k: lines["same_as"] for k in taken}, **lines}
     item = {**(defaults or {}), **taken, **item}
     for key in item:
@@ -673,33 +674,6 @@ def _entry(item: Any, node: yaml.Node, source: str, defaults: dict[str, Any] | N
         model=model,
         band=band,
     )
-
-
-def _same_as(value: Any, source: str, where: str) -> dict[str, Any]:
-    """``same_as: <file>:<id>``: the ``SAME_AS_FIELDS`` of finding <id> in <file>.yaml beside ``source``."""
-    name, _, fid = value.partition(":") if isinstance(value, str) else ("", "", "")
-    if not name or not fid:
-        raise ExpectationsError(f"{where}: 'same_as' must be <findings file>:<finding id> (qnn-htp:some-id)")
-    items = _raw_items(str(Path(source).resolve().parent / f"{name}.yaml"))
-    if items is None:
-        raise ExpectationsError(f"{where}: same_as: there is no findings file {name}.yaml beside {source}")
-    found = [i for i in items if isinstance(i, dict) and i.get("id") == fid]
-    if not found:
-        raise ExpectationsError(f"{where}: same_as: {name}.yaml has no finding {fid!r}")
-    if found[0].get("same_as") is not None:
-        raise ExpectationsError(f"{where}: same_as: {name}:{fid} is itself another finding's (name that one)")
-    return {k: found[0][k] for k in SAME_AS_FIELDS if k in found[0]}
-
-
-@functools.cache
-def _raw_items(path: str) -> list[Any] | None:
-    """A findings file's entries as plain YAML (None when there is no such file), for ``same_as``."""
-    try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506 - a safe loader
-    except OSError:
-        return None
-    data = data.get("expectations") if isinstance(data, dict) else data
-    return data if isinstance(data, list) else []
 
 
 def _targets(value: Any, where: str) -> tuple[str, ...] | None:

@@ -421,3 +421,17 @@ def test_a_case_budget_grows_with_its_size_up_to_the_cap():
     big = 3 * 200_000 / ELEMENTS_PER_SECOND
     assert case_seconds(add(200_000), 30) == CASE_FLOOR_SECONDS + big, "the budget is the floor and the size's share"
     assert case_seconds(add(200_000), 5) == 5, "the run's --case-timeout caps every budget"
+
+
+def test_params_go_to_the_backend_in_the_specs_order_whatever_order_the_case_holds(qnn):
+    """HARD_SIGMOID (operation 2) with beta 0.1 and alpha left out (0.2): max(0, min(1, 0.2 x + 0.1)). The HTP reads
+    ElementWiseNeuron's params by position: sent beta before operation, every output came back 0.1. A saved case
+    lists its params by name, so the adapter sends the spec's order (operation, alpha, beta) for either."""
+    x = np.array([[-0.9316, 0.0, 1.0, 4.0]], np.float16)  # 0.2 x + 0.1: -0.086 -> 0, 0.1, 0.3, 0.9
+    ins = [Tensor("in[0]", "FLOAT_16", (1, 4), x)]
+    outs = [Tensor("out[0]", "FLOAT_16", (1, 4))]
+    beta, operation = Param("beta", "FLOAT_32", 0.1), Param("operation", "UINT_32", 2)
+    for params in ({"beta": beta, "operation": operation}, {"operation": operation, "beta": beta}):
+        got = _ok(qnn.run(Case("ElementWiseNeuron", ins, params, outs)))[0]
+        np.testing.assert_allclose(got.astype(np.float32), [[0.0, 0.1, 0.3, 0.9]], atol=2e-3,
+                                   err_msg=f"params in the order {list(params)}")  # fmt: skip

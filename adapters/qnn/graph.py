@@ -276,6 +276,23 @@ class _Builder:
         return self._pin((c_void_p * 2)(ctypes.addressof(entry), None))
 
 
+def params_in_spec_order(case: Case) -> list[CaseParam]:
+    """The case's parameters in the order the op's spec declares them (others after, by name), whatever order the
+    case holds them in. Why: the HTP reads ElementWiseNeuron's params by their order, not their names alone (a
+    HARD_SIGMOID case with beta before operation came back as beta everywhere, alpha read as 0; with operation
+    first, as the spec says), and a saved case lists its params by name, so a replay sent another order than the run
+    it came from and gave other outputs (bench replay: case 5a20ed662e034882). One order for the run and its replay;
+    the spec's is the order converters emit."""
+    import opdefs
+
+    try:
+        order = {name: k for k, name in enumerate(opdefs.load(case.op).params)}
+    except (KeyError, opdefs.SpecError):  # an op with no spec here (an op package's): names in order
+        order = {}
+    return sorted(case.params.values(), key=lambda p: (order.get(p.name, len(order)), p.name if p.name not in order
+                                                       else ""))  # fmt: skip
+
+
 def sent_as(case: Case) -> dict[str, str]:
     """The scalar parameters of ``case`` sent in another datatype than the case gives them (``SCALAR_SENT_AS``):
     name -> "FLOAT_32 scalar (FLOAT_16 in the case)"."""
@@ -391,7 +408,7 @@ class _Node:
         params: list[b.Param] = []
         self.tensor_params: list[int] = []
         self.sent_as = sent_as(case)
-        for p in case.params.values():
+        for p in params_in_spec_order(case):
             struct, is_tensor = bld.param(p, prefix)
             if is_tensor:
                 self.tensor_params.append(len(params))

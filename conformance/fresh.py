@@ -78,7 +78,7 @@ def wanted(rec: Record, outcome: Outcome) -> str:
 _SAMPLED = ("sample",)  # the op's table holds this key once one of its passing cases was sampled
 
 
-def _group(rec: Record, why: str, each: bool) -> tuple | None:
+def _group(rec: Record, each: bool) -> tuple | None:
     """The cases one fresh confirmation speaks for: None, the case alone."""
     from reports import refusals
 
@@ -86,7 +86,7 @@ def _group(rec: Record, why: str, each: bool) -> tuple | None:
         return (rec.kind, rec.verdict, _NUMBERS.sub("#", str(refusals.reason(rec))))
     if each:
         return None
-    return (why, rec.kind, rec.verdict)
+    return (rec.kind, rec.verdict)
 
 
 def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Record], ctx: Any,
@@ -111,7 +111,7 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
                 out[k] = _fresh(cases[k], rec, outcome, ctx, execute, generate_seconds[k], why)
                 settled[_SAMPLED] = (rec, out[k], out[k].verdict == rec.verdict)
             continue
-        key = _group(rec, why, each)
+        key = _group(rec, each)
         if key in pending:
             followers[pending[key]].append(k)
             continue

@@ -289,8 +289,7 @@ def params_in_spec_order(case: Case) -> list[CaseParam]:
         order = {name: k for k, name in enumerate(opdefs.load(case.op).params)}
     except (KeyError, opdefs.SpecError):  # an op with no spec here (an op package's): names in order
         order = {}
-    return sorted(case.params.values(), key=lambda p: (order.get(p.name, len(order)), p.name if p.name not in order
-                                                       else ""))  # fmt: skip
+    return sorted(case.params.values(), key=lambda p: (order.get(p.name, len(order)), p.name))
 
 
 def sent_as(case: Case) -> dict[str, str]:

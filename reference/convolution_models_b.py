@@ -226,9 +226,9 @@ def _filter_sums(case: Any, codes: np.ndarray) -> np.ndarray:
     return codes.sum(axis=1) if case.op == "FullyConnected" else codes.reshape(-1, codes.shape[-1]).sum(axis=0)
 
 
-def htp_16x4_codes(case: Any) -> np.ndarray:
-    """out[0]'s codes as the HTP simulator computes a 16-bit activation x 4-bit per-axis weight case (model below);
-    ValueError where it does not apply."""
+def htp_16x4_codes(case: Any, v73: bool = False) -> np.ndarray:
+    """out[0]'s codes as the HTP simulator computes a 16-bit activation x 4-bit per-axis weight case (models below:
+    ``v73`` the kernel of v73 and later); ValueError where it does not apply."""
     import reference
     from reference.expected import arguments
 
@@ -256,8 +256,14 @@ def htp_16x4_codes(case: Any) -> np.ndarray:
     bias = np.zeros_like(m)
     if b is not None and b.data is not None and b.encoding is not None:
         bias = b.data.astype(np.float64) * np.asarray(b.encoding.scales, dtype=np.float64) / (xs * s)
-    k = np.ceil(xoff * wsum / 256 - 0.5) * 256 + np.floor((bias - ooff / m) / 256) * 256
-    mq = m.astype(np.float16).astype(np.float64)
+    share = np.ceil(xoff * wsum / 256 - 0.5) * 256  # the offset's share, rounded to a multiple of 256, halves down
+    if v73:  # the bias (in whole accumulator units) truncated towards zero to a multiple of 256, out[0]'s offset
+        # exact, a float32 multiplier: a bias of -1792 given as -1791.99994 x (in[0].scale x s) is -1792 there
+        k = share + np.trunc(np.round(bias) / 256) * 256 - ooff / m
+        mq = m.astype(np.float32).astype(np.float64)
+    else:  # the bias with out[0]'s offset floored to a multiple of 256, a binary16 multiplier
+        k = share + np.floor((bias - ooff / m) / 256) * 256
+        mq = m.astype(np.float16).astype(np.float64)
     return np.clip(np.round(mq * (raw + k)), 0, 65535)
 
 
@@ -277,3 +283,19 @@ def htp_16x4_sum_floored_to_256(case: Any) -> list[np.ndarray]:
     from cases.quant import dequantize
 
     return [dequantize(htp_16x4_codes(case).reshape(case.outputs[0].shape), case.outputs[0].encoding)]
+
+
+NAME_16X4_V73 = "htp-16x4-sum-floored-bias-truncated"
+
+
+@register_model(*OPS_16X4, name=NAME_16X4_V73)
+def htp_16x4_sum_floored_bias_truncated(case: Any) -> list[np.ndarray]:
+    """The same ops at HTP v73 and later (finding conv-16x4-precision-v73): the sum of in[0]'s stored codes times the
+    weight codes is floored to a multiple of 256 and the offset's share rounded to one, as at v68, but the bias alone
+    is truncated towards zero to a multiple of 256, out[0]'s offset is added exactly, and the multiplier is not rounded
+    to binary16. Measured at SoC 43, 57, 69 and 87 (v73, v75, v79, v81) on hand-made FullyConnected cases (1 to 200
+    inputs per channel, activation offsets -45000 to -500, weight scales 0.003-0.5, bias codes to +-200000): within a
+    step, where the v68 model is off by up to 19 steps; at v68 and v69 it is the other way round."""
+    from cases.quant import dequantize
+
+    return [dequantize(htp_16x4_codes(case, v73=True).reshape(case.outputs[0].shape), case.outputs[0].encoding)]

@@ -280,6 +280,51 @@ def test_16x4_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
     assert not models.check(c, [low_byte_dropped(FC_16X4_CODES)], FC_16X4)["matches"]
 
 
+# conv-16x4-precision-v73's case on the simulator at SoC 43 (v73): the same op and datatypes, another kernel
+FC_16X4_V73_CODES = np.array([[14681, 34146, 40280, 39512, 0], [39144, 56651, 34960, 28483, 65507],
+                              [17460, 13963, 31122, 23849, 54737]], np.uint16)  # fmt: skip
+FC_16X4_V73 = {"diagnosis": "htp-16x4-sum-floored-bias-truncated"}
+
+
+def test_16x4_v73_model_reproduces_its_findings_case_to_the_code() -> None:
+    c = finding_case("FullyConnected", "conv-16x4-precision-v73")
+    got = models.check(c, [FC_16X4_V73_CODES], FC_16X4_V73)
+    assert got["matches"] and got["max_steps"] == 0, got
+
+
+def test_16x4_generations_are_told_apart_by_their_models() -> None:
+    """v73's output is not v68's model's, nor the spec's: the two findings cannot take each other's cases."""
+    from cases.quant import quantize
+    from reference.convolution_models_b import htp_16x4_codes
+    from reference.expected import expected
+
+    c = finding_case("FullyConnected", "conv-16x4-precision-v73")
+    v68 = htp_16x4_codes(c).reshape(FC_16X4_V73_CODES.shape)
+    assert np.abs(v68 - FC_16X4_V73_CODES).max() > 40, "the v68 model is as close as v73's own: nothing told apart"
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], FC_16X4_V73)["matches"]
+    assert not models.check(c, [low_byte_dropped(FC_16X4_V73_CODES)], FC_16X4_V73)["matches"]
+
+
+def test_16x4_v73_bias_is_truncated_towards_zero_in_whole_accumulator_units() -> None:
+    """A bias of -1792 accumulator units given as -1791.99994 (its scale a hair off in[0].scale x s) is -1792 on the
+    HTP: truncated to -1792, not to -1536. Measured at v79 (seed case c3dfd69be9400c6d, 3 steps before the fix)."""
+    from dataclasses import replace
+
+    from cases.case import Encoding, Tensor
+    from reference.convolution_models_b import htp_16x4_codes
+
+    c = finding_case("FullyConnected", "conv-16x4-precision-v73")
+    x, w = c.inputs[0], c.inputs[1]
+    n = w.shape[0]
+    scales = np.asarray(w.encoding.scales, np.float64) * float(x.encoding.scales[0]) * (1 - 3e-8)
+    bias = Tensor("in[2]", "SFIXED_POINT_32", (n,), np.full(n, -1792, np.int32),
+                  Encoding(tuple(scales), (0,) * n, axis=0), static=True)  # fmt: skip
+    exact = replace(c, inputs=[x, w, replace(bias, encoding=Encoding(tuple(scales / (1 - 3e-8)), (0,) * n, axis=0))])
+    np.testing.assert_array_equal(htp_16x4_codes(replace(c, inputs=[x, w, bias]), v73=True),
+                                  htp_16x4_codes(exact, v73=True))
+
+
 def test_16x4_model_refuses_a_depthwise_channel_multiplier() -> None:
     """A DepthWiseConv2d with channel_out = 2 x channel_in takes another path: the model covers nothing there."""
     from dataclasses import replace

@@ -100,15 +100,16 @@ def htp_weights(case: Any, layout: str | None = None) -> np.ndarray:
     centred = w.data.astype(np.int64) - zero_point  # q - z
     labels = _groups(case, tuple(w.shape), layout)
     ratio = float(x.encoding.scales[0]) / float(out.encoding.scales[0])
-    weights = np.empty_like(real)
-    for g in np.unique(labels):
-        where = labels == g
-        lo, hi = int(centred[where].min()), int(centred[where].max())
-        s_g = scale if (lo >= -128 and hi <= 127) else scale * max(-lo / 128, hi / 127)
-        codes = np.clip(np.rint(real[where] / s_g), -128, 127)
-        s_eff = float(np.float16(ratio * s_g)) / ratio  # the multiplier in binary16
-        weights[where] = codes * s_eff
-    return weights
+    _, group = np.unique(labels.ravel(), return_inverse=True)  # each weight's group, 0..G-1 (one pass, not G masks)
+    flat = centred.ravel()
+    lo = np.full(group.max() + 1, np.iinfo(np.int64).max)
+    hi = np.full(group.max() + 1, np.iinfo(np.int64).min)
+    np.minimum.at(lo, group, flat)
+    np.maximum.at(hi, group, flat)
+    s_g = np.where((lo >= -128) & (hi <= 127), scale, scale * np.maximum(-lo / 128, hi / 127))
+    codes = np.clip(np.rint(real.ravel() / s_g[group]), -128, 127)
+    s_eff = (ratio * s_g).astype(np.float16).astype(np.float64) / ratio  # the multiplier in binary16
+    return (codes * s_eff[group]).reshape(real.shape)
 
 
 def htp_case(case: Any, layout: str | None = None) -> Any:

@@ -50,14 +50,19 @@ def main_job_command(tree: Path) -> list[str]:
     return ["-m", module, "--examples", str(EXAMPLES)]
 
 
-def run_main_job(python: str, tree: Path, runs: Path, label: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``tree``'s main job with ``python`` into ``runs`` (its full output in ``runs/main-job.log``) and return
-    the wall time and each backend's time as the job's own summary gives them. A line every 30 s says it is alive."""
+def run_main_job(python: str, tree: Path, runs: Path, label: str, env: dict[str, str] | None = None,
+                 extra: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Run ``tree``'s main job with ``python`` (and ``extra`` options) into ``runs`` (its full output in
+    ``runs/main-job.log``) and return the wall time, the CPU time of every process it waited for, and each backend's
+    time as the job's own summary gives them. A line every 30 s says it is alive."""
+    import resource
+
     if runs.exists():
         shutil.rmtree(runs)
     runs.mkdir(parents=True)
     log = runs / "main-job.log"
-    cmd = [python, *main_job_command(tree), "--runs", str(runs), "--out", str(runs / "out")]
+    cmd = [python, *main_job_command(tree), *(extra or []), "--runs", str(runs), "--out", str(runs / "out")]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     next_note = t0 + 30
     with open(log, "w", encoding="utf-8") as f:
@@ -68,6 +73,8 @@ def run_main_job(python: str, tree: Path, runs: Path, label: str, env: dict[str,
                 next_note += 30
                 print(f"  {label}: main job running, {time.perf_counter() - t0:.0f} s", flush=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     text = log.read_text(encoding="utf-8", errors="replace")
     backends: dict[str, float] = {}
     for line in text.splitlines():
@@ -76,7 +83,8 @@ def run_main_job(python: str, tree: Path, runs: Path, label: str, env: dict[str,
             backends[m.group(1)] = float(m.group(3))
     reported = _WALL.search(text)
     return {"label": label, "command": " ".join(cmd), "cwd": str(tree), "exit": proc.returncode,
-            "wall_seconds": round(wall, 1), "reported_wall_seconds": float(reported.group(1)) if reported else None,
+            "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+            "reported_wall_seconds": float(reported.group(1)) if reported else None,
             "backends": backends, "log": str(log), "runs": str(runs)}  # fmt: skip
 
 

@@ -514,8 +514,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record-baseline", action="store_true",
                     help="with --main-job --against REV: keep REV's times as bench/baseline.json, the figures a plain "
                          "--main-job prints its ratios to")
+    ap.add_argument("--sweep", action="store_true",
+                    help="only the generation sweep (`python -m conformance --sweep`, 20 typical cases per cell), run "
+                         "for real and timed per backend, wall and CPU (bench/sweep_job.py); --op limits it")
     ap.add_argument("-o", "--output", default=None, help="JSON file (default bench/out/bench.json)")
     args = ap.parse_args(argv)
+    if args.sweep:
+        from bench import sweep_job
+
+        return sweep_job.main(args.op)
     if args.main_job:
         from bench import main_job
 

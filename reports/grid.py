@@ -187,11 +187,13 @@ class Grid:
         return [f for b, f in self.columns if b == backend]
 
     def passing_ops(self) -> dict[tuple[str, str], Counter[str]]:
-        """Per column, how many ops have each status: what the summary chart draws."""
+        """Per column, how many ops have each status: what the summary chart draws. A variant folded into its base's
+        column group (``collapsed``) keeps its cells in the rows but has no columns: it is counted as its base."""
         out: dict[tuple[str, str], Counter[str]] = {col: Counter() for col in self.columns}
         for row in self.rows:
             for col, cell in row.cells.items():
-                out[col][cell.status] += 1
+                if col in out:
+                    out[col][cell.status] += 1
         return out
 
 

@@ -154,6 +154,18 @@ def test_generations_that_agree_with_their_base_on_every_cell_fold_into_its_colu
     assert g.label("qnn-htp") == "qnn-htp = @v73 @v79", g.collapsed
 
 
+def test_a_folded_generation_is_not_a_column_of_the_summary_and_the_page_renders() -> None:
+    """A sweep whose variants all agree with qnn-htp: the summary counts qnn-htp's columns only (the sweep's report
+    writing once died here on the folded variant's cells)."""
+    runs = [rec(v, op=op, backend=b) for b in ("qnn-htp", "qnn-htp@2.47")
+            for op, v in (("Conv2d", "PASS"), ("Relu", "FAIL"))]  # fmt: skip
+    m = matrix.build(runs)
+    g = family_grid.grid(m)
+    assert list(g.passing_ops()) == g.columns == [("qnn-htp", "float32")], g.passing_ops()
+    assert g.passing_ops()[("qnn-htp", "float32")] == {"PASS": 1, "FAIL": 1}
+    assert "qnn-htp = @2.47" in render_text.to_markdown(m)
+
+
 def test_a_generation_that_differs_keeps_its_columns_and_marks_the_cells_that_differ() -> None:
     runs = [rec("PASS", op="Conv2d", backend="qnn-htp"), rec("PASS", op="Relu", backend="qnn-htp"),
             rec("PASS", op="Conv2d", backend="qnn-htp@v73"), rec("FAIL", op="Relu", backend="qnn-htp@v73")]  # fmt: skip

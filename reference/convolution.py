@@ -302,6 +302,38 @@ def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarr
     return [y]
 
 
+@register_model("TransposeConv1d", "TransposeConv2d", name="output-padding-before-virtual-inputs-as-input-lowest")
+def ep_transpose_conv_shifted_virtual_inputs_lowest(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's 8-bit grouped TransposeConv1d/2d with output_padding (finding
+    ep-transposeconv-8bit-grouped-output-padding-shifted): both of its TransposeConv2d's bugs at once, the output
+    window shifted by output_padding (output-padding-before: out[i] = full[i + pad_before - output_padding]) over
+    in[0] extended by cells holding the lowest value of its grid (virtual-inputs-as-input-lowest-first-8-rows), so
+    the cells the shifted window takes past the end of the full transposed convolution hold the taps that reach
+    those cells. Rows past the first 8 of a stride phase (TransposeConv2d): output-padding-before's."""
+    from cases.quant import real_range
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, b, stride, pads, dilation = _conv_operands(inputs, params)
+    n = x.ndim - 2
+    output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
+    group = int(params.get("group", 1))
+    if group < 2 or not any(output_padding):
+        raise ValueError("grouped with output_padding only")
+    low = float(np.min(real_range(case.inputs[0].encoding, case.inputs[0].dtype)[0]))
+    extra = [w.shape[i] // stride[i] + 1 for i in range(n)]  # input cells past each end a tap can reach
+    wide = np.pad(x, [(0, 0), *((e, e) for e in extra), (0, 0)], constant_values=low)
+    full = transpose_conv_nd(wide, w, None, stride, tuple((0, 0) for _ in range(n)), dilation, (0,) * n, group)
+    size = [stride[i] * (x.shape[1 + i] - 1) + (w.shape[i] - 1) * dilation[i] + 1 - pads[i][0] - pads[i][1]
+            + output_padding[i] for i in range(n)]  # fmt: skip
+    start = [extra[i] * stride[i] + pads[i][0] - output_padding[i] for i in range(n)]
+    y = full[(slice(None), *(slice(a, a + s) for a, s in zip(start, size, strict=True)))] + _bias(b, full.shape[-1])
+    if case.op == "TransposeConv2d":
+        later = np.arange(y.shape[1]) // stride[0] >= EP_TRANSPOSE_BORDER_ROWS
+        y[:, later] = transpose_conv2d_output_padding_before(case)[0][:, later]
+    return [y]
+
+
 @register("TransposeConv1d", "TransposeConv2d", "TransposeConv3d", verified_by="onnxruntime")
 def transpose_conv(
     inputs: list[np.ndarray | None], params: dict[str, Any], out_shapes: Any, out_dtypes: Any, *, op: str

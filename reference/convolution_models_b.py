@@ -36,7 +36,7 @@ from reference.models import _NAMED, register_combination, register_model
 # MatMul is not among them: it drops its bias as well (matmul-16x8-bias-ignored), so its models are its own (below);
 # its in[1] is requantized by the same rule per matrix of a batch and output column (one group per column of all the
 # batch's matrices together missed 3-D cases by up to 262 steps)
-OPS = ("Conv2d", "Conv3d", "DepthWiseConv2d", "TransposeConv2d", "TransposeConv3d", "FullyConnected")
+OPS = ("Conv2d", "Conv3d", "DepthWiseConv2d", "TransposeConv1d", "TransposeConv2d", "TransposeConv3d", "FullyConnected")
 NAME = "htp-16x8-weights-requantized"
 SYMMETRIC_ZERO_POINT = 128  # UFIXED_POINT_8's zero point of a symmetric grid (offset -128)
 
@@ -201,7 +201,7 @@ def matmul_16x8_weights_requantized_without_bias_below_128(case: Any) -> list[np
     return _matmul_without_bias(case)
 
 
-@register_combination("TransposeConv2d", "TransposeConv3d")
+@register_combination("TransposeConv1d", "TransposeConv2d", "TransposeConv3d")
 def transpose_conv_with_16x8_weights(case: Any, names: list[str]) -> list[np.ndarray]:
     """A transposed convolution's layout bug (the first name: output-padding-cells-unset, output-padding-before,
     htp-fixed-transpose-conv3d) computed with the HTP's 16x8 weights where the case has asymmetric 8-bit weights

@@ -55,3 +55,24 @@ def power_exponent_on_a_256th_grid(case: Any) -> list[np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         return [np.power(a, b) * POWER_RESULT_BIAS]
 
+
+
+@register_model("ElementWiseUnary", name="reciprocal-numerator-on-input-grid")
+def reciprocal_numerator_on_input_grid(case: Any) -> list[np.ndarray]:
+    """The ONNX Runtime QNN EP's fixed-point Reciprocal (finding ep-reciprocal-one-on-input-grid), which it hands to the
+    HTP as ElementWiseDivide of a static 1 by in[0], the 1 quantized with in[0]'s encoding: the numerator is 1 rounded
+    to in[0]'s grid and clamped to its range (the grid's largest value where 1 lies past it), so the result is that
+    value / in[0]."""
+    import opdefs
+    from cases.quant import dequantize, quantize
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    if opdefs.load(case.op).enum_name("operation", params["operation"]) != "RECIPROCAL":
+        raise ValueError("RECIPROCAL only")
+    x = case.inputs[0]
+    if x.encoding is None:
+        raise ValueError("in[0] has no encoding: not a fixed-point input")
+    one = float(dequantize(quantize(np.array([1.0]), x.encoding, x.dtype), x.encoding)[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [one / np.asarray(inputs[0], dtype=np.float64)]

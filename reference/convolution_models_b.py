@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.models import _NAMED, register_combination, register_model
+from reference.models import _NAMED, register_combination, register_model, register_symptom
 
 # MatMul is not among them: it drops its bias as well (matmul-16x8-bias-ignored), so its models are its own (below);
 # its in[1] is requantized by the same rule per matrix of a batch and output column (one group per column of all the
@@ -199,6 +199,91 @@ def matmul_16x8_weights_requantized_without_bias_below_128(case: Any) -> list[np
         raise ValueError(f"{MATMUL_NAME}-zero-point-below-128: in[1]'s zero point is {zero_point(case)}")
     _bias_shows(case, MATMUL_16X8_BELOW_128_BAND_STEPS)
     return _matmul_without_bias(case)
+
+
+# How far off a half a requantized weight code (q - z) x 127 / max(q - z) may lie and still round either way: the HTP
+# rounds it with a factor 127 / max off by a relative error that changes with the maximum (measured on 16x8 MatMul
+# columns of every code at zero point 103, maxima 128-152: each maximum's error lies in [-3.4e-4, +3.6e-4], e.g.
+# 149 -> -44 x 127/149 = -37.503 comes out -37, 130 -> 109 x 127/130 = 106.485 comes out 107); 2^-11 holds them all.
+NEAR_HALF_REL = 2.0**-11
+NEAR_HALF = NAME + "-near-half-codes-either-way"
+NEAR_HALF_MAX_PER_GROUP = 10  # near-half codes of one group tried both ways at most (2^10 choices)
+
+
+def _near_half_flips(case: Any) -> list[tuple[int, tuple[int, ...], float]]:
+    """(group, weight index, the real change of going to the other neighbour) for each requantized code within
+    NEAR_HALF_REL of a half, in groups whose positive weights pass 127 and set the grid (max / 127 >= -min / 128)."""
+    x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
+    htp_weights(case)  # the same conditions: 16x8, per-tensor, not symmetric
+    centred = w.data.astype(np.int64) - zero_point(case)
+    labels = _groups(case, tuple(w.shape))
+    ratio = float(x.encoding.scales[0]) / float(out.encoding.scales[0])
+    flips = []
+    for g in np.unique(labels):
+        where = labels == g
+        lo, hi = int(centred[where].min()), int(centred[where].max())
+        if hi <= 127 or hi / 127 < -lo / 128:
+            continue
+        s_eff = float(np.float16(ratio * float(w.encoding.scales[0]) * hi / 127)) / ratio
+        for index in map(tuple, np.argwhere(where)):
+            t = centred[index] * 127 / hi
+            if abs(abs(t - np.floor(t)) - 0.5) <= abs(t) * NEAR_HALF_REL:
+                flips.append((int(g), index, (-1.0 if np.rint(t) > t else 1.0) * s_eff))
+    return flips
+
+
+@register_symptom("Conv2d", "Conv3d", "MatMul", name=NEAR_HALF)
+def htp_16x8_near_half_codes_either_way(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """htp-16x8-weights-requantized where in[1]'s zero point is below 128 and a group's positive weights set its grid
+    (findings conv2d-16x8-zero-point-below-128-near-half-codes, conv3d-..., matmul-16x8-bias-ignored-near-half-codes):
+    the requantized codes (q - z) x 127 / max come out rounded with a factor off by up to 3.6e-4 (relative), one way
+    or the other for each maximum with no rule found, so a code within 2^-11 of a half (relative) goes to one of its
+    two neighbours: -37.503 to -37 at maximum 149 (measured on MatMul columns of every code). The symptom: the model
+    with each such code at one of its neighbours, the one that fits each group's outputs best (an output depends on
+    one group: the choices are independent), within the case's budget everywhere; a case with no such code is the
+    plain model's, and a group with more than 10 of them is not tried. MatMul is computed without its bias, as
+    matmul-16x8-bias-ignored says."""
+    from cases.case import Tensor
+    from cases.quant import real_value
+    from reference.compare import allowed_difference
+    from reference.expected import expected
+    from reference.models import real_outputs
+    from reference.tolerance import budget_for
+
+    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
+        return f"in[1]'s zero point is {zero_point(case)}: not below 128"
+    try:
+        flips = _near_half_flips(case)
+    except ValueError as e:
+        return str(e)
+    if not flips:
+        return "no requantized weight code near a half: the plain model's case"
+    model = (_matmul_without_bias(case) if case.op == "MatMul" else expected(htp_case(case)))[0]
+    x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
+    rx = Tensor(x.name, "FLOAT_32", x.shape, real_value(x).astype(np.float32), None, x.static)
+    deltas = []
+    for _, index, change in flips:  # the output's change for each code moved to its other neighbour
+        one = np.zeros(w.shape, np.float32)
+        one[index] = change
+        deltas.append(expected(replace(case, inputs=[rx, Tensor(w.name, "FLOAT_32", w.shape, one, None, w.static)]))[0])
+    got = real_outputs(case, stored)[0]
+    allowed = allowed_difference(model, out, budget_for(out.dtype)) * float(out.encoding.scales[0])
+    fitted = model.copy()
+    for g in sorted({f[0] for f in flips}):
+        mine = [d for f, d in zip(flips, deltas, strict=True) if f[0] == g]
+        if len(mine) > NEAR_HALF_MAX_PER_GROUP:
+            return f"group {g} has {len(mine)} near-half codes: more than {NEAR_HALF_MAX_PER_GROUP} to try"
+        support = np.any([d != 0 for d in mine], axis=0)
+        best = None
+        for choice in np.ndindex(*([2] * len(mine))):
+            moved = [d[support] for d, c in zip(mine, choice, strict=True) if c]
+            y = model[support] + sum(moved, np.zeros(int(support.sum())))
+            worst = float(np.max(np.abs(got[support] - y) / np.maximum(allowed[support], 1e-30)))
+            if best is None or worst < best[0]:
+                best = (worst, y)
+        fitted[support] = best[1]
+    j = judged([fitted])
+    return None if j.passed else f"no neighbour of the near-half codes fits: {j.message}"
 
 
 @register_combination("TransposeConv1d", "TransposeConv2d", "TransposeConv3d")

@@ -76,3 +76,27 @@ def reciprocal_numerator_on_input_grid(case: Any) -> list[np.ndarray]:
     one = float(dequantize(quantize(np.array([1.0]), x.encoding, x.dtype), x.encoding)[0])
     with np.errstate(divide="ignore", invalid="ignore"):
         return [one / np.asarray(inputs[0], dtype=np.float64)]
+
+
+# The grid UFIXED_POINT_16 Round carries in[0]'s real value on before rounding it: 2^-16 (16 fractional bits). Measured
+# on the simulator with inputs a known distance from a half: 6.76e-6 (2^-17.2) and less off a half round as the half
+# (to even), 8.6e-6 (2^-16.8) and more round as the spec says; round to nearest on that grid, not floor (which would
+# take 8.6e-6 above a half down to the half).
+ROUND_INPUT_GRID = 2.0**16
+
+
+@register_model("ElementWiseRound", name="input-on-a-65536th-grid")
+def round_input_on_a_65536th_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's UFIXED_POINT_16 Round (finding elementwiseround-u16-near-halves-as-halves): in[0]'s real
+    value, scale x (code + offset), is first rounded to a multiple of 2^-16, and that rounded to the nearest integer,
+    halves to even (line 4875): an input within 2^-17 of a half (4.5000003, code 55288 at scale 1.5375e-4) is taken as
+    the half and goes to the even neighbour (4, where 5 is nearest). Every input code of five encodings (scales 4e-5 to
+    5e-4) matches it; 8-bit Round rounds such inputs as the spec says."""
+    import reference
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    if case.inputs[0].encoding is None:
+        raise ValueError("in[0] has no encoding: not a fixed-point input")
+    x = np.rint(np.asarray(inputs[0], dtype=np.float64) * ROUND_INPUT_GRID) / ROUND_INPUT_GRID
+    return reference.run(case.op, [x], params)

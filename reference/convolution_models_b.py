@@ -82,9 +82,10 @@ def zero_point(case: Any) -> int:
     return -int(case.inputs[1].encoding.offsets[0])
 
 
-def htp_weights(case: Any, layout: str | None = None) -> np.ndarray:
+def htp_weights(case: Any, layout: str | None = None, depth_taps: tuple[int, ...] | None = None) -> np.ndarray:
     """The real weights the HTP computes a 16x8 case with (module docstring); ValueError where the model does not
-    apply (not UFIXED_POINT_16 x UFIXED_POINT_8, or weights already symmetric)."""
+    apply (not UFIXED_POINT_16 x UFIXED_POINT_8, or weights already symmetric). ``depth_taps``: a TransposeConv3d
+    output depth slice's filter depth taps (``depth_taps_per_slice``), the groups taken over those taps only."""
     from cases.quant import real_value
 
     x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
@@ -99,6 +100,9 @@ def htp_weights(case: Any, layout: str | None = None) -> np.ndarray:
     real = real_value(w)
     centred = w.data.astype(np.int64) - zero_point  # q - z
     labels = _groups(case, tuple(w.shape), layout)
+    if depth_taps is not None:  # the taps outside the slice's: groups of their own (their weights unused there)
+        outside = ~np.isin(np.arange(w.shape[0]), depth_taps).reshape([-1] + [1] * (len(w.shape) - 1))
+        labels = np.where(outside, -1 - labels, labels)
     ratio = float(x.encoding.scales[0]) / float(out.encoding.scales[0])
     _, group = np.unique(labels.ravel(), return_inverse=True)  # each weight's group, 0..G-1 (one pass, not G masks)
     flat = centred.ravel()
@@ -112,14 +116,57 @@ def htp_weights(case: Any, layout: str | None = None) -> np.ndarray:
     return (codes * s_eff[group]).reshape(real.shape)
 
 
-def htp_case(case: Any, layout: str | None = None) -> Any:
+def htp_case(case: Any, layout: str | None = None, depth_taps: tuple[int, ...] | None = None) -> Any:
     """The case with in[1] replaced by the weights the HTP computes with (real values, FLOAT_32); ``layout``: the
-    kernel's layout bug, where it changes the weight groups (``_groups``)."""
+    kernel's layout bug, where it changes the weight groups (``_groups``); ``depth_taps``: see ``htp_weights``."""
     from cases.case import Tensor
 
     w = case.inputs[1]
-    real = Tensor(w.name, "FLOAT_32", w.shape, htp_weights(case, layout).astype(np.float32), None, w.static)
+    real = Tensor(w.name, "FLOAT_32", w.shape, htp_weights(case, layout, depth_taps).astype(np.float32), None,
+                  w.static)  # fmt: skip
     return replace(case, inputs=[case.inputs[0], real, *case.inputs[2:]])
+
+
+def depth_taps_per_slice(case: Any, layout: str | None = None) -> list[tuple[int, ...]]:
+    """For each output depth slice of a TransposeConv3d, the filter depth taps that reach it: kd with
+    (f - kd x dilation) a multiple of the stride and its quotient an input depth, f the slice's index in the full
+    transposed convolution (the slice plus the depth's before-pad; ``layout`` "htp-fixed-transpose-conv3d": plus the
+    height's before-pad, as that kernel crops). Interior slices have every tap of their stride phase; the edge ones
+    (the first and last, where the filter hangs over the input) fewer; a slice past the full result none."""
+    from reference.convolution import _pads, _per_axis
+    from reference.expected import arguments
+
+    _, params = arguments(case)
+    stride = _per_axis(params["stride"], 3, "stride")[0]
+    dilation = _per_axis(params.get("dilation", 1), 3, "dilation")[0]
+    pads = _pads(params["pad_amount"], 3)
+    front = pads[1][0] if layout == "htp-fixed-transpose-conv3d" else pads[0][0]
+    depth, taps = case.inputs[0].shape[1], case.inputs[1].shape[0]
+    def reach(f: int) -> tuple[int, ...]:
+        return tuple(k for k in range(taps) if (f - k * dilation) % stride == 0
+                     and 0 <= (f - k * dilation) // stride < depth)  # fmt: skip
+
+    return [reach(f) for f in range(front, front + case.outputs[0].shape[1])]
+
+
+def per_depth_taps(case: Any, layout: str | None, compute: Any) -> list[np.ndarray]:
+    """``compute`` (a case with real weights -> outputs) on the HTP's 16x8 weights; for TransposeConv3d each output
+    depth slice computed with the weights requantized over the filter depth taps that reach it (measured: the last
+    slice of 73a765b5fdf6e024, which only the last tap reaches, is computed with that tap's channel groups; every
+    other slice with the whole filter's; findings transposeconv3d-16x8-depth-edge-taps-requantized). Other ops: the
+    whole filter's groups."""
+    if case.op != "TransposeConv3d":
+        return compute(htp_case(case, layout))
+    per_slice = depth_taps_per_slice(case, layout)
+    whole = tuple(range(case.inputs[1].shape[0]))
+    outs = [np.array(o, dtype=np.float64) for o in compute(htp_case(case, layout))]
+    for taps in sorted(set(per_slice) - {whole}):
+        if not taps:
+            continue  # no tap reaches the slice: its value does not depend on the weights
+        slices = [i for i, t in enumerate(per_slice) if t == taps]
+        part = compute(htp_case(case, layout, taps))
+        outs[0][:, slices] = np.asarray(part[0], dtype=np.float64)[:, slices]
+    return outs
 
 
 @register_model(*OPS, name=NAME)
@@ -130,7 +177,7 @@ def htp_16x8_weights_requantized(case: Any) -> list[np.ndarray]:
     requantized once with a binary16 multiplier. Weights with zero point 128 are another path: not modelled."""
     from reference.expected import expected
 
-    return expected(htp_case(case))
+    return per_depth_taps(case, None, expected)
 
 
 @register_model(*OPS, name=NAME + "-zero-point-below-128")
@@ -210,10 +257,10 @@ def transpose_conv_with_16x8_weights(case: Any, names: list[str]) -> list[np.nda
     if any(n not in (NAME,) for n in others):
         raise ValueError(f"no combination of {first} with {others}")
     try:
-        case = htp_case(case, first)
-    except ValueError:
-        pass  # symmetric weights or another configuration: the layout bug alone
-    return _NAMED[case.op][first](case)
+        htp_weights(case, first)
+    except ValueError:  # symmetric weights or another configuration: the layout bug alone
+        return _NAMED[case.op][first](case)
+    return per_depth_taps(case, first, _NAMED[case.op][first])
 
 
 # --- 16x4: 16-bit activations x 4-bit per-axis weights (finding conv-16x4-precision) ---------------------------------

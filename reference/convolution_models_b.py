@@ -1,29 +1,27 @@
 """The HTP's 16x8 arithmetic (16-bit activations x asymmetric 8-bit weights) as a model (finding conv-16x8-precision).
 
-Measured on the HTP simulator with hand-made FullyConnected cases (one or two weights per output channel, every
-weight code, the activation swept over its range) and checked on the typical 16x8 cases of seeds 0-3: the HTP
-takes the weights' codes minus their zero point (UFIXED_POINT_8, zero point z = -offset) as signed 8-bit integers.
-Where a weight group's codes minus z fit in [-128, 127] they are kept as they are; where they do not (a zero point
-far from 128 and weights at the other end of the range), the group is requantized onto a symmetric signed grid
-whose scale maps its most negative value to -128 or its most positive to 127, whichever needs the larger scale:
-``s_g = s * max(-min(q - z) / 128, max(q - z) / 127)``, codes ``round(w / s_g)`` (half to even, clipped to
-[-128, 127]). A group is one output channel (FullyConnected's row, the filter's last axis), and for
-TransposeConv2d/3d one output channel of one group and one stride phase of the filter (the filter taps k with the
-same k mod stride on each spatial axis), the pieces a strided transposed convolution is computed from; for
-TransposeConv3d, per output depth slice, only the filter depth taps that reach that slice (``per_depth_taps``).
-The products
-are then accumulated exactly and the result requantized once to out[0] with the multiplier in[0].scale x s_g /
-out[0].scale rounded to binary16 (11 significant bits), in every group. Measured residual against the model, typical
-16x8 cases of seeds 0-3 that failed against the reference: at most 24 steps where the zero point is above 128 (within
-every case's budget), up to 124 (Conv2d), 186 (TransposeConv2d) where it is below: a second effect of positive
-weights past 127 not found, left to a band (the ``-zero-point-below-128`` model). A weight tensor whose zero point
-is 128 is symmetric already and takes another path that none of this describes: the model does not apply there (it
-raises, so it covers nothing).
+Measured on the HTP simulator with hand-made FullyConnected cases (one or two weights per output channel, every weight
+code, the activation swept over its range) and checked on the typical 16x8 cases of seeds 0-3: the HTP takes the
+weights' codes minus their zero point (UFIXED_POINT_8, zero point z = -offset) as signed 8-bit integers. Where a weight
+group's codes minus z fit in [-128, 127] they are kept as they are; where they do not (a zero point far from 128 and
+weights at the other end of the range), the group is requantized onto a symmetric signed grid whose scale maps its most
+negative value to -128 or its most positive to 127, whichever needs the larger scale: ``s_g = s * max(-min(q - z) / 128,
+max(q - z) / 127)``, codes ``round(w / s_g)`` (half to even, clipped to [-128, 127]). A group is one output channel
+(FullyConnected's row, the filter's last axis), and for TransposeConv2d/3d one output channel of one group and one
+stride phase of the filter (the filter taps k with the same k mod stride on each spatial axis), the pieces a strided
+transposed convolution is computed from; for TransposeConv3d, per output depth slice, only the filter depth taps that
+reach that slice (``per_depth_taps``). The products are then accumulated exactly and the result requantized once to
+out[0] with the multiplier in[0].scale x s_g / out[0].scale rounded to binary16 (11 significant bits), in every group.
+Measured residual against the model, typical 16x8 cases of seeds 0-3 that failed against the reference: at most 24 steps
+where the zero point is above 128 (within every case's budget), up to 124 (Conv2d), 186 (TransposeConv2d) where it is
+below: a second effect of positive weights past 127 not found, left to a band (the ``-zero-point-below-128`` model). A
+weight tensor whose zero point is 128 is symmetric already and takes another path that none of this describes: the model
+does not apply there (it raises, so it covers nothing).
 
-Three hand-made figures: a FullyConnected of one output channel with weights codes [48] at z = 200 (q - z = -152)
-gives scale 0.01 x 152/128 and a multiplier rounded 3.2e-4 low, 4 to 19 steps on a 8/65535 grid; two weights
-[48, 0] at z = 200 (q - z = -152, -200) requantize -152 to round(-152 x 128/200) = -97, i.e. -1.5156 for -1.52,
-72 steps at the ends of the activation range, as measured; the same pair at z = 128 is exact.
+Three hand-made figures: a FullyConnected of one output channel with weights codes [48] at z = 200 (q - z = -152) gives
+scale 0.01 x 152/128 and a multiplier rounded 3.2e-4 low, 4 to 19 steps on a 8/65535 grid; two weights [48, 0] at z =
+200 (q - z = -152, -200) requantize -152 to round(-152 x 128/200) = -97, i.e. -1.5156 for -1.52, 72 steps at the ends of
+the activation range, as measured; the same pair at z = 128 is exact.
 """
 
 from __future__ import annotations

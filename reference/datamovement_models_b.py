@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from reference.datamovement import int_vector, pad_last_axis_after_pad_least_code, pad_value_on_input_grid
-from reference.models import register_combination
+from reference.models import register_combination, register_model
 
 _PAD_BUGS = ("pad-value-on-input-grid", "last-axis-after-pad-least-code")
 
@@ -52,3 +52,22 @@ def _last_axis_end_region(case: Any) -> tuple[slice, ...]:
     amounts = int_vector(params, "pad_amount").reshape(len(x_shape), 2)
     region = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(amounts[:-1], x_shape[:-1], strict=True))
     return region + (slice(int(amounts[-1][0]) + x_shape[-1], None),)
+
+
+
+@register_model("Concat", name="first-input-only-rest-open")
+def concat_first_input_only(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's signed fixed-point Concat with axis left out (finding concat-sfixed-default-axis-first-input-
+    only): out[0] holds in[0]'s values (on out[0]'s grid) where a concatenation on axis 1 (rank 4) or axis 0 (other
+    ranks) would put them, and the places of the other inputs are not written: they hold whatever the buffer held
+    (the lowest code in a fresh process, an earlier graph's values after it), left open (NaN). Seed 2's [5, 4, 4] x 3
+    -> [5, 4, 12]: in[0]'s 80 values in order, then 160 codes -128."""
+    from reference.expected import arguments
+
+    inputs, _ = arguments(case)
+    if case.outputs[0].encoding is None:
+        raise ValueError("first-input-only-rest-open: a fixed-point out[0] only")
+    rank = len(case.inputs[0].shape)
+    blocks = [np.asarray(inputs[0], dtype=np.float64)]
+    blocks += [np.full(np.shape(x), np.nan) for x in inputs[1:] if x is not None]
+    return [np.concatenate(blocks, axis=1 if rank == 4 else 0).reshape(case.outputs[0].shape)]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from reference.datamovement import int_vector, pad_last_axis_after_pad_least_code, pad_value_on_input_grid
-from reference.models import register_combination, register_model
+from reference.models import real_outputs, register_combination, register_model, register_symptom
 
 _PAD_BUGS = ("pad-value-on-input-grid", "last-axis-after-pad-least-code")
 
@@ -71,3 +71,41 @@ def concat_first_input_only(case: Any) -> list[np.ndarray]:
     blocks = [np.asarray(inputs[0], dtype=np.float64)]
     blocks += [np.full(np.shape(x), np.nan) for x in inputs[1:] if x is not None]
     return [np.concatenate(blocks, axis=1 if rank == 4 else 0).reshape(case.outputs[0].shape)]
+
+
+
+def one_hot_convolution(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's float ExtractPatches at NaN and infinite inputs (finding
+    extractpatches-float-specials-spread-over-channel): out[0] is computed as a convolution whose filters pick one
+    patch cell each (weight 1 there, 0 at the patch's other cells of the same channel), in IEEE arithmetic. So a NaN or
+    an infinity in a patch turns every output of that patch and channel into NaN (0 x inf), and an infinity alone in
+    its patch and channel stays itself at its own place; finite values (3.4e38 too) come out as they are. Seed 2's
+    [3, 7, 5, 2] case, 3 x 3 patches: 16 of 18 outputs of its first patch NaN where 2 belong."""
+    from reference.expected import arguments, expected
+
+    inputs, params = arguments(case)
+    size = [int(v) for v in np.asarray(params["size"]).reshape(-1)]
+    depth = int(np.shape(inputs[0])[-1])
+    e = np.asarray(expected(case)[0], dtype=np.float64)
+    cells = size[0] * size[1]
+    v = e.reshape(-1, cells, depth)  # [pixel, cell, channel]
+    with np.errstate(invalid="ignore"):
+        picked = v[:, :, None, :] * np.eye(cells)[None, :, :, None]  # [pixel, cell p, output cell k, channel]
+        out = np.sum(picked, axis=1)
+    return [out.reshape(e.shape)]
+
+
+@register_symptom("ExtractPatches", name="nan-over-patch-channel-with-special")
+def extract_patches_nan_over_patch_channel(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """Finding extractpatches-float-specials-spread-over-channel: out[0] is one_hot_convolution's, NaN where it is NaN
+    (a NaN there is required, not any value) and the rest within the case's budget of it."""
+    model = one_hot_convolution(case)[0]
+    if not np.isnan(model).any():
+        return "no patch holds a NaN or an infinity beside another cell of its channel"
+    actual = np.asarray(real_outputs(case, stored)[0], dtype=np.float64)
+    if actual.shape != model.shape:
+        return f"out[0] has shape {actual.shape}, not {model.shape}"
+    if not np.isnan(actual[np.isnan(model)]).all():
+        return "an output the one-hot convolution makes NaN is not NaN"
+    j = judged([np.where(np.isnan(model), actual, model)])
+    return None if j.passed else f"outside the one-hot convolution's values: {j.message}"

@@ -109,3 +109,24 @@ def extract_patches_nan_over_patch_channel(case: Any, stored: list[np.ndarray], 
         return "an output the one-hot convolution makes NaN is not NaN"
     j = judged([np.where(np.isnan(model), actual, model)])
     return None if j.passed else f"outside the one-hot convolution's values: {j.message}"
+
+
+@register_model("ExtractPatches", name="input-codes-pad-at-output-zero-point")
+def extract_patches_input_codes_pad_zero(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point ExtractPatches (finding extractpatches-fixed-input-codes): in[0]'s stored codes
+    copied into out[0] unrequantized, and with SAME padding the pad cells at out[0]'s zero point (0 on out[0]'s grid,
+    where copying in[0]'s zero point would give in[0]'s): seed 0's [3, 3, 1, 4] case, a 2 x 3 patch, pads code 105
+    (out[0]'s zero point), input cells their own codes (19, 107 ...)."""
+    from dataclasses import replace
+
+    from cases.quant import dequantize
+    from reference.expected import expected
+
+    x, out = case.inputs[0], case.outputs[0]
+    if x.encoding is None or out.encoding is None:
+        raise ValueError("input-codes-pad-at-output-zero-point: fixed-point in[0] and out[0] only")
+    zero = -float(out.encoding.offsets[0])  # out[0]'s zero-point code
+    shifted = replace(x, dtype="FLOAT_32", data=(x.data.astype(np.float64) - zero).astype(np.float32), encoding=None)
+    moved = expected(replace(case, inputs=[shifted, *case.inputs[1:]],
+                             outputs=[replace(out, dtype="FLOAT_32", encoding=None)]))[0]  # fmt: skip
+    return [dequantize(np.asarray(moved, dtype=np.float64) + zero, out.encoding)]

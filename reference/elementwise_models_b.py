@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.models import register_model
+from reference.models import real_outputs, register_model, register_symptom
 
 
 @register_model("ElementWiseBinary", name="truth-as-one-step")
@@ -100,3 +100,34 @@ def round_input_on_a_65536th_grid(case: Any) -> list[np.ndarray]:
         raise ValueError("in[0] has no encoding: not a fixed-point input")
     x = np.rint(np.asarray(inputs[0], dtype=np.float64) * ROUND_INPUT_GRID) / ROUND_INPUT_GRID
     return reference.run(case.op, [x], params)
+
+
+# Where a FLOAT_16 result rounds to infinity (IEEE round to nearest: 65520 and past it).
+F16_OVERFLOW = 65520.0
+
+
+@register_symptom("ElementWiseExp", "ElementWisePower", name="float16-overflow-as-nan")
+def float16_overflow_as_nan(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """The HTP simulator's FLOAT_16 Exp and Power where the result is past float16's range (findings
+    exp-f16-overflow-nan, power-f16-overflow-nan): NaN (Power: or the infinity) where IEEE arithmetic gives the
+    infinity; every other element is held to the reference within the case's budget. Measured: exp(11.09375) = 65825
+    and beyond come out NaN, exp(11.078125) = 64736 is right; 10 ^ 4.82 = 66117, 10 ^ 5, 300 ^ 2 and 0.5 ^ -17 come out
+    NaN, 2 ^ 16 and 256 ^ 2 (65536 exactly) inf."""
+    from reference.expected import expected
+
+    if case.outputs[0].dtype != "FLOAT_16":
+        return "not a FLOAT_16 output"
+    with np.errstate(all="ignore"):
+        ref = np.asarray(expected(case)[0], dtype=np.float64)
+    over = np.isfinite(ref) & (np.abs(ref) >= F16_OVERFLOW)  # a finite real result that float16 cannot hold
+    if not over.any():
+        return "no result is past float16's range"
+    actual = np.asarray(real_outputs(case, stored)[0], dtype=np.float64)
+    if actual.shape != ref.shape:
+        return f"out[0] has shape {actual.shape}, not {ref.shape}"
+    if not np.isnan(actual[over]).any():
+        return "no result past float16's range came out NaN"
+    if not (np.isnan(actual[over]) | (actual[over] == np.sign(ref[over]) * np.inf)).all():
+        return "a result past float16's range is neither NaN nor its infinity"
+    j = judged([np.where(over, actual, ref)])
+    return None if j.passed else f"an element within float16's range is wrong too: {j.message}"

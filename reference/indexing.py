@@ -320,3 +320,25 @@ def scatter_nd_mul_partials_on_output_grid(case: Any) -> list[np.ndarray]:
         if not s:
             table[r] = held(table[r] * u)
     return [table.reshape(x.shape)]
+
+
+@register_model("ScatterElements", name="updates-read-on-data-grid")
+def scatter_elements_updates_read_on_data_grid(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's fixed-point ScatterElements with the ADD reduction (finding
+    scatterelements-fixed-add-updates-on-data-grid): in[2]'s stored codes are read on in[0]'s grid (its scale and
+    offset) before they are added, and the sums are then requantized to out[0] as the spec's would be: data 3.686 (code
+    216 at scale 0.0358, offset -113) plus the update -0.815 (code 154 at scale 0.0204, offset -194) gives
+    3.686 + (154 - 113) x 0.0358 = 5.15 where 2.87 belongs (seed 2's edge case)."""
+    from dataclasses import replace
+
+    from reference.expected import arguments, expected
+
+    _, params = arguments(case)
+    if member(case.op, params, "reduction") != "ADD":
+        raise ValueError("updates-read-on-data-grid: the ADD reduction only")
+    data, updates = case.inputs[0], case.inputs[2]
+    if data.encoding is None or updates.encoding is None or data.dtype != updates.dtype:
+        raise ValueError("updates-read-on-data-grid: in[0] and in[2] fixed point of one type")
+    inputs = list(case.inputs)
+    inputs[2] = replace(updates, encoding=data.encoding)
+    return expected(replace(case, inputs=inputs))

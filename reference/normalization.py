@@ -315,3 +315,36 @@ def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], j
     rest = np.where(off.any(axis=-1, keepdims=True), got, base)  # the wrong pixels as given; the others judged
     j = judged([rest])
     return None if j.passed else f"the pixels not off are outside the case's budget: {j.message}"
+
+
+@register_symptom("Lrn", name="square-sum-past-float32-as-zero")
+def lrn_square_sum_past_float32(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """Finding lrn-f32-square-sum-overflows: FLOAT_32 Lrn where the window's sum of squares is past float32's range
+    (an element near 3.4e38) gives a zero (of in[0]'s sign), as x / inf^beta does in float32, where the spec's
+    x / (bias + alpha S)^beta is a float32 value (-6.7e30 for -3.4e38, beta 0.1); every other element is held to the
+    reference within the case's budget."""
+    from reference.expected import arguments, expected
+
+    if case.outputs[0].dtype != "FLOAT_32":
+        return "not a FLOAT_32 output"
+    inputs, params = arguments(case)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    r = int(params["radius"])
+    with np.errstate(all="ignore"):
+        sq = x * x
+        if member(case.op, params, "region") == "WITHIN_CHANNEL":
+            s = _window_sum(_window_sum(sq, 1, r), 2, r)
+        else:
+            s = _window_sum(sq, x.ndim - 1, r)
+        ref = np.asarray(expected(case)[0], dtype=np.float64)
+    alpha = float(params.get("alpha", 1.0))
+    over = np.isfinite(s) & (np.abs(alpha * s) > float(np.finfo(np.float32).max)) & np.isfinite(ref) & (ref != 0)
+    if not over.any():
+        return "no window's sum of squares is past float32's range"
+    got = np.asarray(stored[0], dtype=np.float64)
+    if got.shape != ref.shape:
+        return f"out[0] has shape {got.shape}, not {ref.shape}"
+    if not (got[over] == 0).all():
+        return "an element whose sum of squares is past float32's range is not 0"
+    j = judged([np.where(over, got, ref)])
+    return None if j.passed else f"an element whose sum of squares is in range is wrong too: {j.message}"

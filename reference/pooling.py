@@ -4,7 +4,7 @@ A window's cells fall in one of three places: the input, the pad_amount border (
 CEIL rounding, past the after-pad ("overhang": the last window may run off the padded input).
 Each pool says which of those it reads; the choices and their reasons are the op YAML's
 ``decisions:``. In short: max and L2 read input cells only, average reads input cells and divides
-by the input cells (count_pad_for_edges = 0) or by the input and pad cells (otherwise). A window
+by the input cells (count_pad_for_edges = 0) or by the whole filter (otherwise: input, pad and overhang cells). A window
 with nothing to divide by averages to 0 / 0, left open (NaN, the op's tolerance nan_means_any), and a window with no
 input cell has the maximum -inf (the maximum over no cell: PoolMax2d.yaml).
 """
@@ -72,7 +72,10 @@ def pool_nd(
         return np.where(empty, -np.inf, acc)
     if kind == "l2":
         return np.sqrt(acc)
-    divisor = (n_counted if count_pad else n_input)[None, ..., None]
+    # count_pad_for_edges: every window that reads an input or pad cell averages the whole filter ("Number of elements
+    # to average = filter_size[0] * ...", seed 9682 / 9788), a CEIL overhang counted like pad (PoolAvg3d.yaml)
+    full = np.where(n_counted > 0, float(math.prod(size)), 0.0)
+    divisor = (full if count_pad else n_input)[None, ..., None]
     with np.errstate(invalid="ignore", divide="ignore"):  # no cell to divide by: 0 / 0, open (PoolAvg2d.yaml)
         return np.where(divisor == 0, np.nan if open_empty else 0.0, acc / np.where(divisor == 0, 1.0, divisor))
 

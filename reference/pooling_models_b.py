@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.models import register_model
+from reference.models import real_outputs, register_model, register_symptom
 from reference.pooling import _ceil, _cropped, _mean_over_full_filter, _pool_case
 
 
@@ -126,3 +126,34 @@ def pool_avg3d_lower_height_tiles_repeat_the_first(case: Any) -> list[np.ndarray
             elif w % 4 == 3:
                 y[:, :, h, w] = np.nan
     return [y]
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+@register_symptom("PoolAvg2d", "PoolAvg3d", name="window-sum-past-float32-as-infinity")
+def pool_avg_window_sum_past_float32(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """Finding poolavg-f32-window-sum-overflows: a FLOAT_32 average whose window sum is past float32's range (two
+    -3.4e38 cells) comes out as the infinity of the sum's sign, where the average itself (-8.5e37) is a float32
+    value; every other element is held to the reference within the case's budget."""
+    from reference.expected import arguments, expected
+    from reference.pooling import _common, pool_nd
+
+    if case.outputs[0].dtype != "FLOAT_32":
+        return "not a FLOAT_32 output"
+    inputs, params = arguments(case)
+    x, size, stride, pads = _common(inputs, params)
+    with np.errstate(all="ignore"):
+        sums = pool_nd(x, size, stride, pads, _ceil(case.op, params), "avg", True, open_empty=True) * float(
+            np.prod(size))
+        ref = np.asarray(expected(case)[0], dtype=np.float64)
+    over = np.isfinite(sums) & (np.abs(sums) > FLOAT32_MAX) & np.isfinite(ref)
+    if not over.any():
+        return "no window sum is past float32's range"
+    actual = np.asarray(real_outputs(case, stored)[0], dtype=np.float64)
+    if actual.shape != ref.shape:
+        return f"out[0] has shape {actual.shape}, not {ref.shape}"
+    if not (actual[over] == np.sign(sums[over]) * np.inf).all():
+        return "an average whose window sum is past float32's range is not the infinity of the sum's sign"
+    j = judged([np.where(over, actual, ref)])
+    return None if j.passed else f"an element whose window sum is in range is wrong too: {j.message}"

@@ -729,3 +729,21 @@ def test_pad_models_combine_the_saturated_value_and_the_last_axis_least_code() -
              [("SFIXED_POINT_8", (2, 3), ([1.0], [0]))])  # fmt: skip
     np.testing.assert_array_equal(modelled(c, ["pad-value-on-input-grid", "last-axis-after-pad-least-code"])[0],
                                   [[1, 2, 63.5], [3, 4, 63.5]])  # fmt: skip
+
+
+def test_space_to_depth_model_writes_values_past_float16_range_as_131008() -> None:
+    """A [1, 1, 2, 2] input [inf, -3.4e38, 1, 2], block [1, 2]: output pixel (0, 0) holds block 0 with +-inf and
+    +-3.4e38 as +-131008.0078125, as seed 1's edge case 1f5c37ca13a70ef8 gave on the HTP simulator; a backend giving
+    float16's inf there does not match the model."""
+    from reference import models
+    from tests.reference_helpers import case, modelled
+
+    x = np.array([np.inf, -np.finfo(np.float32).max, 1.0, 2.0], np.float32).reshape(1, 1, 2, 2)
+    c = case("SpaceToDepth", [x], {"block_size": [1, 2]}, [("FLOAT_32", (1, 1, 1, 4))])
+    got = modelled(c, "blocks-read-at-block-width-stride")[0].ravel()
+    np.testing.assert_array_equal(got, [131008.0078125, -131008.0078125, 1.0, 2.0])
+    model = {"diagnosis": "blocks-read-at-block-width-stride"}
+    htp = [np.array([131008.0078125, -131008.0078125, 1.0, 2.0], np.float32).reshape(1, 1, 1, 4)]
+    ieee = [np.array([np.inf, -np.inf, 1.0, 2.0], np.float32).reshape(1, 1, 1, 4)]
+    assert models.check(c, htp, model, precision="float16")["matches"] is True
+    assert models.check(c, ieee, model, precision="float16")["matches"] is False

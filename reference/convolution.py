@@ -192,26 +192,24 @@ def depthwise_dilation_phases_channel_in_apart(case: Any) -> list[np.ndarray]:
     """The HTP simulator's FLOAT_32 DepthWiseConv2d with a depth multiplier and a dilation above 1 (finding
     depthwiseconv2d-f32-dilation-phases-overlap). It dilates by phases, as space-to-batch does: output rows h % dh
     and columns w % dw are each an undilated convolution over the matching input cells, computed on an output
-    rounded up to whole phases. Each phase's result (rows, columns, channels, row-major) is placed channel_in
-    elements after the previous phase's, where the phase's own size belongs. So a later phase overwrites all but
-    the first channel_in values of an earlier one, and every phase is read back from where it was placed: the last
-    phase comes back right, and the others hold its values shifted by channel_in.
+    rounded up to whole phases (hf x wf pixels, the padded rows and columns computed too). Each pixel's channel_out
+    results are placed as if out[0] had channel_in channels: pixel (h, w) at channel_in x (h x wf + w) elements into
+    its batch's place, the phases in order (rows h % dh, then columns w % dw), each phase's pixels in order; a later
+    write overwrites what it meets. Every pixel is read back from its place, channel_out values. With a multiplier
+    of 2 and dilation [1, 2] the odd output columns come back right, and even column 2w' holds channels
+    [channel_in, channel_out) of column 2w'-1 followed by channels [0, channel_in) of column 2w'+1; with dilation
+    [2, 2] the first row of the next phase row (h + 1) overwrites the last channel_in values of row h.
 
     Batches are processed one after another. Where a batch's places meet its neighbour's (its last channel_in
     output values, and, past the first batch, its first channel_in), the value depends on the order of the writes;
     those are left open (NaN).
 
-    Within a phase, pixel i is placed 2 x channel_in elements after pixel i - 1: its own size (channel_out) with a
-    multiplier of 2; with a larger multiplier the next pixel overwrites all but its first 2 x channel_in values, and
-    each pixel is read back from its place, so even the last phase holds, past channel 2 x channel_in, the next
-    pixel's first channels.
-
-    Measured on one-hot filter taps over a ramp ([1, 1, 8, 2], multiplier 2, dilation [1, 2]), and on the 8
-    typical FLOAT_32 failures of seeds 0-4 (dilation [1, 2] and [2, 2], batch 1 and 2, with and without padding):
-    every element that is not left open matches. The pixel step: seed 0's multiplier-3 failure ([1, 6, 6, 2], dilation
-    [1, 2]) and random [1, 6, 6, channel_in] inputs with dilation [1, 2], channel_in 1, 2, 3, 4, 8 and multipliers 2, 3,
-    4: every element. With a height dilation of 2 and a multiplier of 3 some shapes match neither step (they stay
-    failures)."""
+    Measured on one-hot filter taps over a ramp ([1, 1, 8, 2], multiplier 2, dilation [1, 2]), and on every typical
+    FLOAT_32 failure with a multiplier and a dilation saved from seeds 0-4 (9 cases: dilation [1, 2] and [2, 2],
+    multipliers 2 and 3, batch 1 and 2, odd and even widths, padded or not): every element that is not left open
+    matches. Until issue 43 each phase was placed channel_in after the previous one and each pixel 2 x channel_in
+    after the previous one within it: the same places with dilation [1, 2], not with [2, 2] (seed 3's 5e1b6082832bed71
+    and 9cad1504b1795a7e, 20 and 24 elements off that, 0 off this)."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -225,22 +223,19 @@ def depthwise_dilation_phases_channel_in_apart(case: Any) -> list[np.ndarray]:
     pads[0, 1] += (hf - ho) * sh
     pads[1, 1] += (wf - wo) * sw
     full = depthwise_conv(inputs, {**params, "pad_amount": pads}, None, None, op=case.op)[0][:, :hf, :wf, :]
-    phases = [(qh, qw) for qh in range(dh) for qw in range(dw)]
     out = np.full((n, ho, wo, cout), np.nan)
-    pixels = (hf // dh) * (wf // dw)
-    step = 2 * cin  # a pixel's place within its phase: cout with a multiplier of 2, fewer above it
     for b in range(n):
-        results = [full[b, qh::dh, qw::dw, :].reshape(pixels, cout) for qh, qw in phases]
-        scratch = np.full(pixels * max(step, cout) + len(phases) * cin + cout, np.nan)
-        for k, r in enumerate(results):
-            for i in range(pixels):  # in order: a later pixel, and a later phase, overwrite what they meet
-                scratch[k * cin + i * step: k * cin + i * step + cout] = r[i]
-        for k, (qh, qw) in enumerate(phases):
-            back = np.stack([scratch[k * cin + i * step: k * cin + i * step + cout] for i in range(pixels)])
-            back = back.reshape(hf // dh, wf // dw, cout)
-            rows, cols = np.arange(qh, hf, dh), np.arange(qw, wf, dw)
-            keep_r, keep_c = rows < ho, cols < wo
-            out[b][np.ix_(rows[keep_r], cols[keep_c])] = back[np.ix_(keep_r, keep_c)]
+        scratch = np.full(hf * wf * cin + cout, np.nan)
+        for qh in range(dh):
+            for qw in range(dw):  # in order: a later pixel, and a later phase, overwrite what they meet
+                for h in range(qh, hf, dh):
+                    for w in range(qw, wf, dw):
+                        at = cin * (h * wf + w)
+                        scratch[at:at + cout] = full[b, h, w]
+        for h in range(ho):
+            for w in range(wo):
+                at = cin * (h * wf + w)
+                out[b, h, w] = scratch[at:at + cout]
     flat = out.reshape(n, -1)
     flat[:, -cin:] = np.nan  # where the next batch's places begin
     flat[1:, :cin] = np.nan  # where the previous batch's places end

@@ -280,10 +280,11 @@ def _near_half_flips(case: Any) -> list[tuple[int, tuple[int, ...], float]]:
     return flips
 
 
-@register_symptom("Conv2d", "Conv3d", "MatMul", name=NEAR_HALF)
+@register_symptom("Conv2d", "Conv3d", "MatMul", "TransposeConv2d", name=NEAR_HALF)
 def htp_16x8_near_half_codes_either_way(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
     """htp-16x8-weights-requantized where in[1]'s zero point is below 128 and a group's positive weights set its grid
-    (findings conv2d-16x8-zero-point-below-128-near-half-codes, conv3d-..., matmul-16x8-bias-ignored-near-half-codes):
+    (findings conv2d-16x8-zero-point-below-128-near-half-codes, conv3d-..., transposeconv2d-...,
+    matmul-16x8-bias-ignored-near-half-codes):
     the requantized codes (q - z) x 127 / max come out rounded with a factor off by up to 3.6e-4 (relative), one way
     or the other for each maximum with no rule found, so a code within 2^-11 of a half (relative) goes to one of its
     two neighbours: -37.503 to -37 at maximum 149 (measured on MatMul columns of every code). The symptom: the model

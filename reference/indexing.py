@@ -292,6 +292,24 @@ def gather_outer_rows_read_as_first(case: Any) -> list[np.ndarray]:
     return expected(replace(case, inputs=inputs))
 
 
+@register_model("Gather", name="leading-rows-strided-rest-open")
+def gather_leading_rows_strided_rest_open(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's 8-bit Gather of a [d0, d1, W] table on its last axis with indices shaped [1, n] (finding
+    gather-8bit-last-axis-row-indices-strided-rows): out[0], [d0, d1, 1, n], read as d0 * d1 rows of n, has its row r
+    gathered from the table's row r * d1 (row d1, not row 1, in row 1) for r < min(d0, d1), and the rows past those
+    are not the spec's (zeros in a fresh process, or values read past the table), so they are left open (NaN)."""
+    from reference.expected import expected
+
+    y = np.asarray(expected(case)[0], dtype=np.float64)
+    d0, d1 = (int(d) for d in case.inputs[0].shape[:2])
+    n = int(np.prod(case.inputs[1].shape))
+    rows = y.reshape(d0 * d1, n)
+    out = np.full_like(rows, np.nan)
+    k = min(d0, d1)
+    out[:k] = rows[np.arange(k) * d1]
+    return [out.reshape(y.shape)]
+
+
 @register_model("ScatterNd", name="mul-partials-on-output-grid")
 def scatter_nd_mul_partials_on_output_grid(case: Any) -> list[np.ndarray]:
     """The HTP simulator's fixed-point ScatterNd with the MUL reduction (finding

@@ -1,5 +1,5 @@
 """The symptom of the HTP's 16x8 weight requantization rounding near-half codes either way (reference/
-convolution_models_b.py, findings conv2d-/conv3d-16x8-zero-point-below-128-near-half-codes and
+convolution_models_b.py, findings conv2d-/conv3d-/transposeconv2d-16x8-zero-point-below-128-near-half-codes and
 matmul-16x8-bias-ignored-near-half-codes)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ CASES = REPO / "findings/cases"
 MATMUL = CASES / "MatMul/matmul-16x8-bias-ignored-near-half-codes.json"
 CONV2D = CASES / "Conv2d/conv2d-16x8-zero-point-below-128-near-half-codes.json"
 CONV3D = CASES / "Conv3d/conv3d-16x8-zero-point-below-128-near-half-codes.json"
+TCONV2D = CASES / "TransposeConv2d/transposeconv2d-16x8-zero-point-below-128-near-half-codes.json"
 MODEL = {"symptom": "htp-16x8-weights-requantized-near-half-codes-either-way"}
 
 
@@ -63,7 +64,8 @@ def test_a_zero_point_of_128_or_more_is_not_this_symptom() -> None:
 
 
 @pytest.mark.qnn
-@pytest.mark.parametrize("path", [MATMUL, CONV2D, CONV3D], ids=["MatMul", "Conv2d", "Conv3d"])
+@pytest.mark.parametrize("path", [MATMUL, CONV2D, CONV3D, TCONV2D],
+                         ids=["MatMul", "Conv2d", "Conv3d", "TransposeConv2d"])
 def test_the_symptom_shows_on_the_findings_cases(path: Path) -> None:
     c = Case.load(path)
     assert check(c, outputs_of(path), MODEL)["matches"] is True
@@ -74,4 +76,26 @@ def test_the_symptom_refuses_the_backends_output_planted_off_outside_the_reach()
     c = Case.load(MATMUL)
     planted = np.array(outputs_of(MATMUL)[0], copy=True).astype(np.int64)
     planted[1, 0, 2, 0] += 150
+    assert check(c, [planted.astype(np.uint16)], MODEL)["matches"] is False
+
+
+def test_the_transposeconv2d_case_has_one_near_half_code() -> None:
+    """Seed 1's f7c711a69e4c2ff7 (zero point 91): filter code at (1, 2, 1, 0) of group 2 lies within 2^-11 of a half."""
+    c = Case.load(TCONV2D)
+    assert [index for _, index, _ in _near_half_flips(c)] == [(1, 2, 1, 0)]
+
+
+def test_the_specs_answer_for_the_transposeconv2d_case_does_not_show_it() -> None:
+    from reference.compare import encode_outputs
+    from reference.expected import expected
+
+    c = Case.load(TCONV2D)
+    assert check(c, encode_outputs(c, expected(c)), MODEL)["matches"] is False
+
+
+@pytest.mark.qnn
+def test_the_symptom_refuses_the_transposeconv2d_output_planted_off() -> None:
+    c = Case.load(TCONV2D)
+    planted = np.array(outputs_of(TCONV2D)[0], copy=True).astype(np.int64)
+    planted[0, 0, 0, 1] += 150 if planted[0, 0, 0, 1] < 65000 else -150
     assert check(c, [planted.astype(np.uint16)], MODEL)["matches"] is False

@@ -83,3 +83,19 @@ def test_the_symptom_refuses_a_right_pixel_planted_off_by_two_steps(own_outputs)
     planted = np.array(own_outputs[0], copy=True).astype(np.int64)
     planted[0, 3, 0, 7] += 2 if planted[0, 3, 0, 7] < 250 else -2
     assert check(c, [planted.astype(np.uint8)], MODEL)["matches"] is False
+
+
+def test_a_rank_3_input_with_a_pixel_zeroed_shows_the_symptom() -> None:
+    """Rank 3 over the last axis is the HTP's [1, H, W, C] with H = dim 0 (seed 1's [9, 15, 32] cases): the own case
+    as [9, 1, 32] with axes [2], pixel 8 zeroed."""
+    from cases.case import Param
+
+    c = Case.load(OWN_CASE)
+    x = c.inputs[0]
+    c3 = replace(c, inputs=[replace(x, shape=(9, 1, 32), data=np.asarray(x.data).reshape(9, 1, 32))]
+                 + list(c.inputs[1:]), outputs=[replace(c.outputs[0], shape=(9, 1, 32))],
+                 params={**c.params, "axes": Param("axes", "UINT_32", np.array([2], np.uint32))})
+    codes = _spec_codes(c3).copy()
+    codes[8] = 0
+    assert check(c3, [codes], MODEL)["matches"] is True
+    assert check(c3, [_spec_codes(c3)], MODEL)["matches"] is False

@@ -123,6 +123,8 @@ def detection_output_with(case: Any, names: list[str]) -> list[np.ndarray]:
     if len(rows) > 1:
         raise ValueError("first-batch anchors and per-class anchor rows together: not measured")
     fast = "fast-classes-per-anchor-count-anchors" in applied or past
+    if fast and member(case.op, params, "nms_type") != "FAST":  # a REGULAR case is another path: nothing to model
+        raise ValueError("the FAST path's rows per anchor: not a FAST case")
     outs = _detection_output(inputs, params, [t.shape for t in case.outputs], None, case.op,
                              anchor_rows=rows[0] if rows else None,
                              background_kept="background-kept-labelled-minus-one" in applied,

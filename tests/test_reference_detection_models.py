@@ -285,3 +285,20 @@ def test_multiclassnms_per_box_rows_model_refuses_the_spec_answer_and_a_planted_
     assert models.check(case, planted, model)["matches"] is False
     soft = Case.load("findings/cases/MultiClassNms/multiclassnms-f32-soft-nms-execute.json")
     assert "error" in models.check(soft, _multiclassnms_shown(), model)  # soft NMS: not measured, not covered
+
+
+def test_the_fast_rows_per_anchor_model_refuses_a_regular_nms_case():
+    """A REGULAR case is not the FAST path the model describes: the model says so (ValueError), not UnboundLocalError
+    from half-set FAST state (seed 2's edge case e828a4a33d0eff9e raised that)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from cases.case import Case, Param
+    from reference.detection_models import detection_output_fast_classes_per_anchor_count_anchors as fast_model
+
+    found = Path(__file__).resolve().parents[1] / "findings" / "cases" / "DetectionOutput"
+    case = Case.load(found / "detectionoutput-fast-count-anchors.json")
+    regular = replace(case, params={**case.params, "nms_type": Param("nms_type", "UINT_32", 1)})
+    fast_model(case)  # its own case: modelled
+    with pytest.raises(ValueError, match="not a FAST case"):
+        fast_model(regular)

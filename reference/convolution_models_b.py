@@ -82,6 +82,17 @@ def zero_point(case: Any) -> int:
     return -int(case.inputs[1].encoding.offsets[0])
 
 
+def _group_extremes(labels: np.ndarray, centred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each weight's group (0..G-1, flat) and each group's smallest and largest code minus the zero point: one pass
+    over the weights, not a mask per group."""
+    _, group = np.unique(labels.ravel(), return_inverse=True)
+    lo = np.full(group.max() + 1, np.iinfo(np.int64).max)
+    hi = np.full(group.max() + 1, np.iinfo(np.int64).min)
+    np.minimum.at(lo, group, centred.ravel())
+    np.maximum.at(hi, group, centred.ravel())
+    return group, lo, hi
+
+
 def htp_weights(case: Any, layout: str | None = None, depth_taps: tuple[int, ...] | None = None) -> np.ndarray:
     """The real weights the HTP computes a 16x8 case with (module docstring); ValueError where the model does not
     apply (not UFIXED_POINT_16 x UFIXED_POINT_8, or weights already symmetric). ``depth_taps``: a TransposeConv3d
@@ -104,12 +115,7 @@ def htp_weights(case: Any, layout: str | None = None, depth_taps: tuple[int, ...
         outside = ~np.isin(np.arange(w.shape[0]), depth_taps).reshape([-1] + [1] * (len(w.shape) - 1))
         labels = np.where(outside, -1 - labels, labels)
     ratio = float(x.encoding.scales[0]) / float(out.encoding.scales[0])
-    _, group = np.unique(labels.ravel(), return_inverse=True)  # each weight's group, 0..G-1 (one pass, not G masks)
-    flat = centred.ravel()
-    lo = np.full(group.max() + 1, np.iinfo(np.int64).max)
-    hi = np.full(group.max() + 1, np.iinfo(np.int64).min)
-    np.minimum.at(lo, group, flat)
-    np.maximum.at(hi, group, flat)
+    group, lo, hi = _group_extremes(labels, centred)
     s_g = np.where((lo >= -128) & (hi <= 127), scale, scale * np.maximum(-lo / 128, hi / 127))
     codes = np.clip(np.rint(real.ravel() / s_g[group]), -128, 127)
     s_eff = (ratio * s_g).astype(np.float16).astype(np.float64) / ratio  # the multiplier in binary16
@@ -266,14 +272,13 @@ def _near_half_flips(case: Any) -> list[tuple[int, tuple[int, ...], float]]:
     centred = w.data.astype(np.int64) - zero_point(case)
     labels = _groups(case, tuple(w.shape))
     ratio = float(x.encoding.scales[0]) / float(out.encoding.scales[0])
+    group, lows, highs = _group_extremes(labels, centred)
+    group = group.reshape(centred.shape)
     flips = []
-    for g in np.unique(labels):
-        where = labels == g
-        lo, hi = int(centred[where].min()), int(centred[where].max())
-        if hi <= 127 or hi / 127 < -lo / 128:
-            continue
+    for g in np.flatnonzero((highs > 127) & (highs / 127 >= -lows / 128)):  # groups whose positive side sets the grid
+        hi = int(highs[g])
         s_eff = float(np.float16(ratio * float(w.encoding.scales[0]) * hi / 127)) / ratio
-        for index in map(tuple, np.argwhere(where)):
+        for index in map(tuple, np.argwhere(group == g)):
             t = centred[index] * 127 / hi
             if abs(abs(t - np.floor(t)) - 0.5) <= abs(t) * NEAR_HALF_REL:
                 flips.append((int(g), index, (-1.0 if np.rint(t) > t else 1.0) * s_eff))

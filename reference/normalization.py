@@ -204,13 +204,6 @@ def rms_norm(
     return [x * gamma / np.sqrt(ms + float(params.get("epsilon", 1e-6))) + beta]
 
 
-def _real_input(case: Any, i: int) -> np.ndarray:
-    from cases.quant import dequantize
-
-    t = case.inputs[i]
-    return np.asarray(t.data, np.float64) if t.encoding is None else dequantize(t.data, t.encoding)
-
-
 def _window_sum(a: np.ndarray, axis: int, radius: int) -> np.ndarray:
     """Sum over the centred window [i-R, i+R] clipped to the axis (the Lrn decision, seed 8084)."""
     a = np.moveaxis(a, axis, -1)
@@ -275,7 +268,7 @@ def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], j
     rounding) does not show it."""
     from dataclasses import replace
 
-    from cases.quant import dequantize
+    from cases.quant import dequantize, real_value
     from reference.compare import allowed_difference
     from reference.expected import expected
     from reference.tolerance import budget_for
@@ -303,8 +296,8 @@ def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], j
         return f"{int(wrong.sum())} of {wrong.size} pixels off: more than three quarters, a bug of every pixel"
     partial = np.nonzero(wrong & (pixels.mean(axis=1) < 0.5))[0]
     if partial.size:  # off in few channels: a normalizer near its own, or single elements (another bug)
-        x = _real_input(case, 0)
-        gamma = _real_input(case, 1) if len(case.inputs) > 1 and case.inputs[1] is not None else 1.0
+        x = real_value(case.inputs[0])
+        gamma = real_value(case.inputs[1]) if len(case.inputs) > 1 and case.inputs[1] is not None else 1.0
         beta = base - expected(replace(case, inputs=list(case.inputs[:2])))[0]
         xg = np.broadcast_to(x * gamma, base.shape).reshape(pixels.shape)[partial]
         y = (got - beta).reshape(pixels.shape)[partial]

@@ -49,6 +49,7 @@ from adapters.onnxruntime import (
     run_session,
     session_options,
 )
+from adapters.qnn.targets import float32_arithmetic
 from adapters.worker import (
     DEBUG_OPS,
     DEFAULT_START_TIMEOUT,
@@ -76,10 +77,11 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 
     ``precision``: "auto" and "none" send nothing (the EP's default, ``enable_htp_fp16_precision`` 1 in its
     documentation); "float32"/"float16" set ``enable_htp_fp16_precision`` 0/1 (the EP refuses 1 without
-    ``soc_model``). Measured on the simulator here (onnxruntime-qnn 2.7.0, default SoC): FLOAT_32 results come
-    back at float16 precision with either "auto" or "float32" (a FLOAT_32 SpaceToDepth returns its inputs
-    rounded to binary16, a FLOAT_32 LayerNorm is within binary16's budget and outside binary32's), as the HTP
-    backend documents for float32 graphs (``HTP_ARITHMETIC``).
+    ``soc_model``). Measured on the simulator here (onnxruntime-qnn 2.7.0): what decides is the target, as on
+    qnn-htp. At the default SoC (v68) FLOAT_32 Softmax, Sigmoid and Conv2d come back within a few float32 ulps with
+    "auto" or "float32", and only SpaceToDepth (inputs rounded to binary16) and LayerNorm (within binary16's budget)
+    at float16 precision; from v69 on every FLOAT_32 result is at float16 precision, as the HTP backend documents
+    for float32 graphs (``HTP_ARITHMETIC``, declared there only: ``adapters.qnn.targets.float32_arithmetic``).
     """
     opts = {"backend_path": backend_path, "offload_graph_io_quantization": "0"}
     if precision == "float32":
@@ -264,8 +266,9 @@ class OrtQnnAdapter(WorkerAdapter):
 
     def capabilities(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ops": supported()}
-        if self.library is not None and "htp" in Path(self.library).name.lower():
-            out["arithmetic"] = HTP_ARITHMETIC
+        if self.library is not None and "htp" in Path(self.library).name.lower() \
+                and float32_arithmetic(self.soc, self.arch) == "float16":  # fmt: skip
+            out["arithmetic"] = HTP_ARITHMETIC  # not at v68, which computes float32 in float32 (as on qnn-htp)
         return out
 
     def run(self, case: Case) -> Outcome:

@@ -578,8 +578,9 @@ def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarr
     the block that belongs at flat output pixel h * width_out + w * block_size[1] (a block 2 wide fills row 0 with
     blocks 0, 2, 4 ...); with block width 1, block w of output row 0 reads pixels w * block_size[0] onwards of the
     flattened rows. A run that ends past the last input pixel reads memory past it, and with a block taller than 1 the
-    output rows after the first hold zeros or other values from run to run: both left open (NaN). Values past float16's
-    range (+-inf, +-3.4e38) come out as +-131008.0078125 (HTP_F16_PAST_RANGE), not float16's inf."""
+    output rows after the first hold zeros or other values from run to run: both left open (NaN). Values come out
+    rounded to binary16 (on v68 too, where other FLOAT_32 ops compute in float32), and values past float16's range
+    (+-inf, +-3.4e38) as +-131008.0078125 (HTP_F16_PAST_RANGE), not float16's inf."""
     from reference.expected import arguments
 
     inputs, params = arguments(case)
@@ -599,5 +600,21 @@ def space_to_depth_blocks_read_at_block_width_stride(case: Any) -> list[np.ndarr
             out[:, i, j] = (block if mode == "DCR" else block.transpose(0, 3, 1, 2)).reshape(n, k * c)
     if bh > 1:
         out[:, 1:] = np.nan
-    with np.errstate(invalid="ignore"):  # NaN stays NaN (open)
-        return [np.where(np.abs(out) > F16_MAX, np.sign(out) * HTP_F16_PAST_RANGE, out)]
+    return [_through_htp_float16(out)]
+
+
+def _through_htp_float16(values: np.ndarray) -> np.ndarray:
+    """``values`` as the HTP's FLOAT_32 SpaceToDepth with fewer than 4 channels writes them: rounded to binary16
+    (ties to even), and past float16's range as +-HTP_F16_PAST_RANGE. NaN stays NaN (open, or NaN in)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        rounded = values.astype(np.float16).astype(np.float64)
+        return np.where(np.abs(values) > F16_MAX, np.sign(values) * HTP_F16_PAST_RANGE, rounded)
+
+
+@register_model("SpaceToDepth", name="values-rounded-to-float16")
+def space_to_depth_values_rounded_to_float16(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels where its blocks land right (finding
+    spacetodepth-f32-v68-float16): the spec's output, each value rounded to binary16, on v68 too."""
+    from reference.expected import expected
+
+    return [_through_htp_float16(np.asarray(expected(case)[0], dtype=np.float64))]

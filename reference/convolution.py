@@ -565,11 +565,9 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
     bias = _bias(b, cout_g * group)
     full = transpose_conv_nd(x, w, bias[:cout_g], (stride[0], stride[1], stride[1]), ((0, 0),) * n,
                              (dilation[0], 1, 1), (0, 0, 0), 1)  # fmt: skip
-    right_width = stride[2] * (x.shape[3] - 1) + (w.shape[2] - 1) * dilation[2] + 1
-    front = (pads[1][0], pads[1][0], pads[2][0] + max(0, full.shape[3] - right_width) // 2)
     shape = case.outputs[0].shape
     out = np.broadcast_to(bias, shape).copy()
-    src = tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, shape[1:-1], full.shape[1:-1], strict=True))
+    src = _htp_fixed_transpose_conv3d_source(x.shape, w.shape, full.shape, shape, stride, pads, dilation)
     out[(slice(None), *(slice(0, sl.stop - sl.start) for sl in src), slice(0, cout_g))] = full[(slice(None), *src)]
     out[:, src[0].stop - src[0].start :] = 0.0
     output_padding = _per_axis(params.get("output_padding", 0), n, "output_padding")
@@ -577,6 +575,30 @@ def transpose_conv3d_htp_fixed(case: Any) -> list[np.ndarray]:
         if extra:
             out[(slice(None),) * (1 + i) + (slice(shape[1 + i] - extra, None),)] = np.nan
     return [out]
+
+
+def _htp_fixed_transpose_conv3d_source(x_shape: tuple[int, ...], w_shape: tuple[int, ...], full_shape: tuple[int, ...],
+                                        out_shape: list[int], stride: Any, pads: Any,
+                                        dilation: Any) -> tuple[slice, ...]:  # fmt: skip
+    """Which cells of htp-fixed-transpose-conv3d's full result land in the output (depth, height, width): from the
+    depth and height before-pad, and along the width from the middle of a full result wider than the right one."""
+    right_width = stride[2] * (x_shape[3] - 1) + (w_shape[2] - 1) * dilation[2] + 1
+    front = (pads[1][0], pads[1][0], pads[2][0] + max(0, full_shape[3] - right_width) // 2)
+    return tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, out_shape[1:-1], full_shape[1:-1],
+                                                                     strict=True))  # fmt: skip
+
+
+def htp_fixed_transpose_conv3d_written_width(case: Any) -> int:
+    """How many output columns htp-fixed-transpose-conv3d fills from its result; the columns after hold the bias."""
+    from reference.expected import arguments
+
+    inputs, params = arguments(case)
+    x, w, _b, stride, pads, dilation = _conv_operands(inputs, params)
+    full_w = stride[1] * (x.shape[3] - 1) + w.shape[2]  # the width with the height's stride and no dilation
+    full = (x.shape[0], 0, 0, full_w)
+    src = _htp_fixed_transpose_conv3d_source(x.shape, w.shape, (*full, 0), [0, 1, 1, case.outputs[0].shape[3], 0],
+                                             stride, pads, dilation)  # fmt: skip
+    return src[2].stop - src[2].start
 
 
 @register_model("Conv2d", name="weights-16bit-low-byte-signed")

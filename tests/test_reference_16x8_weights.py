@@ -248,9 +248,12 @@ def test_an_edge_depth_slice_takes_the_weights_of_its_taps_alone() -> None:
 
     c = Case.load(DEPTH_TAPS_CASE)
     layout = _NAMED["TransposeConv3d"]["htp-fixed-transpose-conv3d"]
-    got = m.transpose_conv_with_16x8_weights(c, LAYOUT_16X8["diagnosis"])[0]
-    tap_1 = layout(m.htp_case(c, "htp-fixed-transpose-conv3d", (1,)))[0]
-    whole = _whole_filter_groups(c)[0]
+    from reference.convolution import htp_fixed_transpose_conv3d_written_width
+
+    written = htp_fixed_transpose_conv3d_written_width(c)  # its width dilation leaves the columns after open
+    got = m.transpose_conv_with_16x8_weights(c, LAYOUT_16X8["diagnosis"])[0][:, :, :, :written]
+    tap_1 = layout(m.htp_case(c, "htp-fixed-transpose-conv3d", (1,)))[0][:, :, :, :written]
+    whole = _whole_filter_groups(c)[0][:, :, :, :written]
     np.testing.assert_array_equal(got[:, 3], tap_1[:, 3])
     np.testing.assert_array_equal(got[:, 1:3], whole[:, 1:3])
     assert not np.allclose(got[:, 3], whole[:, 3])
@@ -305,3 +308,42 @@ def test_the_main_jobs_transposeconv3d_case_is_within_the_layout_findings_band()
     planted = np.asarray(outs[0]).astype(np.int64)
     planted[0, 3, 3, 3, 0] = planted[0, 3, 3, 3, 0] + 300 if planted[0, 3, 3, 3, 0] < 65000 else 0
     assert not model_matches(LAYOUT_16X8, {"models": {key: check(c, [planted.astype(np.uint16)], LAYOUT_16X8)}}, band)
+
+
+# ---- TransposeConv3d 16x8: the columns past an ignored width dilation hold the bias or 0 (left open) ---------------
+PAST_ZERO_CASE = REPO / "tests/data/cases/TransposeConv3d/16x8-dilated-width-past-columns-zero.json"
+PAST_BIAS_CASE = REPO / "tests/data/cases/TransposeConv3d/16x8-dilated-width-past-columns-bias.json"
+
+
+def test_the_16x8_layout_model_leaves_the_columns_past_an_ignored_width_dilation_open() -> None:
+    """Input width 8, filter width 3 at dilation 2: the kernel's result is 10 wide, the output 12; its last 2 columns
+    are open (NaN) and every other cell is predicted."""
+    from reference.convolution import htp_fixed_transpose_conv3d_written_width
+
+    c = Case.load(PAST_ZERO_CASE)
+    assert htp_fixed_transpose_conv3d_written_width(c) == 10
+    got = m.transpose_conv_with_16x8_weights(c, LAYOUT_16X8["diagnosis"])[0]
+    assert np.isnan(got[:, :, :, 10:]).all(), "the past columns should be open"
+    assert np.isfinite(got[:, :, :, :10]).all(), "every other cell should be predicted"
+
+
+@pytest.mark.qnn
+@pytest.mark.parametrize(("path", "past_holds_zero"), [(PAST_ZERO_CASE, True), (PAST_BIAS_CASE, False)])
+def test_the_past_columns_hold_the_bias_or_zero_and_the_rest_is_the_model(path: Path, past_holds_zero: bool) -> None:
+    """Depth 3 x width 8 writes 0 there (seed 4's a7abcc510b694836 cut down), depth 1 the bias: both match the model,
+    which holds the other cells."""
+    c = Case.load(path)
+    outs = outputs_of(path)
+    past = np.asarray(outs[0])[:, :, :, 10:]
+    zero_code = -int(c.outputs[0].encoding.offsets[0])
+    assert bool((past == zero_code).all()) is past_holds_zero, f"past columns: {np.unique(past)[:5]}"
+    assert check(c, outs, LAYOUT_16X8)["matches"] is True
+
+
+@pytest.mark.qnn
+def test_the_past_columns_model_refuses_an_error_planted_before_them() -> None:
+    c = Case.load(PAST_ZERO_CASE)
+    planted = np.asarray(outputs_of(PAST_ZERO_CASE)[0]).astype(np.int64)
+    planted[0, 1, 1, 9, 0] += 300
+    out = check(c, [planted.astype(np.uint16)], LAYOUT_16X8)
+    assert out["matches"] is False and out["max_steps"] > LAYOUT_BAND_STEPS

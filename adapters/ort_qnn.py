@@ -49,7 +49,7 @@ from adapters.onnxruntime import (
     run_session,
     session_options,
 )
-from adapters.qnn.targets import float32_arithmetic
+from adapters.qnn.targets import float32_declaration
 from adapters.worker import (
     DEBUG_OPS,
     DEFAULT_START_TIMEOUT,
@@ -81,7 +81,7 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
     qnn-htp. At the default SoC (v68) FLOAT_32 Softmax, Sigmoid and Conv2d come back within a few float32 ulps with
     "auto" or "float32", and only SpaceToDepth (inputs rounded to binary16) and LayerNorm (within binary16's budget)
     at float16 precision; from v69 on every FLOAT_32 result is at float16 precision, as the HTP backend documents
-    for float32 graphs (``HTP_ARITHMETIC``, declared there only: ``adapters.qnn.targets.float32_arithmetic``).
+    for float32 graphs (``HTP_ARITHMETIC``, declared per target: ``adapters.qnn.targets.float32_declaration``).
     """
     opts = {"backend_path": backend_path, "offload_graph_io_quantization": "0"}
     if precision == "float32":
@@ -97,7 +97,7 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 
 # What the EP and the HTP backend document about FLOAT_32 arithmetic on this route, which the verdicts then take at
 # their word (conformance/execute.py): a FLOAT_32 result outside binary32's budget and inside binary16's is
-# FP16_ACCURATE here, as on qnn-htp (adapters.qnn.adapter.HTP_ARITHMETIC, the same libQnnHtp.so).
+# FP16_ACCURATE here, as on qnn-htp (adapters.qnn.adapter.HTP_SOURCE, the same libQnnHtp.so).
 HTP_ARITHMETIC = {"FLOAT_32": {
     "computes_in": "float16",
     "source": "ONNX Runtime QNN Execution Provider documentation, option 'enable_htp_fp16_precision' ('1': default, a "
@@ -266,9 +266,8 @@ class OrtQnnAdapter(WorkerAdapter):
 
     def capabilities(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ops": supported()}
-        if self.library is not None and "htp" in Path(self.library).name.lower() \
-                and float32_arithmetic(self.soc, self.arch) == "float16":  # fmt: skip
-            out["arithmetic"] = HTP_ARITHMETIC  # not at v68, which computes float32 in float32 (as on qnn-htp)
+        if self.library is not None and "htp" in Path(self.library).name.lower():  # per target, as on qnn-htp
+            out["arithmetic"] = float32_declaration(self.soc, self.arch, HTP_ARITHMETIC["FLOAT_32"]["source"])
         return out
 
     def run(self, case: Case) -> Outcome:

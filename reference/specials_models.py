@@ -13,8 +13,9 @@ An element is *touched* by the specials when the reference's value there is not 
 value put in place of the specials (computed with -2, 0.5, 3e4 and -3e4 in their place): the elements whose value
 the specials decide. Special here is what binary32 or binary16 arithmetic cannot carry as the value it is: NaN, +-inf,
 a subnormal (flushed to zero by the HVX float units), on a FLOAT_32 input a magnitude past float16's largest finite
-value (the HTP computes FLOAT_32 graphs in float16: ``adapters.qnn.adapter.HTP_ARITHMETIC``) and on a FLOAT_16 input
-that largest value itself (65504: cos, sin, atan and gelu of it come out NaN or inf, their intermediates overflowing).
+value (the HTP computes FLOAT_32 graphs in float16: ``adapters.qnn.targets.float32_declaration``) and on a FLOAT_16
+input that largest value itself (65504: cos, sin, atan and gelu of it come out NaN or inf, their intermediates
+overflowing).
 A case with no such input is the symptom's too where the IEEE result is itself NaN or infinite (log of a negative
 number, sqrt of one, a zero divisor: results the spec leaves undefined); those elements are the touched ones.
 """

@@ -41,6 +41,15 @@ def test_float16_accuracy_on_a_backend_that_promises_float32_is_a_failure():
     assert execute(case, RunContext(_backend(_as_float16(case), declares=False), "fake")).verdict == "FAIL"
 
 
+@pytest.mark.parametrize(("ops", "verdict"), [(["LayerNorm"], "FAIL"), (["LayerNorm", "Softmax"], "FP16_ACCURATE")])
+def test_float16_declared_for_some_ops_relaxes_those_ops_only(ops: list[str], verdict: str):
+    """The HTP at v68 computes FLOAT_32 in float32 but for a few ops: a declaration naming its ops relaxes none else."""
+    case = _softmax()
+    declared = {"arithmetic": {"FLOAT_32": {**FLOAT16_DECLARED["arithmetic"]["FLOAT_32"], "ops": ops}}}
+    rec = execute(case, RunContext(Canned(_as_float16(case), capabilities=declared), "fake"))
+    assert rec.verdict == verdict, (ops, rec.verdict, rec.message)
+
+
 def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
     case = _softmax()
     off = [(expected(case)[0] * 1.05).astype(np.float32)]
@@ -48,21 +57,24 @@ def test_worse_than_float16_is_a_failure_whatever_the_backend_documents():
 
 
 @pytest.mark.parametrize(("library", "soc", "declared"), [
-    ("libQnnHtp.so", 43, "float16"), ("libQnnHtp.so", None, None), ("libQnnCpu.so", 43, None)])
-def test_the_ort_qnn_route_declares_float16_arithmetic_on_htp_from_v69_only(tmp_path, library, soc, declared):
-    """ort-qnn runs on the same libQnnHtp.so as qnn-htp: FLOAT_32 is computed at float16 there from v69 (SoC 36) on,
-    and in float32 at the default SoC (v68), as on qnn-htp (adapters.qnn.targets.float32_arithmetic); a non-HTP
-    backend library declares nothing."""
+    ("libQnnHtp.so", 43, ("float16", None)), ("libQnnHtp.so", None, ("float16", "FLOAT16_AT_V68")),
+    ("libQnnCpu.so", 43, (None, None))])
+def test_the_ort_qnn_route_declares_float16_arithmetic_on_htp_for_every_op_from_v69(tmp_path, library, soc, declared):
+    """ort-qnn runs on the same libQnnHtp.so as qnn-htp: FLOAT_32 is computed at float16 there for every op from v69
+    (SoC 36) on, and at the default SoC (v68) for the few ops measured so, as on qnn-htp
+    (adapters.qnn.targets.float32_declaration); a non-HTP backend library declares nothing."""
     from adapters.ort_qnn import OrtQnnAdapter
+    from adapters.qnn import targets
 
     lib = tmp_path / library
     lib.write_bytes(b"")
     ad = OrtQnnAdapter(library=lib, soc=soc)
     try:
-        got = ((ad.capabilities().get("arithmetic") or {}).get("FLOAT_32") or {}).get("computes_in")
+        got = (ad.capabilities().get("arithmetic") or {}).get("FLOAT_32") or {}
     finally:
         ad.close()
-    assert got == declared, (library, soc, got)
+    ops = list(getattr(targets, declared[1])) if declared[1] else None
+    assert (got.get("computes_in"), got.get("ops")) == (declared[0], ops), (library, soc, got)
 
 
 @pytest.mark.parametrize(("soc", "arch", "arithmetic"), [

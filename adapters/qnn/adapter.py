@@ -53,14 +53,11 @@ def _wheel_library() -> Path | None:
 DEFAULT_BATCH = 32  # cases per graph in ``run_many``; measured in ``python -m bench`` (batched vs one per graph)
 
 
-# What Qualcomm documents about the HTP's float arithmetic, which the verdicts then take at its word on the targets
-# where the simulator bears it out (``targets.float32_arithmetic``: v69 and later): a FLOAT_32 result outside binary32's
-# budget and inside binary16's is FP16_ACCURATE there, not a deviation.
-HTP_ARITHMETIC = {"FLOAT_32": {
-    "computes_in": "float16",
-    "source": "Qualcomm AI Engine Direct (QNN) SDK documentation, 'QNN HTP Precision' and 'QNN HTP-FP16 Op Package': a "
-              "graph of float32 tensors is finalized and executed on the HTP with float16 math",
-}}  # fmt: skip
+# What Qualcomm documents about the HTP's float arithmetic, which the verdicts then take at its word where the
+# simulator bears it out (``targets.float32_declaration``: every op from v69, a few measured ops at v68): a FLOAT_32
+# result outside binary32's budget and inside binary16's is FP16_ACCURATE there, not a deviation.
+HTP_SOURCE = ("Qualcomm AI Engine Direct (QNN) SDK documentation, 'QNN HTP Precision' and 'QNN HTP-FP16 Op Package': "
+              "a graph of float32 tensors is finalized and executed on the HTP with float16 math")
 
 
 class QnnAdapter(WorkerAdapter):
@@ -180,9 +177,8 @@ class QnnAdapter(WorkerAdapter):
             pairs = self._worker.call(("ops",))
             self._ops = sorted({name for _package, name in pairs})
         out: dict[str, Any] = {"ops": list(self._ops)}
-        if self._path is not None and "htp" in self._path.name.lower() \
-                and targets.float32_arithmetic(self.options.soc, self.options.arch) == "float16":  # fmt: skip
-            out["arithmetic"] = HTP_ARITHMETIC  # not at v68, which computes float32 in float32 (targets.py)
+        if self._path is not None and "htp" in self._path.name.lower():  # per target: v68 is float32 but for a few ops
+            out["arithmetic"] = targets.float32_declaration(self.options.soc, self.options.arch, HTP_SOURCE)
         return out
 
     def run(self, case: Case) -> Outcome:

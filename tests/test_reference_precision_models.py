@@ -25,7 +25,7 @@ def low_byte_dropped(codes: np.ndarray) -> np.ndarray:
 # power-u16-inaccurate's case on the simulator (a base in [0.1, 4] to the power -0.4225), out[0]'s codes
 POWER_CODES = np.array([24178, 23004, 27346, 22058, 21950, 32888, 21546, 25738, 21866, 65152, 30686, 29828, 22036,
                         27478, 22494, 21866], np.uint16).reshape(2, 2, 2, 2)  # fmt: skip
-POWER = {"diagnosis": "exponent-on-a-256th-grid-negative-one-step-up"}
+POWER = {"diagnosis": "base-floored-to-a-32768th-exponent-on-a-256th-grid"}
 
 
 def test_power_exponent_is_rounded_to_a_256th_and_a_negative_one_moved_up_a_step() -> None:
@@ -48,6 +48,34 @@ def test_power_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
     spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
     assert not models.check(c, [spec], POWER)["matches"]
     assert not models.check(c, [low_byte_dropped(POWER_CODES)], POWER)["matches"]
+
+
+def _small_base_power() -> object:
+    """Seed 1's edge case 74118e8b9a829787 cut to its one positive base: 0.017563 (code 36371 at 1.1046e-4, offset
+    -36212) to the power -3.2458 (code 8762 at 8.6079e-5, offset -46469), out[0] at 7.6064 a step; the simulator gave
+    code 64756 (492558) where 498484 belongs."""
+    from tests.reference_helpers import case
+
+    return case("ElementWisePower", [("UFIXED_POINT_16", np.array([36371], np.uint16),
+                                      ([1.104581679101102e-4], [-36212])),
+                                     ("UFIXED_POINT_16", np.array([[[[8762]]]], np.uint16),
+                                      ([8.607886411482468e-05], [-46469]))], {},
+                [("UFIXED_POINT_16", (1, 1, 1, 1), ([7.606375694274902], [0]))])  # fmt: skip
+
+
+def test_power_model_floors_a_small_base_to_a_32768th() -> None:
+    """0.017563 is taken as 575/32768: to the power -830/256 that is the simulator's code 64756 within the budget,
+    where the exponent grid alone is 196 steps off."""
+    c = _small_base_power()
+    got = [np.array([[[[64756]]]], np.uint16)]
+    assert models.check(c, got, POWER)["matches"]
+    assert not models.check(c, got, {"diagnosis": "exponent-on-a-256th-grid-negative-one-step-up"})["matches"]
+
+
+def test_power_model_refuses_a_small_base_result_off_by_a_planted_error() -> None:
+    c = _small_base_power()
+    assert not models.check(c, [np.array([[[[64756 - 150]]]], np.uint16)], POWER)["matches"]
+    assert not models.check(c, [low_byte_dropped(np.array([[[[64756]]]], np.uint16))], POWER)["matches"]
 
 
 # hadamard-16bit-offset's case on the simulator (n = 4, scale 0.1, out[0]'s grid 9 times finer than in[0]'s)

@@ -424,3 +424,39 @@ def test_16x4_model_takes_sfixed_point_4_weights_alike() -> None:
     w4 = replace(w, dtype="SFIXED_POINT_4", encoding=Encoding(w.encoding.scales, w.encoding.offsets, axis=0))
     c4 = replace(c, inputs=[c.inputs[0], w4, *c.inputs[2:]])
     np.testing.assert_array_equal(htp_16x4_codes(c4), FC_16X4_CODES)
+
+
+# roialign-u16-inaccurate's case on the simulator (two RoIs of img_size_ratio 2, one sample per bin), out[0]'s codes
+ROI_ALIGN_CODES = np.array([65535, 58272, 27164, 57870, 62542, 22701, 22814, 23956, 60851, 3338, 20465, 5502, 64650,
+                            12918, 0, 10477, 64711, 12979, 0, 10451, 64671, 12878, 0, 10477],
+                           np.uint16).reshape(2, 3, 2, 2)  # fmt: skip
+ROI_ALIGN_WEIGHTS = {"symptom": "tap-weights-within-a-2048th"}
+
+
+def test_roialign_tap_weights_symptom_takes_its_findings_case() -> None:
+    c = finding_case("RoiAlign", "roialign-u16-inaccurate")
+    assert models.check(c, [ROI_ALIGN_CODES], ROI_ALIGN_WEIGHTS)["matches"]
+
+
+def test_roialign_tap_weights_symptom_refuses_a_dropped_low_byte_and_an_element_moved_past_its_slack() -> None:
+    c = finding_case("RoiAlign", "roialign-u16-inaccurate")
+    assert not models.check(c, [low_byte_dropped(ROI_ALIGN_CODES)], ROI_ALIGN_WEIGHTS)["matches"]
+    moved = ROI_ALIGN_CODES.copy()
+    moved[0, 0, 1, 1] -= 200  # 0.032 off where 2^-11 of its taps allows 0.004 beside the budget
+    result = models.check(c, [moved], ROI_ALIGN_WEIGHTS)
+    assert result["matches"] is False and "further off than 2^-11" in result["message"], result
+
+
+def test_roialign_tap_sums_read_the_four_taps_of_a_one_sample_bin() -> None:
+    """A 2x2 map, one RoI over the whole map with one sample at its centre (1, 1) clamped onto the last cell: the
+    taps are that cell's (read twice on each axis), and a sample off the map reads nothing."""
+    from reference.expected import arguments
+    from reference.roi import _tap_abs_means
+    from tests.reference_helpers import case
+
+    fm = np.array([[[[1.0], [-2.0]], [[3.0], [-4.0]]]], np.float32)
+    c = case("RoiAlign", [fm, np.array([[0.0, 0.0, 2.0, 2.0], [9.0, 9.0, 12.0, 12.0]], np.float32),
+                          ("UINT_32", np.array([0, 0], np.uint32))],
+             {"img_size_ratio": [1.0, 1.0], "num_samples_x": 1, "num_samples_y": 1}, [("FLOAT_32", (2, 1, 1, 1))])
+    inputs, params = arguments(c)
+    np.testing.assert_allclose(_tap_abs_means(inputs, params, [(2, 1, 1, 1)]).ravel(), [16.0, 0.0])

@@ -375,6 +375,7 @@ def _detection_output(inputs, params, out_shapes, out_dtypes, op, *, anchor_rows
     out_boxes = np.zeros((batch, cap, 4))
     out_labels = np.zeros((batch, cap), dtype=np.int64)
     counts = np.zeros(batch, dtype=np.int64)
+    label_short = 0  # the FAST rows' label shift (_fast_rows_per_anchor); 0 on every other path
     for b in range(batch):
         anc = anchors[b * num_anchors : (b + 1) * num_anchors]
         if anchor_rows is not None:

@@ -13,7 +13,8 @@ import numpy as np
 from reference import member
 from reference.boxes import scalar
 from reference.detection import _detection_output, _f64
-from reference.models import register_combination, register_model
+from reference.models import register_combination, register_model, register_symptom
+from reference.specials_models import SPECIALS_OPEN, specials_open
 
 
 @register_model("NonMaxSuppression", name="padding-rows-open")
@@ -233,6 +234,12 @@ def detection_output_unshared_boxes_against_anchor_rows(case: Any) -> list[np.nd
     against others, what it keeps depends on that memory, and the model (which keeps such a box beside every other)
     may then disagree with the backend on what was kept: the case stays a failure beside the finding."""
     return detection_output_with(case, ["unshared-boxes-against-anchor-rows"])
+
+
+# Finding detectionoutput-f16-specials-open: FLOAT_16 DetectionOutput decodes a box from an infinite delta (or one at
+# 65504) to no IEEE value (h = 0 from dh = +inf: y1 = y2 = the centre; 7.4e25 and -7.4e25 from dx = -inf), every
+# coordinate the specials do not decide right: the float kernels' specials symptom (reference/specials_models.py).
+register_symptom("DetectionOutput", name=SPECIALS_OPEN)(specials_open)
 
 
 @register_model("MultiClassNms", name="per-box-rows")

@@ -302,3 +302,89 @@ def test_the_fast_rows_per_anchor_model_refuses_a_regular_nms_case():
     fast_model(case)  # its own case: modelled
     with pytest.raises(ValueError, match="not a FAST case"):
         fast_model(regular)
+
+
+def _fixed_two_batch_case(out0_scale: float):
+    """UFIXED_POINT_8, two batches of one anchor, zero deltas (code 128 of 1/128 at -128), in[0] at 1/255."""
+    from tests.reference_helpers import case
+
+    return case("DetectionOutput", [("UFIXED_POINT_8", np.array([[[0, 100]], [[0, 120]]], np.uint8), ([1 / 255], [0])),
+                                    ("UFIXED_POINT_8", np.full((2, 1, 4), 128, np.uint8), ([1 / 128], [-128])),
+                                    ("UFIXED_POINT_8", np.array([[10, 10, 20, 20], [50, 50, 20, 20]], np.uint8),
+                                     ([0.1], [0]))],
+                {"confidence_threshold": 0.3, "iou_threshold": 0.5, "delta_scaling_factors": [1.0, 1.0, 1.0, 1.0],
+                 "nms_type": 1, "output_background": False},
+                [("UFIXED_POINT_8", (2, 1), ([out0_scale], [0])), ("FLOAT_32", (2, 1, 4)), ("INT_32", (2, 1)),
+                 ("UINT_32", (2,))])  # fmt: skip
+
+
+def test_detection_output_first_anchors_model_adds_the_score_codes_on_a_fixed_point_case() -> None:
+    """Finding detectionoutput-batch-first-anchors's list (seed 2's UFIXED_POINT_8/16 edge cases): batch 1's box is
+    decoded against anchor row 0 (0, 0, 2, 2) where its own row 1 (4, 4, 6, 6) belongs, and out[0] holds in[0]'s codes
+    read through out[0]'s 2/255 grid; a float case gets no codes."""
+    from tests.reference_helpers import modelled
+
+    c = _fixed_two_batch_case(2 / 255)
+    out = modelled(c, ["batches-decoded-against-first-anchors", "scores-as-input-codes"])
+    np.testing.assert_allclose(out[1][:, 0], [[0, 0, 2, 2], [0, 0, 2, 2]], atol=1e-6)
+    np.testing.assert_allclose(out[0][:, 0], [200 / 255, 240 / 255], rtol=1e-6)
+    alone = modelled(c, "batches-decoded-against-first-anchors")
+    np.testing.assert_allclose(alone[0][:, 0], [100 / 255, 120 / 255], rtol=1e-6)
+
+
+def test_detection_output_first_anchors_with_codes_refuses_batch_ones_own_box() -> None:
+    """A backend that decodes batch 1 against its own anchors (the spec's boxes) but writes the codes does not show
+    the first-anchors finding: its model refuses it."""
+    from cases.quant import quantize
+    from reference import models
+    from tests.reference_helpers import modelled
+
+    c = _fixed_two_batch_case(2 / 255)
+    model = {"diagnosis": ["batches-decoded-against-first-anchors", "scores-as-input-codes"]}
+    shown = modelled(c, model["diagnosis"])
+    stored = [quantize(shown[0], c.outputs[0].encoding, c.outputs[0].dtype), shown[1].astype(np.float32),
+              shown[2].astype(np.int32), shown[3].astype(np.uint32)]  # fmt: skip
+    assert models.check(c, stored, model)["matches"] is True
+    own = stored[1].copy()
+    own[1, 0] = [4, 4, 6, 6]
+    assert models.check(c, [stored[0], own, *stored[2:]], model)["matches"] is False
+
+
+def _specials_case():
+    from pathlib import Path
+
+    from cases.case import Case
+
+    return Case.load(Path(__file__).resolve().parents[1] / "findings" / "cases" / "DetectionOutput"
+                     / "detectionoutput-f16-specials-open.json")  # fmt: skip
+
+
+def _specials_shown() -> list[np.ndarray]:
+    """What the simulator gave for finding detectionoutput-f16-specials-open's case: the reference but for the
+    coordinates of the infinite deltas (anchor 1's dh = +inf: y1 = y2 = 2.599; anchor 2's dx = -inf: x = +-7.35e25)."""
+    from reference.expected import expected
+
+    with np.errstate(all="ignore"):
+        outs = [np.asarray(o).copy() for o in expected(_specials_case())]
+    boxes = outs[1].astype(np.float32)
+    boxes[0, 2, [0, 2]] = 2.599
+    boxes[0, 4, [1, 3]] = [7.35e25, -7.35e25]
+    return [outs[0].astype(np.float16), boxes, outs[2].astype(np.int32), outs[3].astype(np.uint32)]
+
+
+def test_detection_output_specials_symptom_takes_its_findings_case() -> None:
+    from reference import models
+
+    got = _specials_shown()
+    assert not np.isfinite(models._reference(_specials_case())[1][0, 2, 0])
+    assert models.check(_specials_case(), got, {"symptom": "specials-open"}, precision="float16")["matches"] is True
+
+
+def test_detection_output_specials_symptom_refuses_a_wrong_box_the_specials_do_not_decide() -> None:
+    """Anchor 3's box (row 0, finite deltas) moved by 0.5: a planted error beside the specials stays a failure."""
+    from reference import models
+
+    got = _specials_shown()
+    got[1][0, 0, 0] += 0.5
+    result = models.check(_specials_case(), got, {"symptom": "specials-open"}, precision="float16")
+    assert result["matches"] is False and "do not touch is wrong too" in result["message"], result

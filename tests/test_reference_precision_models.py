@@ -25,7 +25,7 @@ def low_byte_dropped(codes: np.ndarray) -> np.ndarray:
 # power-u16-inaccurate's case on the simulator (a base in [0.1, 4] to the power -0.4225), out[0]'s codes
 POWER_CODES = np.array([24178, 23004, 27346, 22058, 21950, 32888, 21546, 25738, 21866, 65152, 30686, 29828, 22036,
                         27478, 22494, 21866], np.uint16).reshape(2, 2, 2, 2)  # fmt: skip
-POWER = {"diagnosis": "exponent-on-a-256th-grid-negative-one-step-up"}
+POWER = {"diagnosis": "base-floored-to-a-32768th-exponent-on-a-256th-grid"}
 
 
 def test_power_exponent_is_rounded_to_a_256th_and_a_negative_one_moved_up_a_step() -> None:
@@ -48,6 +48,34 @@ def test_power_model_refuses_the_spec_answer_and_a_dropped_low_byte() -> None:
     spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
     assert not models.check(c, [spec], POWER)["matches"]
     assert not models.check(c, [low_byte_dropped(POWER_CODES)], POWER)["matches"]
+
+
+def _small_base_power() -> object:
+    """Seed 1's edge case 74118e8b9a829787 cut to its one positive base: 0.017563 (code 36371 at 1.1046e-4, offset
+    -36212) to the power -3.2458 (code 8762 at 8.6079e-5, offset -46469), out[0] at 7.6064 a step; the simulator gave
+    code 64756 (492558) where 498484 belongs."""
+    from tests.reference_helpers import case
+
+    return case("ElementWisePower", [("UFIXED_POINT_16", np.array([36371], np.uint16),
+                                      ([1.104581679101102e-4], [-36212])),
+                                     ("UFIXED_POINT_16", np.array([[[[8762]]]], np.uint16),
+                                      ([8.607886411482468e-05], [-46469]))], {},
+                [("UFIXED_POINT_16", (1, 1, 1, 1), ([7.606375694274902], [0]))])  # fmt: skip
+
+
+def test_power_model_floors_a_small_base_to_a_32768th() -> None:
+    """0.017563 is taken as 575/32768: to the power -830/256 that is the simulator's code 64756 within the budget,
+    where the exponent grid alone is 196 steps off."""
+    c = _small_base_power()
+    got = [np.array([[[[64756]]]], np.uint16)]
+    assert models.check(c, got, POWER)["matches"]
+    assert not models.check(c, got, {"diagnosis": "exponent-on-a-256th-grid-negative-one-step-up"})["matches"]
+
+
+def test_power_model_refuses_a_small_base_result_off_by_a_planted_error() -> None:
+    c = _small_base_power()
+    assert not models.check(c, [np.array([[[[64756 - 150]]]], np.uint16)], POWER)["matches"]
+    assert not models.check(c, [low_byte_dropped(np.array([[[[64756]]]], np.uint16))], POWER)["matches"]
 
 
 # hadamard-16bit-offset's case on the simulator (n = 4, scale 0.1, out[0]'s grid 9 times finer than in[0]'s)
@@ -396,3 +424,39 @@ def test_16x4_model_takes_sfixed_point_4_weights_alike() -> None:
     w4 = replace(w, dtype="SFIXED_POINT_4", encoding=Encoding(w.encoding.scales, w.encoding.offsets, axis=0))
     c4 = replace(c, inputs=[c.inputs[0], w4, *c.inputs[2:]])
     np.testing.assert_array_equal(htp_16x4_codes(c4), FC_16X4_CODES)
+
+
+# roialign-u16-inaccurate's case on the simulator (two RoIs of img_size_ratio 2, one sample per bin), out[0]'s codes
+ROI_ALIGN_CODES = np.array([65535, 58272, 27164, 57870, 62542, 22701, 22814, 23956, 60851, 3338, 20465, 5502, 64650,
+                            12918, 0, 10477, 64711, 12979, 0, 10451, 64671, 12878, 0, 10477],
+                           np.uint16).reshape(2, 3, 2, 2)  # fmt: skip
+ROI_ALIGN_WEIGHTS = {"symptom": "tap-weights-within-a-2048th"}
+
+
+def test_roialign_tap_weights_symptom_takes_its_findings_case() -> None:
+    c = finding_case("RoiAlign", "roialign-u16-inaccurate")
+    assert models.check(c, [ROI_ALIGN_CODES], ROI_ALIGN_WEIGHTS)["matches"]
+
+
+def test_roialign_tap_weights_symptom_refuses_a_dropped_low_byte_and_an_element_moved_past_its_slack() -> None:
+    c = finding_case("RoiAlign", "roialign-u16-inaccurate")
+    assert not models.check(c, [low_byte_dropped(ROI_ALIGN_CODES)], ROI_ALIGN_WEIGHTS)["matches"]
+    moved = ROI_ALIGN_CODES.copy()
+    moved[0, 0, 1, 1] -= 200  # 0.032 off where 2^-11 of its taps allows 0.004 beside the budget
+    result = models.check(c, [moved], ROI_ALIGN_WEIGHTS)
+    assert result["matches"] is False and "further off than 2^-11" in result["message"], result
+
+
+def test_roialign_tap_sums_read_the_four_taps_of_a_one_sample_bin() -> None:
+    """A 2x2 map, one RoI over the whole map with one sample at its centre (1, 1) clamped onto the last cell: the
+    taps are that cell's (read twice on each axis), and a sample off the map reads nothing."""
+    from reference.expected import arguments
+    from reference.roi import _tap_abs_means
+    from tests.reference_helpers import case
+
+    fm = np.array([[[[1.0], [-2.0]], [[3.0], [-4.0]]]], np.float32)
+    c = case("RoiAlign", [fm, np.array([[0.0, 0.0, 2.0, 2.0], [9.0, 9.0, 12.0, 12.0]], np.float32),
+                          ("UINT_32", np.array([0, 0], np.uint32))],
+             {"img_size_ratio": [1.0, 1.0], "num_samples_x": 1, "num_samples_y": 1}, [("FLOAT_32", (2, 1, 1, 1))])
+    inputs, params = arguments(c)
+    np.testing.assert_allclose(_tap_abs_means(inputs, params, [(2, 1, 1, 1)]).ravel(), [16.0, 0.0])

@@ -233,3 +233,27 @@ def neuron_nan_as_infinity_of_its_sign(case: Any) -> list[np.ndarray]:
         raise ValueError("no NaN in in[0]")
     with np.errstate(invalid="ignore", over="ignore"):
         return expected(replace(case, inputs=[replace(x, data=nan_as_infinity_of_its_sign(x.data))]))
+
+
+# The largest x whose e^x is a finite binary32 value: ln(FLT_MAX).
+LN_FLOAT32_MAX = float(np.log(np.finfo(np.float32).max))
+
+
+@register_model("ElementWiseNeuron", name="softplus-exp-past-float32-as-infinity")
+def neuron_softplus_exp_past_float32(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 SOFTPLUS (finding neuron-softplus-f32-exp-overflow-inf): ln(e^z + 1) / beta, z =
+    beta x in[0], is computed through e^z in binary32, so where z is past ln(FLT_MAX) = 88.72 and the linear branch is
+    not taken (a negative threshold, or z <= threshold) the output is +inf where the spec's value is in[0] (90.54 ->
+    +inf at beta 1; 50 -> +inf at beta 2); every other element is the spec's. A case with no such element is not this
+    bug's: the model refuses it."""
+    from reference.activation import softplus_arguments
+    from reference.expected import expected
+
+    x, beta, threshold = softplus_arguments(case)
+    z = np.float32(beta) * x.astype(np.float32)
+    linear = (z > threshold) if threshold >= 0 else np.zeros(z.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        over = (z > LN_FLOAT32_MAX) & ~linear & np.isfinite(x)
+    if not over.any():
+        raise ValueError("no element whose e^(beta x) is past binary32's range off the linear branch")
+    return [np.where(over, np.inf, np.asarray(expected(case)[0], dtype=np.float64))]

@@ -35,7 +35,8 @@ SUBSTITUTES = (-2.0, 0.5, 3e4, -3e4)
 SPECIALS_OPEN = "specials-open"
 # The ops whose edge cases at seeds 0-2 failed on float specials (python -m bench seeds --tier edge).
 OPS = ("Argmax", "Argmin", "Batchnorm", "Cast", "Conv2d", "DepthWiseConv2d", "ElementWiseAtan", "ElementWiseCos",
-       "ElementWiseDivide", "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWisePower",
+       "ElementWiseDivide", "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWiseNeuron",
+       "ElementWisePower",
        "ElementWiseRsqrt", "ElementWiseSign", "ElementWiseSin", "ElementWiseSquareRoot", "ElementWiseUnary", "Elu",
        "ExtractPatches", "Gelu", "GridSample", "HardSwish", "L2Norm", "Logit", "PoolMax2d", "ReduceMax", "ReduceMean",
        "ReduceMin", "ReduceSum", "Relu", "Relu1", "Relu6", "ReluMinMax", "Sigmoid", "Softmax", "Tanh",

@@ -209,3 +209,51 @@ def softmax_output_scale_truncated(case: Any) -> list[np.ndarray]:
     d = dtypes.get(out.dtype)
     codes = np.clip(np.floor(expected(case)[0] / used) - int(out.encoding.offsets[0]), d.qmin, d.qmax)
     return [dequantize(codes, out.encoding)]
+
+
+def nan_as_infinity_of_its_sign(x: np.ndarray) -> np.ndarray:
+    """x with each NaN replaced by the infinity of its sign bit (+NaN -> +inf, -NaN -> -inf)."""
+    x = np.asarray(x)
+    return np.where(np.isnan(x), np.where(np.signbit(x), -np.inf, np.inf), x).astype(x.dtype)
+
+
+@register_model("ElementWiseNeuron", name="nan-as-the-infinity-of-its-sign")
+def neuron_nan_as_infinity_of_its_sign(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 ElementWiseNeuron HARD_SIGMOID, RELU, RELU_MIN_MAX, SIGMOID and TANH (finding
+    neuron-f16-nan-as-infinity-of-its-sign): a NaN in in[0] is computed as the infinity of its sign bit, so +NaN gives
+    1 (HARD_SIGMOID, SIGMOID, TANH), +inf (RELU) or max_value (RELU_MIN_MAX) and -NaN gives 0, -1 or min_value, where
+    the formula in IEEE 754 arithmetic (numpy, ONNX Runtime's CPU kernels) gives NaN; every other element is the
+    spec's. A case with no NaN in in[0] is not this bug's: the model refuses it."""
+    from dataclasses import replace
+
+    from reference.expected import expected
+
+    x = case.inputs[0]
+    if x.dtype not in ("FLOAT_16", "FLOAT_32") or not np.isnan(np.asarray(x.data, dtype=np.float64)).any():
+        raise ValueError("no NaN in in[0]")
+    with np.errstate(invalid="ignore", over="ignore"):
+        return expected(replace(case, inputs=[replace(x, data=nan_as_infinity_of_its_sign(x.data))]))
+
+
+# The largest x whose e^x is a finite binary32 value: ln(FLT_MAX).
+LN_FLOAT32_MAX = float(np.log(np.finfo(np.float32).max))
+
+
+@register_model("ElementWiseNeuron", name="softplus-exp-past-float32-as-infinity")
+def neuron_softplus_exp_past_float32(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_32 SOFTPLUS (finding neuron-softplus-f32-exp-overflow-inf): ln(e^z + 1) / beta, z =
+    beta x in[0], is computed through e^z in binary32, so where z is past ln(FLT_MAX) = 88.72 and the linear branch is
+    not taken (a negative threshold, or z <= threshold) the output is +inf where the spec's value is in[0] (90.54 ->
+    +inf at beta 1; 50 -> +inf at beta 2); every other element is the spec's. A case with no such element is not this
+    bug's: the model refuses it."""
+    from reference.activation import softplus_arguments
+    from reference.expected import expected
+
+    x, beta, threshold = softplus_arguments(case)
+    z = np.float32(beta) * x.astype(np.float32)
+    linear = (z > threshold) if threshold >= 0 else np.zeros(z.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        over = (z > LN_FLOAT32_MAX) & ~linear & np.isfinite(x)
+    if not over.any():
+        raise ValueError("no element whose e^(beta x) is past binary32's range off the linear branch")
+    return [np.where(over, np.inf, np.asarray(expected(case)[0], dtype=np.float64))]

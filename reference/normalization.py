@@ -253,6 +253,35 @@ def lrn_window_sums_short(case: Any, stored: list[np.ndarray], judged: Any) -> s
     return None if j.passed else f"outside the interval between the spec's out[0] and in[0] / bias^beta: {j.message}"
 
 
+# The gamma the HTP's FLOAT_16 RmsNorm uses when in[1] is absent: the spec's {1,..,1} (line 11305) stored as float32
+# ones and read as float16 halves, 0x3F800000 -> 0x0000 (0) and 0x3F80 (1.875) (finding rmsnorm-f16-default-gamma-as-
+# float16-halves).
+def default_gamma_as_float16_halves(n: int) -> np.ndarray:
+    """The first n float16 values of n float32 ones' bytes (little-endian): 0, 1.875, 0, 1.875, ..."""
+    return np.ones(n, dtype=np.float32).view(np.float16)[:n].astype(np.float64)
+
+
+@register_model("RmsNorm", name="default-gamma-float32-ones-as-float16-halves")
+def rmsnorm_default_gamma_as_float16_halves(case: Any) -> list[np.ndarray]:
+    """The HTP simulator's FLOAT_16 RmsNorm without gamma (finding rmsnorm-f16-default-gamma-as-float16-halves): the
+    default gamma {1,..,1} is float32 ones read as float16, so along the normalized axes (flattened) gamma is 0 at even
+    positions and 1.875 at odd ones: out[0] = 0 there, and 1.875 in[0] / rms at odd positions. A case with gamma given
+    is not this bug's: the model refuses it."""
+    from dataclasses import replace
+
+    from cases.case import Tensor
+    from reference.expected import expected
+
+    if len(case.inputs) > 1 and case.inputs[1] is not None:
+        raise ValueError("gamma (in[1]) is given: the default gamma is not used")
+    x = case.inputs[0]
+    axes = _axes_list(case.params["axes"].value)
+    shape = tuple(int(x.shape[a]) for a in axes)
+    gamma = default_gamma_as_float16_halves(int(np.prod(shape))).reshape(shape)
+    g = Tensor("in[1]", "FLOAT_16", shape, data=gamma.astype(np.float16), static=True)
+    return expected(replace(case, inputs=[x, g]))
+
+
 @register_symptom("RmsNorm", name="whole-pixels-normalized-wrong")
 def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
     """The HTP simulator's FLOAT_16 and UFIXED_POINT_8 RmsNorm of a rank-4 input over its channels, 9 rows high or more

@@ -36,7 +36,8 @@ SUBSTITUTES = (-2.0, 0.5, 3e4, -3e4)
 SPECIALS_OPEN = "specials-open"
 # The ops whose edge cases at seeds 0-2 failed on float specials (python -m bench seeds --tier edge).
 OPS = ("Argmax", "Argmin", "Batchnorm", "Cast", "Conv2d", "DepthWiseConv2d", "ElementWiseAtan", "ElementWiseCos",
-       "ElementWiseDivide", "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWisePower",
+       "ElementWiseDivide", "ElementWiseExp", "ElementWiseFloorDiv", "ElementWiseLog", "ElementWiseNeuron",
+       "ElementWisePower",
        "ElementWiseRsqrt", "ElementWiseSign", "ElementWiseSin", "ElementWiseSquareRoot", "ElementWiseUnary", "Elu",
        "ExtractPatches", "Gelu", "GridSample", "HardSwish", "L2Norm", "Logit", "PoolMax2d", "ReduceMax", "ReduceMean",
        "ReduceMin", "ReduceSum", "Relu", "Relu1", "Relu6", "ReluMinMax", "Sigmoid", "Softmax", "Tanh",
@@ -114,3 +115,83 @@ def specials_open(case: Any, stored: list[np.ndarray], judged: Any) -> str | Non
     if not j.passed:
         return f"an element the specials do not touch is wrong too: {j.message}"
     return None
+
+
+PHASE_PADDING_NAN = "specials-open-nan-where-phase-padding-meets-a-special"
+
+
+def phase_padding_nan(case: Any) -> np.ndarray | None:
+    """FLOAT_32 TransposeConv2d (finding transposeconv2d-f32-phase-padding-times-specials-nan): the output elements
+    the HTP gives NaN where the spec's sum is finite, as if each stride phase were a convolution of in[0] padded with
+    zeros by a filter padded with zero taps to T = ceil(filter / stride) taps a side (taps ky = ry + stride t, t < T,
+    those past the filter 0), 0 x inf and 0 x NaN being NaN: a NaN or infinite tap w[ky, kx, i, o] over a padding cell
+    (source ((p + pad_top - ky) / stride_h, likewise columns) outside in[0]) gives NaN in the output channel it feeds; a
+    NaN or infinite in[0] cell under a zero tap gives NaN in every output channel of its group. None when output_padding
+    is nonzero (the cells it adds were not measured) or no input or filter value is NaN or infinite."""
+    from reference.convolution import _pads, _per_axis
+
+    x, w = case.inputs[0], case.inputs[1]
+    params = {k: p.value for k, p in case.params.items()}
+    if np.any(np.asarray(params.get("output_padding", 0)) != 0):
+        return None
+    xbad = ~np.isfinite(np.asarray(x.data, dtype=np.float64))  # [batch, height, width, channel_in]
+    wbad = ~np.isfinite(np.asarray(w.data, dtype=np.float64))  # [kh, kw, channel_in, channel_out / group]
+    if not (xbad.any() or wbad.any()):
+        return None
+    stride = _per_axis(params["stride"], 2, "stride")
+    pads = _pads(params["pad_amount"], 2)
+    group = int(params.get("group", 1))
+    _, h, wd, cin = x.shape
+    kh, kw, _, cout_g = w.shape
+    cin_g = cin // group
+    out = np.zeros(case.outputs[0].shape, dtype=bool)
+    # per tap, the output channels its non-finite weights feed; per input cell, the groups its non-finite values are in
+    feeds = np.zeros((kh, kw, group * cout_g), dtype=bool)
+    for ky, kx, i, o in np.argwhere(wbad):
+        feeds[ky, kx, (i // cin_g) * cout_g + o] = True
+    groups_bad = xbad.reshape(*xbad.shape[:3], group, cin_g).any(axis=-1)  # [batch, height, width, group]
+    x_feeds = np.repeat(groups_bad, cout_g, axis=-1)  # [batch, height, width, channel_out]
+    taps = (-(-kh // stride[0]), -(-kw // stride[1]))
+    for p in range(out.shape[1]):
+        rows = _phase_taps(p + pads[0][0], stride[0], taps[0])
+        for q in range(out.shape[2]):
+            for ky, i in rows:
+                for kx, j in _phase_taps(q + pads[1][0], stride[1], taps[1]):
+                    inside = 0 <= i < h and 0 <= j < wd
+                    if ky < kh and kx < kw and not inside:
+                        out[:, p, q] |= feeds[ky, kx]
+                    elif (ky >= kh or kx >= kw) and inside:
+                        out[:, p, q] |= x_feeds[:, i, j]
+    return out
+
+
+def _phase_taps(full: int, stride: int, taps: int) -> list[tuple[int, int]]:
+    """The (tap, source cell) pairs of one axis at the full-output position ``full``: its phase's taps r + stride t."""
+    r = full % stride
+    return [(r + stride * t, (full - r - stride * t) // stride) for t in range(taps)]
+
+
+@register_symptom("TransposeConv2d", name=PHASE_PADDING_NAN)
+def specials_open_nan_at_phase_padding(case: Any, stored: list[np.ndarray], judged: Any) -> str | None:
+    """Finding transposeconv2d-f32-phase-padding-times-specials-nan: FLOAT_32 TransposeConv2d gives NaN where a NaN or
+    infinite value meets the zeros of the HTP's per-stride-phase convolutions (``phase_padding_nan``), elements whose
+    value in the spec is finite; every element the specials decide is open as in float-specials-not-ieee, every other
+    one is the reference's within the case's budget."""
+    from reference.expected import expected
+
+    if case.outputs[0].dtype != "FLOAT_32":
+        return "not a FLOAT_32 output"
+    pad_nan = phase_padding_nan(case)
+    if pad_nan is None:
+        return "no NaN or infinite input or filter value (or output_padding, not measured)"
+    masks = touched(case)
+    open_ = masks[0] if masks is not None else np.zeros(case.outputs[0].shape, dtype=bool)
+    shown = pad_nan & ~open_
+    if not shown.any():
+        return "no element outside what the specials decide meets the phase zeros"
+    got = real_outputs(case, stored)[0]
+    if not np.isnan(got[shown]).all():
+        return f"{int((~np.isnan(got[shown])).sum())} of {int(shown.sum())} elements at the phase zeros are not NaN"
+    ref = np.asarray(expected(case)[0], dtype=np.float64)
+    j = judged([np.where(open_ | shown, got, ref)])
+    return None if j.passed else f"an element neither the specials nor the phase zeros decide is wrong: {j.message}"

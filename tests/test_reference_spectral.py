@@ -129,3 +129,37 @@ def test_stft_refuses_a_window_of_another_length() -> None:
 def test_stft_refuses_a_frame_longer_than_the_signal() -> None:
     with pytest.raises(ValueError, match="signal_length"):
         stft(np.ones((1, 4, 1)), None, frame_step=1, frame_length=5)
+
+
+# ---- IEEE specials in a frame (opdefs/Stft.yaml, decision "specials in a frame") ----------------------------------
+SPECIAL_X = np.array([2.42e-2, 6e-8, -1.0, np.nan, 0.5801, np.inf, 0.9531, -1.226]).reshape(1, 8, 1)
+SPECIAL_W = np.array([-0.6626, 0.5938])
+
+
+def test_a_frame_holding_an_infinity_has_the_infinite_real_parts_every_implementation_gives() -> None:
+    """Frame [0.58, +inf] x window: numpy's rfft, onnxruntime's STFT and the HTP give inf and -inf for bins 0 and 1."""
+    out = stft(SPECIAL_X, SPECIAL_W, frame_step=2)
+    assert out[0, 2, 0, 0] == np.inf and out[0, 2, 1, 0] == -np.inf
+    np.testing.assert_array_equal(out[0, 2, :, 0], np.fft.rfft(SPECIAL_X[0, 4:6, 0] * SPECIAL_W).real)
+
+
+def test_a_special_meeting_a_zero_twiddle_is_open() -> None:
+    """The imaginary parts of bins 0 and n_fft / 2 multiply the frame by sin 0 = sin pi = 0 exactly: 0 x inf is NaN,
+    read as any value (numpy's rfft gives 0, onnxruntime NaN and +inf)."""
+    out = stft(SPECIAL_X, SPECIAL_W, frame_step=2)
+    assert np.isnan(out[0, 2, :, 1]).all()
+
+
+def test_a_nan_reaches_only_its_own_frame() -> None:
+    out = stft(SPECIAL_X, SPECIAL_W, frame_step=2)
+    assert np.isnan(out[0, 1]).all()
+    assert np.isfinite(out[0, [0, 3]]).all()
+
+
+def test_quarter_turn_twiddles_are_exact() -> None:
+    """n_fft 4: bin 1 at n = 2 is cos pi = -1 with sin pi = 0, not 1.2e-16; bin 2 of a finite frame has imaginary
+    part 0."""
+    x = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 4, 1)
+    out = stft(x, None, frame_step=1)
+    assert out[0, 0, 1].tolist() == [-2.0, 2.0]
+    assert out[0, 0, 2].tolist() == [-2.0, 0.0]

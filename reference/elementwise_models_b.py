@@ -63,15 +63,20 @@ def power_exponent_on_a_256th_grid(case: Any) -> list[np.ndarray]:
 POWER_BASE_STEPS = 2**15
 
 
-@register_model("ElementWisePower", name="base-floored-to-a-32768th-exponent-on-a-256th-grid")
+@register_model("ElementWisePower", "ElementWiseBinary", name="base-floored-to-a-32768th-exponent-on-a-256th-grid")
 def power_base_floored_exponent_on_a_256th_grid(case: Any) -> list[np.ndarray]:
     """The HTP simulator's 16-bit Power (finding power-u16-inaccurate): ``exponent-on-a-256th-grid-negative-one-step-
     up`` with the base floored to a multiple of 2^-15 first. The floor shows below a base of about 1/16: 0.017563
     (seed 1's edge case 74118e8b9a829787) is taken as 575/32768 = 0.017548, and to the power -830/256 that is 0.29%
-    above the exponent grid's result (196 steps of that case's output); a base under 2^-15 is taken as 0."""
+    above the exponent grid's result (196 steps of that case's output); a base under 2^-15 is taken as 0.
+    ElementWiseBinary with operation POWER computes the same (finding binary-power-u16-inaccurate); its other
+    operations are not this model's."""
+    import opdefs
     from reference.expected import arguments
 
-    inputs, _ = arguments(case)
+    inputs, params = arguments(case)
+    if case.op == "ElementWiseBinary" and opdefs.load(case.op).enum_name("operation", params["operation"]) != "POWER":
+        raise ValueError("ElementWiseBinary: POWER only")
     a = np.floor(np.asarray(inputs[0], dtype=np.float64) * POWER_BASE_STEPS) / POWER_BASE_STEPS
     b = power_exponent_on_grid(inputs[1])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -103,3 +103,16 @@ def htp_per_axis_dynamic_weights_byte_channels(case: Any) -> list[np.ndarray]:
     from cases.quant import dequantize
 
     return [dequantize(htp_per_axis_dynamic_codes(case), case.outputs[0].encoding)]
+
+
+def _register_fully_connected_near_half() -> None:
+    """FullyConnected takes htp-16x8-weights-requantized-near-half-codes-either-way as Conv2d, Conv3d, MatMul and
+    TransposeConv2d do (reference/convolution_models_b.py; finding fullyconnected-16x8-zero-point-below-128-near-half-
+    codes): the same 16x8 kernel's requantized weight codes near a half going to either neighbour."""
+    from reference.convolution_models_b import NEAR_HALF, htp_16x8_near_half_codes_either_way
+    from reference.models import register_symptom
+
+    register_symptom("FullyConnected", name=NEAR_HALF)(htp_16x8_near_half_codes_either_way)
+
+
+_register_fully_connected_near_half()

@@ -97,3 +97,35 @@ def test_model_covers_nothing_it_was_not_measured_on(change: str) -> None:
     with pytest.raises(ValueError):
         htp_per_axis_dynamic_codes(c)
     assert not models.check(c, [CODES], MODEL)["matches"]
+
+
+# fullyconnected-16x8-zero-point-below-128-near-half-codes's case on the simulator (seed 1's edge c30e58fbfa376772:
+# [4] x [5, 4] given at run time, in[1]'s zero point 94), out[0]'s codes
+NEAR_HALF = {"symptom": "htp-16x8-weights-requantized-near-half-codes-either-way"}
+NEAR_HALF_CODES = np.array([59954, 65205, 21138, 26790, 0], np.uint16)
+
+
+def near_half_case() -> Case:
+    return Case.load(REPO / "findings" / "cases" / "FullyConnected" /
+                     "fullyconnected-16x8-zero-point-below-128-near-half-codes.json")  # fmt: skip
+
+
+def test_the_16x8_case_has_one_code_near_a_half_in_row_2() -> None:
+    """in[1][2] minus the zero point is [48, 137, 30, -73]: 48 x 127/137 = 44.4964, the HTP's 45."""
+    from reference.convolution_models_b import _near_half_flips
+
+    assert [index for _, index, _ in _near_half_flips(near_half_case())] == [(2, 0)]
+
+
+def test_the_near_half_symptom_takes_the_fully_connected_case_the_plain_model_does_not() -> None:
+    c = near_half_case()
+    assert models.check(c, [NEAR_HALF_CODES], NEAR_HALF)["matches"] is True
+    assert models.check(c, [NEAR_HALF_CODES], {"diagnosis": "htp-16x8-weights-requantized"})["matches"] is False
+
+
+def test_the_near_half_symptom_refuses_an_output_planted_off_where_no_near_half_code_reaches() -> None:
+    """Output 2 is the only one row 2 (the near-half code's) reaches; 150 steps on output 3 stay a failure."""
+    c = near_half_case()
+    planted = NEAR_HALF_CODES.astype(np.int64)
+    planted[3] += 150
+    assert models.check(c, [planted.astype(np.uint16)], NEAR_HALF)["matches"] is False

@@ -129,3 +129,18 @@ def test_the_near_half_symptom_refuses_an_output_planted_off_where_no_near_half_
     planted = NEAR_HALF_CODES.astype(np.int64)
     planted[3] += 150
     assert models.check(c, [planted.astype(np.uint16)], NEAR_HALF)["matches"] is False
+
+
+@pytest.mark.parametrize(("shape", "hangs"), [((1, 1), True), ((4, 1), True), ((1, 2), False), ((2, 2), False)])
+def test_the_finalize_hang_finding_takes_weights_of_one_input_element(tmp_path: Path, shape: tuple[int, int],
+                                                                      hangs: bool) -> None:  # fmt: skip
+    """fullyconnected-per-axis-one-weight-finalize-hang: measured, per-axis weights [m, 1] hang at graphFinalize for
+    m = 1, 2, 3, 4, 8; [1, 2], [1, 3] and [2, 2] run."""
+    from reports.expectations import Expectations, case_env
+
+    m, n = shape
+    c = identity_case(np.ones((m, n), np.int64), [0.1] * m)
+    path = c.save(tmp_path / "case")
+    entry = next(e for e in Expectations.load(REPO / "findings" / "qnn-htp.yaml").entries
+                 if e.info.get("id") == "fullyconnected-per-axis-one-weight-finalize-hang")  # fmt: skip
+    assert entry.when_holds(case_env(Path(path), "FullyConnected")) is hangs

@@ -22,9 +22,12 @@ their offset), ``E_j`` channel j's bytes and ``S_j`` the sum of unit j's own 16-
   65536)``, out[0]'s ``256 floor(-out[0].offset / (65536 m_j))``, their sum times ``m_j`` rounded to binary16, rounded
   half up, clipped to [0, 65535].
 
-Within a step of every measured case, 8 and 16 bits. The same weights given static, or per-tensor weights given at
-run time, are right; a bias (in[2]) with dynamic per-axis weights is refused at validation, and 4-bit per-axis weights
-(bit width 4, SFIXED_POINT_4) are another finding's: the model refuses all of these (it raises, so it covers nothing).
+Within a step of every measured case, 8 and 16 bits, at v68 (the simulator's default target) and v69. At v73 and later
+the 8-bit kernel is the same with out[0]'s offset then added exactly (``v73``), and 16-bit activations take another
+kernel (the dot product floored to a multiple of 65536), not modelled. The same weights given static, or per-tensor
+weights given at run time, are right; a bias (in[2]) with dynamic per-axis weights is refused at validation, and 4-bit
+per-axis weights (bit width 4, SFIXED_POINT_4) are another finding's: the model refuses all of these (it raises, so it
+covers nothing).
 """
 
 from __future__ import annotations
@@ -72,10 +75,13 @@ def weight_bytes(case: Any) -> tuple[np.ndarray, np.ndarray]:
     return 256 * hi + lo, channels[:m]
 
 
-def htp_per_axis_dynamic_codes(case: Any) -> np.ndarray:
+def htp_per_axis_dynamic_codes(case: Any, v73: bool = False) -> np.ndarray:
     """out[0]'s codes as the HTP simulator computes FullyConnected with per-axis 8-bit weights given at run time
-    (module docstring); ValueError where it does not apply."""
+    (module docstring; ``v73``: the kernel of v73 and later, UFIXED_POINT_8 only); ValueError where it does not
+    apply."""
     _applies(case)
+    if v73 and case.inputs[0].dtype != "UFIXED_POINT_8":
+        raise ValueError(f"{NAME_V73}: UFIXED_POINT_8 only (16 bits at v73 and later: not modelled)")
     x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
     w16, e = weight_bytes(case)
     n = w16.shape[1]
@@ -86,7 +92,7 @@ def htp_per_axis_dynamic_codes(case: Any) -> np.ndarray:
     dot = x.data.astype(np.float64).reshape(-1, n) @ e.T.astype(np.float64)
     if x.dtype == "UFIXED_POINT_8":
         k = xoff * e.sum(axis=1) / 256 + np.floor(-ooff / (256 * m))
-        v, top = m * (dot + k), 255
+        v, top = m * (dot + k) - (ooff if v73 else 0), 255
     else:
         m = m.astype(np.float16).astype(np.float64)
         k = 256 * np.round(xoff * w16.sum(axis=1) / 65536) + 256 * np.floor(-ooff / (65536 * m))
@@ -103,6 +109,21 @@ def htp_per_axis_dynamic_weights_byte_channels(case: Any) -> list[np.ndarray]:
     from cases.quant import dequantize
 
     return [dequantize(htp_per_axis_dynamic_codes(case), case.outputs[0].encoding)]
+
+
+NAME_V73 = NAME + "-v73"
+
+
+@register_model("FullyConnected", name=NAME_V73)
+def htp_per_axis_dynamic_weights_byte_channels_v73(case: Any) -> list[np.ndarray]:
+    """The same at HTP v73 and later, UFIXED_POINT_8 (finding
+    fullyconnected-per-axis-dynamic-weights-byte-channels-v73): the same weight bytes, channels and offset terms as at
+    v68, and out[0]'s offset then added exactly, where v68 drops it. Measured at SoC 43, 57, 69 and 87 (v73, v75,
+    v79, v81) on random hand-made cases (10-15 each, within a step). 16-bit activations at v73 are another kernel
+    (the dot product floored to a multiple of 65536): not modelled."""
+    from cases.quant import dequantize
+
+    return [dequantize(htp_per_axis_dynamic_codes(case, v73=True), case.outputs[0].encoding)]
 
 
 def _register_fully_connected_near_half() -> None:

@@ -144,3 +144,38 @@ def test_the_finalize_hang_finding_takes_weights_of_one_input_element(tmp_path: 
     entry = next(e for e in Expectations.load(REPO / "findings" / "qnn-htp.yaml").entries
                  if e.info.get("id") == "fullyconnected-per-axis-one-weight-finalize-hang")  # fmt: skip
     assert entry.when_holds(case_env(Path(path), "FullyConnected")) is hangs
+
+
+# fullyconnected-per-axis-dynamic-weights-byte-channels-v73's case at SoC 43 (v73): seed 0's edge 16707e2bea1a686a
+V73 = {"diagnosis": "htp-per-axis-dynamic-weights-byte-channels-v73"}
+V73_CODES = np.array([[78, 99, 0, 65], [35, 91, 0, 61], [50, 97, 0, 58], [73, 90, 18, 68], [39, 77, 0, 64]], np.uint8)
+
+
+def v73_case() -> Case:
+    return Case.load(REPO / "findings" / "cases" / "FullyConnected" /
+                     "fullyconnected-per-axis-dynamic-weights-byte-channels-v73.json")  # fmt: skip
+
+
+def test_v73_model_reproduces_its_findings_case_to_the_code() -> None:
+    got = models.check(v73_case(), [V73_CODES], V73)
+    assert got["matches"] and got["max_steps"] == 0, got
+
+
+def test_v73_adds_the_output_offset_that_v68_drops() -> None:
+    """The two generations differ by out[0]'s offset (-76 here: 76 codes, before clipping at 0 and 255)."""
+    c = v73_case()
+    v68 = htp_per_axis_dynamic_codes(c)
+    v73 = htp_per_axis_dynamic_codes(c, v73=True)
+    assert not models.check(c, [V73_CODES], MODEL)["matches"]
+    assert np.all(v73 >= v68) and np.max(v73 - v68) == 76
+
+
+def test_v73_model_refuses_the_spec_answer_and_16_bit_activations() -> None:
+    from cases.quant import quantize
+    from reference.expected import expected
+
+    c = v73_case()
+    spec = quantize(expected(c)[0], c.outputs[0].encoding, c.outputs[0].dtype)
+    assert not models.check(c, [spec], V73)["matches"]
+    with pytest.raises(ValueError):
+        htp_per_axis_dynamic_codes(finding_case(), v73=True)

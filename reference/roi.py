@@ -73,30 +73,38 @@ def _grid_count(requested: int, bin_size: float) -> int:
     return requested if requested > 0 else max(1, int(np.ceil(bin_size)))
 
 
+def _sample_centres(roi: Any, params: dict[str, Any], oh: int, ow: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Where RoiAlign samples one RoI (11430-11460): the sample centres' rows [oh, gh] and columns [ow, gw] on the
+    map, and the samples per bin along each (gh, gw). A box under one pixel is widened to one when not aligned
+    (NNAPI, ONNX output_half_pixel)."""
+    x1, y1, x2, y2 = roi
+    ratio_h, ratio_w = _ratios(params)
+    shift = 0.5 if flag(params, "aligned") else 0.0
+    xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
+    rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
+    if not flag(params, "aligned"):
+        rw, rh = max(rw, 1.0), max(rh, 1.0)
+    bin_w, bin_h = rw / ow, rh / oh
+    gw = _grid_count(int_param(params, "num_samples_x", -1), bin_w)
+    gh = _grid_count(int_param(params, "num_samples_y", -1), bin_h)
+    cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5) * (bin_h / gh)
+    cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5) * (bin_w / gw)
+    return cy, cx, gh, gw
+
+
 @register("RoiAlign", verified_by="onnxruntime")
 def roi_align(inputs, params, out_shapes, out_dtypes, *, op):
     x, rois, bidx, (oh, ow) = _roi_inputs(inputs, out_shapes, op)
-    ratio_h, ratio_w = _ratios(params)
-    req_y = int_param(params, "num_samples_y", -1)
-    req_x = int_param(params, "num_samples_x", -1)
-    aligned = flag(params, "aligned")
     allow_invalid = flag(params, "allow_invalid_roi")
     height, width = x.shape[1:3]
     out = np.zeros((rois.shape[0], oh, ow, x.shape[3]))
-    shift = 0.5 if aligned else 0.0
     for r, (x1, y1, x2, y2) in enumerate(rois):
         if x2 - x1 == 0 and y2 - y1 == 0:  # "invalid RoI" (11455)
             if not allow_invalid:
                 raise ValueError(f"RoI {r} {[x1, y1, x2, y2]} has zero width and height; allow_invalid_roi is false")
             continue  # all zeros (11457)
-        xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
-        rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
-        if not aligned:  # a box under one pixel is widened to one (NNAPI, ONNX output_half_pixel)
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        bin_w, bin_h = rw / ow, rh / oh
-        gw, gh = _grid_count(req_x, bin_w), _grid_count(req_y, bin_h)
-        cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5).reshape(-1) * (bin_h / gh)
-        cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5).reshape(-1) * (bin_w / gw)
+        cy, cx, gh, gw = _sample_centres((x1, y1, x2, y2), params, oh, ow)
+        cy, cx = cy.reshape(-1), cx.reshape(-1)
         rows = apply_taps(x[bidx[r]], 0, *_sample_taps(cy, height))  # [oh*gh, W, C]
         samples = apply_taps(rows, 1, *_sample_taps(cx, width))  # [oh*gh, ow*gw, C]
         out[r] = samples.reshape(oh, gh, ow, gw, -1).mean(axis=(1, 3))
@@ -192,27 +200,16 @@ def roi_align_boundary_samples_open(case: Any) -> list[np.ndarray]:
     inputs, params = arguments(case)
     y = expected(case)[0].astype(np.float64).copy()
     x, rois, _, (oh, ow) = _roi_inputs(inputs, [t.shape for t in case.outputs], "RoiAlign")
-    ratio_h, ratio_w = _ratios(params)
-    aligned = flag(params, "aligned")
-    shift = 0.5 if aligned else 0.0
     height, width = x.shape[1:3]
     eps = 2.0**-16
 
     def near(c: np.ndarray, size: int) -> np.ndarray:
         return (np.abs(c + 1.0) < eps) | (np.abs(c - size) < eps)
 
-    for r, (x1, y1, x2, y2) in enumerate(rois):
-        if x2 - x1 == 0 and y2 - y1 == 0:
+    for r, roi in enumerate(rois):
+        if roi[2] - roi[0] == 0 and roi[3] - roi[1] == 0:
             continue
-        xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
-        rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
-        if not aligned:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        bin_w, bin_h = rw / ow, rh / oh
-        gw = _grid_count(int_param(params, "num_samples_x", -1), bin_w)
-        gh = _grid_count(int_param(params, "num_samples_y", -1), bin_h)
-        cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5) * (bin_h / gh)  # [oh, gh]
-        cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5) * (bin_w / gw)  # [ow, gw]
+        cy, cx, _, _ = _sample_centres(roi, params, oh, ow)  # [oh, gh], [ow, gw]
         y[r, near(cy, height).any(axis=1)] = np.nan
         y[r, :, near(cx, width).any(axis=1)] = np.nan
     return [y]
@@ -230,25 +227,14 @@ def _tap_abs_means(inputs: list, params: dict[str, Any], out_shapes: Any) -> np.
     """Per output element of RoiAlign: the mean over its samples of the sum of |in[0]| over the taps each sample reads
     (the two rows by the two columns of its bilinear taps on the map; none for a sample off the map)."""
     x, rois, bidx, (oh, ow) = _roi_inputs(inputs, out_shapes, "RoiAlign")
-    ratio_h, ratio_w = _ratios(params)
-    aligned = flag(params, "aligned")
-    shift = 0.5 if aligned else 0.0
     height, width = x.shape[1:3]
     out = np.zeros((rois.shape[0], oh, ow, x.shape[3]))
-    for r, (x1, y1, x2, y2) in enumerate(rois):
-        if x2 - x1 == 0 and y2 - y1 == 0:
+    for r, roi in enumerate(rois):
+        if roi[2] - roi[0] == 0 and roi[3] - roi[1] == 0:
             continue
-        xs, ys = x1 / ratio_w - shift, y1 / ratio_h - shift
-        rw, rh = x2 / ratio_w - shift - xs, y2 / ratio_h - shift - ys
-        if not aligned:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        bin_w, bin_h = rw / ow, rh / oh
-        gw = _grid_count(int_param(params, "num_samples_x", -1), bin_w)
-        gh = _grid_count(int_param(params, "num_samples_y", -1), bin_h)
-        cy = ys + (np.arange(oh)[:, None] * gh + np.arange(gh)[None, :] + 0.5).reshape(-1) * (bin_h / gh)
-        cx = xs + (np.arange(ow)[:, None] * gw + np.arange(gw)[None, :] + 0.5).reshape(-1) * (bin_w / gw)
-        iy, wy = _sample_taps(cy, height)
-        ix, wx = _sample_taps(cx, width)
+        cy, cx, gh, gw = _sample_centres(roi, params, oh, ow)
+        iy, wy = _sample_taps(cy.reshape(-1), height)
+        ix, wx = _sample_taps(cx.reshape(-1), width)
         read_y = np.broadcast_to(np.where(wy.sum(axis=1, keepdims=True) > 0, 1.0, 0.0), wy.shape)
         read_x = np.broadcast_to(np.where(wx.sum(axis=1, keepdims=True) > 0, 1.0, 0.0), wx.shape)
         rows = apply_taps(np.abs(x[bidx[r]]), 0, iy, read_y)

@@ -332,3 +332,44 @@ def test_outputs_with_their_own_current_dimension_may_differ_in_length_where_the
     own = {"count": "current", "axis": 0}
     j = judge(case, exp, [e.astype(np.float32) for e in exp], rows={0: own, 1: own})
     assert j.passed, j.message
+
+
+# ---- a sum of products whose terms cancel: the budget is relative to the terms' magnitudes --------------------------
+def _cancelling_matmul() -> tuple[Case, np.ndarray]:
+    """[1, 2] x [2, 1]: 30000.5 * 1 - 30000 * 1 = 0.5, computed by float32 arithmetic as 0.5 exactly but by any
+    rounding of a partial sum of 3e4 to within 2^-9 of it."""
+    a = Tensor("in[0]", "FLOAT_32", (1, 2), np.array([[30000.5, -30000.0]], np.float32))
+    b = Tensor("in[1]", "FLOAT_32", (2, 1), np.array([[1.0], [1.0]], np.float32))
+    params = {"transpose_in0": Param("transpose_in0", "BOOL_8", False),
+              "transpose_in1": Param("transpose_in1", "BOOL_8", False)}  # fmt: skip
+    return Case("MatMul", [a, b], params, [Tensor("out[0]", "FLOAT_32", (1, 1))]), np.array([[0.5]])
+
+
+MAGNITUDE = {"magnitude": "absolute-operands"}
+
+
+@pytest.mark.parametrize(("op_tol", "passes"), [({}, False), (MAGNITUDE, True)])
+def test_a_float_sum_whose_terms_cancel_is_judged_against_the_terms_magnitudes(op_tol: dict, passes: bool) -> None:
+    """0.5 + 2^-10 from terms of 3e4: 2000 ulps of the result, a 1.6e-8 share of the terms' 60000.5 magnitude."""
+    case, expected = _cancelling_matmul()
+    got = [np.array([[0.5 + 2.0**-10]], np.float32)]
+    j = judge(case, [expected], got, op_tol, accumulation=2)
+    assert j.passed is passes, j.message
+
+
+def test_an_error_past_the_terms_magnitude_budget_still_fails() -> None:
+    case, expected = _cancelling_matmul()
+    got = [np.array([[0.5 + 0.25]], np.float32)]
+    j = judge(case, [expected], got, MAGNITUDE, accumulation=2)
+    assert not j.passed and j.metrics.get("magnitude"), j.message
+
+
+def test_the_terms_magnitude_is_not_taken_for_a_fixed_point_case() -> None:
+    from reference.compare import operand_magnitudes
+
+    case, _ = _cancelling_matmul()
+    enc = Encoding(scales=(1.0,), offsets=(0,))
+    codes = [Tensor(t.name, "SFIXED_POINT_16", t.shape, t.data.astype(np.int16), enc) for t in case.inputs]
+    fixed = Case(case.op, codes, case.params, case.outputs)
+    assert operand_magnitudes(fixed) is None
+    assert operand_magnitudes(case)[0].tolist() == [[60000.5]]

@@ -36,7 +36,9 @@ from reference.models import _NAMED, register_combination, register_model, regis
 # MatMul is not among them: it drops its bias as well (matmul-16x8-bias-ignored), so its models are its own (below);
 # its in[1] is requantized by the same rule per matrix of a batch and output column (one group per column of all the
 # batch's matrices together missed 3-D cases by up to 262 steps)
-OPS = ("Conv2d", "Conv3d", "DepthWiseConv2d", "TransposeConv1d", "TransposeConv2d", "TransposeConv3d", "FullyConnected")
+# the 1-D forms too: the ONNX Runtime QNN EP hands them to the HTP as the 2-D ops (findings/ort-qnn.yaml)
+OPS = ("Conv1d", "Conv2d", "Conv3d", "DepthWiseConv1d", "DepthWiseConv2d", "TransposeConv1d", "TransposeConv2d",
+       "TransposeConv3d", "FullyConnected")
 NAME = "htp-16x8-weights-requantized"
 SYMMETRIC_ZERO_POINT = 128  # UFIXED_POINT_8's zero point of a symmetric grid (offset -128)
 
@@ -185,6 +187,26 @@ def htp_16x8_weights_requantized(case: Any) -> list[np.ndarray]:
     from reference.expected import expected
 
     return per_depth_taps(case, None, expected)
+
+
+@register_model("MatMul", name=NAME + "-as-fully-connected")
+def htp_16x8_matmul_as_fully_connected(case: Any) -> list[np.ndarray]:
+    """A 16x8 MatMul with its bias handed to the HTP as a FullyConnected (the ONNX Runtime QNN EP composes ONNX MatMul
+    + Add so: its graph dump names Transpose, FullyConnected): in[1] requantized per output column as
+    htp-16x8-weights-requantized does FullyConnected's rows, the bias kept (QNN MatMul's own kernel drops it:
+    matmul-16x8-bias-ignored). Finding ep-matmul-16x8-as-fully-connected."""
+    from reference.expected import expected
+
+    return expected(htp_case(case))
+
+
+@register_model("MatMul", name=NAME + "-as-fully-connected-zero-point-below-128")
+def htp_16x8_matmul_as_fully_connected_zero_point_below_128(case: Any) -> list[np.ndarray]:
+    """htp-16x8-weights-requantized-as-fully-connected where in[1]'s zero point is below 128 (the second effect of
+    the *-zero-point-below-128 findings); other cases: not modelled."""
+    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
+        raise ValueError(f"{NAME}-as-fully-connected-zero-point-below-128: in[1]'s zero point is {zero_point(case)}")
+    return htp_16x8_matmul_as_fully_connected(case)
 
 
 @register_model(*OPS, name=NAME + "-zero-point-below-128")
@@ -379,7 +401,7 @@ def _past_columns_open(case: Any, out: np.ndarray) -> np.ndarray:
 
 
 # --- 16x4: 16-bit activations x 4-bit per-axis weights (finding conv-16x4-precision) ---------------------------------
-OPS_16X4 = ("Conv2d", "DepthWiseConv2d", "FullyConnected")
+OPS_16X4 = ("Conv1d", "Conv2d", "DepthWiseConv1d", "DepthWiseConv2d", "FullyConnected")
 NAME_16X4 = "htp-16x4-sum-floored-to-256"
 
 
@@ -389,9 +411,10 @@ def _filter_sums(case: Any, codes: np.ndarray) -> np.ndarray:
     return codes.sum(axis=1) if case.op == "FullyConnected" else codes.reshape(-1, codes.shape[-1]).sum(axis=0)
 
 
-def htp_16x4_codes(case: Any, v73: bool = False) -> np.ndarray:
+def htp_16x4_codes(case: Any, v73: bool = False, as_conv2d: bool = False) -> np.ndarray:
     """out[0]'s codes as the HTP simulator computes a 16-bit activation x 4-bit per-axis weight case (models below:
-    ``v73`` the kernel of v73 and later); ValueError where it does not apply."""
+    ``v73`` the kernel of v73 and later; ``as_conv2d``: a DepthWiseConv2d handed to the HTP as a grouped Conv2d, as
+    the ONNX Runtime QNN EP does, whatever its channel multiplier); ValueError where it does not apply."""
     import reference
     from reference.expected import arguments
 
@@ -405,7 +428,7 @@ def htp_16x4_codes(case: Any, v73: bool = False) -> np.ndarray:
     _, params = arguments(case)
     if case.op == "Conv2d" and max(np.ravel(params["dilation"])) > 1 and max(np.ravel(params["stride"])) > 1:
         raise ValueError(f"{NAME_16X4}: a dilated strided Conv2d takes another path (measured exact)")
-    if case.op == "DepthWiseConv2d" and w.shape[-1] != x.shape[-1]:
+    if case.op == "DepthWiseConv2d" and w.shape[-1] != x.shape[-1] and not as_conv2d:
         raise ValueError(f"{NAME_16X4}: a channel multiplier above 1 takes another path")
     xs, xoff = float(x.encoding.scales[0]), int(x.encoding.offsets[0])
     os_, ooff = float(out.encoding.scales[0]), int(out.encoding.offsets[0])
@@ -446,6 +469,17 @@ def htp_16x4_sum_floored_to_256(case: Any) -> list[np.ndarray]:
     from cases.quant import dequantize
 
     return [dequantize(htp_16x4_codes(case).reshape(case.outputs[0].shape), case.outputs[0].encoding)]
+
+
+@register_model("DepthWiseConv2d", name=NAME_16X4 + "-as-grouped-conv2d")
+def htp_16x4_sum_floored_as_grouped_conv2d(case: Any) -> list[np.ndarray]:
+    """htp-16x4-sum-floored-to-256 for a DepthWiseConv2d that reaches the HTP as a grouped Conv2d (the ONNX Runtime
+    QNN EP composes ONNX Conv with group = channels so: its graph dump names Conv2d), a channel multiplier above 1
+    included: the Conv2d kernel's arithmetic, not the native DepthWiseConv2d's other path (finding
+    ep-conv-16x4-sum-floored)."""
+    from cases.quant import dequantize
+
+    return [dequantize(htp_16x4_codes(case, as_conv2d=True).reshape(case.outputs[0].shape), case.outputs[0].encoding)]
 
 
 NAME_16X4_V73 = "htp-16x4-sum-floored-bias-truncated"

@@ -347,3 +347,39 @@ def test_the_past_columns_model_refuses_an_error_planted_before_them() -> None:
     planted[0, 1, 1, 9, 0] += 300
     out = check(c, [planted.astype(np.uint16)], LAYOUT_16X8)
     assert out["matches"] is False and out["max_steps"] > LAYOUT_BAND_STEPS
+
+
+# ---- the ONNX Runtime QNN EP's forms of the same kernels (findings/ort-qnn.yaml) -----------------------------------
+EP_MATMUL_CASE = REPO / "findings/cases/MatMul/ep-matmul-16x8-as-fully-connected.json"
+EP_DEPTHWISE_16X4_CASE = REPO / "findings/cases/DepthWiseConv2d/ep-depthwiseconv2d-16x4-as-grouped-conv2d.json"
+
+
+def test_a_matmul_handed_over_as_fully_connected_keeps_its_bias() -> None:
+    """The EP composes MatMul + Add into a FullyConnected, which adds the bias that QNN MatMul's own kernel drops: the
+    two models differ by exactly the bias."""
+    from reference.models import _NAMED
+
+    c = Case.load(EP_MATMUL_CASE)
+    with_bias = _NAMED["MatMul"][m.NAME + "-as-fully-connected"](c)[0]
+    without = _NAMED["MatMul"][m.MATMUL_NAME](c)[0]
+    bias = c.inputs[2].data.astype(np.float64) * c.inputs[2].encoding.scales[0]
+    np.testing.assert_allclose(with_bias - without, np.broadcast_to(bias, with_bias.shape), atol=1e-9)
+
+
+def test_a_depthwise_16x4_with_a_channel_multiplier_is_modelled_only_as_a_grouped_conv2d() -> None:
+    """The native DepthWiseConv2d takes another path for a channel multiplier above 1 (its model refuses it); the EP
+    hands the HTP a grouped Conv2d, whose kernel the -as-grouped-conv2d model computes."""
+    from reference.models import _NAMED
+
+    c = Case.load(EP_DEPTHWISE_16X4_CASE)
+    assert c.inputs[1].shape[-1] != c.inputs[0].shape[-1], "the case should have a channel multiplier above 1"
+    with pytest.raises(ValueError, match="channel multiplier"):
+        _NAMED["DepthWiseConv2d"][m.NAME_16X4](c)
+    assert np.isfinite(_NAMED["DepthWiseConv2d"][m.NAME_16X4 + "-as-grouped-conv2d"](c)[0]).all()
+
+
+@pytest.mark.parametrize("op", ["Conv1d", "DepthWiseConv1d"])
+def test_the_1d_forms_have_the_16x8_and_16x4_models_the_ep_needs(op: str) -> None:
+    from reference.models import _NAMED
+
+    assert {m.NAME, m.NAME + "-zero-point-below-128", m.NAME_16X4} <= set(_NAMED[op])

@@ -81,7 +81,7 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
     qnn-htp. At the default SoC (v68) FLOAT_32 Softmax, Sigmoid and Conv2d come back within a few float32 ulps with
     "auto" or "float32", and only SpaceToDepth (inputs rounded to binary16) and LayerNorm (within binary16's budget)
     at float16 precision; from v69 on every FLOAT_32 result is at float16 precision, as the HTP backend documents
-    for float32 graphs (``HTP_ARITHMETIC``, declared per target: ``adapters.qnn.targets.float32_declaration``).
+    for float32 graphs (``EP_SOURCE``, declared per target: ``adapters.qnn.targets.float32_declaration``).
     """
     opts = {"backend_path": backend_path, "offload_graph_io_quantization": "0"}
     if precision == "float32":
@@ -98,13 +98,10 @@ def provider_options(backend_path: str, precision: str, soc: int | None, arch: i
 # What the EP and the HTP backend document about FLOAT_32 arithmetic on this route, which the verdicts then take at
 # their word (conformance/execute.py): a FLOAT_32 result outside binary32's budget and inside binary16's is
 # FP16_ACCURATE here, as on qnn-htp (adapters.qnn.adapter.HTP_SOURCE, the same libQnnHtp.so).
-HTP_ARITHMETIC = {"FLOAT_32": {
-    "computes_in": "float16",
-    "source": "ONNX Runtime QNN Execution Provider documentation, option 'enable_htp_fp16_precision' ('1': default, a "
-              "float32 model run with fp16 precision on the HTP backend), and the Qualcomm AI Engine Direct (QNN) SDK "
-              "documentation, 'QNN HTP Precision': a graph of float32 tensors is executed on the HTP with float16 "
-              "math; measured with onnxruntime-qnn 2.7.0 on the simulator, the option at its default or set to 0",
-}}  # fmt: skip
+EP_SOURCE = ("ONNX Runtime QNN Execution Provider documentation, option 'enable_htp_fp16_precision' ('1': default, a "
+             "float32 model run with fp16 precision on the HTP backend), and the Qualcomm AI Engine Direct (QNN) SDK "
+             "documentation, 'QNN HTP Precision': a graph of float32 tensors is executed on the HTP with float16 math; "
+             "measured with onnxruntime-qnn 2.7.0 on the simulator, the option at its default or set to 0")
 
 
 # ---- parent side ---------------------------------------------------------------------------------
@@ -267,7 +264,7 @@ class OrtQnnAdapter(WorkerAdapter):
     def capabilities(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ops": supported()}
         if self.library is not None and "htp" in Path(self.library).name.lower():  # per target, as on qnn-htp
-            out["arithmetic"] = float32_declaration(self.soc, self.arch, HTP_ARITHMETIC["FLOAT_32"]["source"])
+            out["arithmetic"] = float32_declaration(self.soc, self.arch, EP_SOURCE)
         return out
 
     def run(self, case: Case) -> Outcome:

@@ -582,10 +582,16 @@ def _htp_fixed_transpose_conv3d_source(x_shape: tuple[int, ...], w_shape: tuple[
                                         dilation: Any) -> tuple[slice, ...]:  # fmt: skip
     """Which cells of htp-fixed-transpose-conv3d's full result land in the output (depth, height, width): from the
     depth and height before-pad, and along the width from the middle of a full result wider than the right one."""
-    right_width = stride[2] * (x_shape[3] - 1) + (w_shape[2] - 1) * dilation[2] + 1
-    front = (pads[1][0], pads[1][0], pads[2][0] + max(0, full_shape[3] - right_width) // 2)
+    front = (pads[1][0], pads[1][0], _width_front(x_shape, w_shape, full_shape[3], stride, pads, dilation))
     return tuple(slice(f, max(f, min(f + s, t))) for f, s, t in zip(front, out_shape[1:-1], full_shape[1:-1],
                                                                      strict=True))  # fmt: skip
+
+
+def _width_front(x_shape: tuple[int, ...], w_shape: tuple[int, ...], full_width: int, stride: Any, pads: Any,
+                 dilation: Any) -> int:  # fmt: skip
+    """The first column of htp-fixed-transpose-conv3d's full result (``full_width`` wide) that lands in the output."""
+    right_width = stride[2] * (x_shape[3] - 1) + (w_shape[2] - 1) * dilation[2] + 1
+    return pads[2][0] + max(0, full_width - right_width) // 2
 
 
 def htp_fixed_transpose_conv3d_written_width(case: Any) -> int:
@@ -594,11 +600,9 @@ def htp_fixed_transpose_conv3d_written_width(case: Any) -> int:
 
     inputs, params = arguments(case)
     x, w, _b, stride, pads, dilation = _conv_operands(inputs, params)
-    full_w = stride[1] * (x.shape[3] - 1) + w.shape[2]  # the width with the height's stride and no dilation
-    full = (x.shape[0], 0, 0, full_w)
-    src = _htp_fixed_transpose_conv3d_source(x.shape, w.shape, (*full, 0), [0, 1, 1, case.outputs[0].shape[3], 0],
-                                             stride, pads, dilation)  # fmt: skip
-    return src[2].stop - src[2].start
+    full_width = stride[1] * (x.shape[3] - 1) + w.shape[2]  # the width with the height's stride and no dilation
+    front = _width_front(x.shape, w.shape, full_width, stride, pads, dilation)
+    return max(0, min(case.outputs[0].shape[3], full_width - front))
 
 
 @register_model("Conv2d", name="weights-16bit-low-byte-signed")

@@ -95,20 +95,27 @@ def _group_extremes(labels: np.ndarray, centred: np.ndarray) -> tuple[np.ndarray
     return group, lo, hi
 
 
+def applies_16x8(case: Any) -> None:
+    """ValueError where htp_weights' model does not apply: not UFIXED_POINT_16 x per-tensor UFIXED_POINT_8, or
+    weights already symmetric (zero point 128)."""
+    x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
+    if not (x is not None and w is not None and x.dtype == "UFIXED_POINT_16" and w.dtype == "UFIXED_POINT_8"
+            and out.dtype == "UFIXED_POINT_16" and w.encoding is not None and not w.encoding.per_axis
+            and not x.encoding.per_axis and not out.encoding.per_axis):  # fmt: skip
+        raise ValueError(f"{NAME}: 16-bit activations and output with per-tensor 8-bit weights only")
+    if -int(w.encoding.offsets[0]) == SYMMETRIC_ZERO_POINT:
+        raise ValueError(f"{NAME}: the weights are symmetric (zero point 128): not this path")
+
+
 def htp_weights(case: Any, layout: str | None = None, depth_taps: tuple[int, ...] | None = None) -> np.ndarray:
     """The real weights the HTP computes a 16x8 case with (module docstring); ValueError where the model does not
     apply (not UFIXED_POINT_16 x UFIXED_POINT_8, or weights already symmetric). ``depth_taps``: a TransposeConv3d
     output depth slice's filter depth taps (``depth_taps_per_slice``), the groups taken over those taps only."""
     from cases.quant import real_value
 
+    applies_16x8(case)
     x, w, out = case.inputs[0], case.inputs[1], case.outputs[0]
-    if not (x is not None and w is not None and x.dtype == "UFIXED_POINT_16" and w.dtype == "UFIXED_POINT_8"
-            and out.dtype == "UFIXED_POINT_16" and w.encoding is not None and not w.encoding.per_axis
-            and not x.encoding.per_axis and not out.encoding.per_axis):  # fmt: skip
-        raise ValueError(f"{NAME}: 16-bit activations and output with per-tensor 8-bit weights only")
     zero_point = -int(w.encoding.offsets[0])
-    if zero_point == SYMMETRIC_ZERO_POINT:
-        raise ValueError(f"{NAME}: the weights are symmetric (zero point 128): not this path")
     scale = float(w.encoding.scales[0])
     real = real_value(w)
     centred = w.data.astype(np.int64) - zero_point  # q - z
@@ -371,7 +378,7 @@ def transpose_conv_with_16x8_weights(case: Any, names: list[str]) -> list[np.nda
     if any(n not in (NAME,) for n in others):
         raise ValueError(f"no combination of {first} with {others}")
     try:
-        htp_weights(case, first)
+        applies_16x8(case)
     except ValueError:  # symmetric weights or another configuration: the layout bug alone
         return _NAMED[case.op][first](case)
     outs = per_depth_taps(case, first, _NAMED[case.op][first])

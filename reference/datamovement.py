@@ -610,11 +610,3 @@ def _through_htp_float16(values: np.ndarray) -> np.ndarray:
         rounded = values.astype(np.float16).astype(np.float64)
         return np.where(np.abs(values) > F16_MAX, np.sign(values) * HTP_F16_PAST_RANGE, rounded)
 
-
-@register_model("SpaceToDepth", name="values-rounded-to-float16")
-def space_to_depth_values_rounded_to_float16(case: Any) -> list[np.ndarray]:
-    """The HTP simulator's FLOAT_32 SpaceToDepth with fewer than 4 channels where its blocks land right (finding
-    spacetodepth-f32-v68-float16): the spec's output, each value rounded to binary16, on v68 too."""
-    from reference.expected import expected
-
-    return [_through_htp_float16(np.asarray(expected(case)[0], dtype=np.float64))]

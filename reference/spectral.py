@@ -34,7 +34,6 @@ def dft_cos_sin(n_fft: int, bins: int) -> tuple[np.ndarray, np.ndarray]:
     return cos, sin
 
 
-
 @register("Stft", verified_by="onnxruntime")
 def stft(inputs, params, out_shapes, out_dtypes, *, op):
     x = np.asarray(inputs[0], dtype=np.float64)

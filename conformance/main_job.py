@@ -285,6 +285,7 @@ def _child_env() -> dict[str, str]:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
     env[lifetime.PARENT_ENV] = str(os.getpid())  # the backend's pytest ends with this job
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads spin: conformance.plugin._one_blas_thread
     return env
 
 

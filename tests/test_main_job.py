@@ -186,3 +186,23 @@ def test_targets_run_the_same_cases_on_each_and_the_job_writes_what_changed(tmp_
     # FLOAT_32 Gelu has no kernel at finalize on the default target and runs on v73 (where its float32 is relaxed
     # to fp16 accuracy, so a case may then PASS or FAIL): the diff says what the ERRORs became
     assert any("ERROR→" in line for line in gelu), f"the default target's finalize ERRORs are not in:\n{diff}"
+
+
+def test_the_backends_runs_use_one_blas_thread_unless_the_user_chose(monkeypatch) -> None:
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert main_job._child_env().get("OPENBLAS_NUM_THREADS") == "1", "idle OpenBLAS threads spin beside the workers"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert main_job._child_env()["OPENBLAS_NUM_THREADS"] == "4", "the user's own setting was overridden"
+
+
+def test_a_conformance_run_gives_its_xdist_workers_one_blas_thread_unless_the_user_chose(monkeypatch) -> None:
+    import os
+
+    from conformance import plugin
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    plugin._one_blas_thread()
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    plugin._one_blas_thread()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3", "the user's own setting was overridden"

@@ -226,3 +226,21 @@ def test_the_memory_report_lists_each_case_a_used_worker_changed_and_each_that_v
     text = memory.report(recs)
     assert "1 verdict(s) only a used worker gave" in text and "1 case(s) that vary" in text, text
     assert "out[0]: 1 of 6 elements differ (first at flat [0])" in text, text
+
+
+@pytest.mark.parametrize("verdict", ["FP16_ACCURATE", "UNCHECKED"])
+def test_a_verdict_that_claims_no_deviation_is_not_confirmed_in_a_fresh_worker(verdict):
+    from adapters.base import OK, Outcome
+
+    case = unsampled("Softmax", 1)[0]
+    rec = Record(op="Softmax", config="FLOAT_32", backend="stateful", verdict=verdict, case_id=case.case_id())
+    assert fresh.wanted(rec, Outcome(OK)) == "", f"{verdict} claims no deviation, as PASS does: no fresh worker for it"
+
+
+@pytest.mark.parametrize("verdict", ["FAIL", "ERROR", "CRASH", "XPASS"])
+def test_a_verdict_that_claims_a_deviation_is_confirmed_in_a_fresh_worker(verdict):
+    from adapters.base import OK, Outcome
+
+    case = unsampled("Softmax", 1)[0]
+    rec = Record(op="Softmax", config="FLOAT_32", backend="stateful", verdict=verdict, case_id=case.case_id())
+    assert fresh.wanted(rec, Outcome(OK)) == "confirm", f"a {verdict} must be what the case does alone"

@@ -23,7 +23,7 @@ def _cell_of(nodeid: str) -> tuple[str, str, str] | None:
     if "::test_op[" not in nodeid:
         return None
     parts = _param(nodeid).split("-")
-    if len(parts) < 3 or parts[-1] not in ("typical", "edge"):
+    if len(parts) < 3 or parts[-1] not in ("typical", "edge", "model"):
         return None
     return parts[0], "-".join(parts[1:-1]), parts[-1]
 
@@ -91,8 +91,12 @@ class RunEnd:
 
     def remaining(self, recs: list[results.Record], exitstatus: int) -> str:
         """One line when the run ends with cases still to run: how many, and the command that runs them."""
+        from conformance.plugin import runs_tier
+
         typical, edge = self.examples
         tier_opt = self.config.getoption("--tier")
+        layers = max(1, int(self.config.getoption("--model-examples") or 1))
+        per_cell = {"typical": typical, "edge": edge, "model": layers}
         counted: dict[tuple[str, str, str], set[str]] = {}
         complete: set[tuple[str, str, str]] = set()
         negatives: set[tuple[str, str]] = set()
@@ -107,9 +111,9 @@ class RunEnd:
         for nodeid in self.planned:
             cell = _cell_of(nodeid)
             if cell is not None:
-                if tier_opt not in ("both", cell[2]):
+                if not runs_tier({"tier": tier_opt}, cell[2]):  # "all", the default, takes every tier in
                     continue
-                n = typical if cell[2] == "typical" else edge
+                n = per_cell[cell[2]]
                 planned += n
                 if cell in complete:  # a cell that failed short of its cell record is --resume's to finish
                     continue

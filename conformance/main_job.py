@@ -13,6 +13,7 @@ import opdefs
 from conformance.progress import BackendRun
 
 DEFAULT_BACKENDS = ("qnn-htp", "onnxruntime", "ort-qnn", "reference")
+SWEEP_TIER = "deployed"  # --sweep's tiers unless --tier says: typical and model (``_main_options``)
 EXIT_OK, EXIT_NOT_ALL_RAN, EXIT_USAGE = 0, 1, 4
 SUMMARY_WIDTH = 100
 QUIET_SECONDS = 30.0  # without a terminal (CI, a pipe) the live lines become one status line this often
@@ -82,9 +83,12 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
     ap.add_argument("--backends", default=None,
                     help=f"comma-separated; None: {','.join(DEFAULT_BACKENDS)} (those available here)")
     # passed on to each backend's conformance run, declared as it declares them (conformance/options.py)
-    option_table.add_shared(ap, ("--examples", "--edge-examples", "--op", "--seed", "--specs"),
-                       defaults={"--examples": 5, "--seed": 0},
-                       helps={"--seed": "hypothesis seed: the same seed draws the same cases"})  # fmt: skip
+    option_table.add_shared(ap, ("--examples", "--edge-examples", "--op", "--seed", "--specs", "--tier"),
+                       defaults={"--examples": 5, "--seed": 0, "--tier": None},
+                       helps={"--seed": "hypothesis seed: the same seed draws the same cases",
+                              "--tier": "which tiers each backend runs: typical, edge, model, both (typical and "
+                                        "edge), deployed (typical and model) or all; None: all, and deployed under "
+                                        "--sweep"})  # fmt: skip
     ap.add_argument("--out", default="reports/out", help="where the matrix (md, html, json, csv) and chart go")
     ap.add_argument("--runs", default="runs", help="where results files, logs and failing cases go")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers per backend")
@@ -121,6 +125,8 @@ def _main_options(argv: list[str] | None) -> tuple[Any, _Plan]:
         if args.qnn_sdks or args.targets or args.backends:
             raise _UsageError("--sweep names its own backends: leave out --backends, --targets and --qnn-sdks")
         requested = sweep_backends()
+        if args.tier is None:  # the generations' question is where deployed shapes start to work: the edge tier's
+            args.tier = SWEEP_TIER  # corner cases at twelve backends were a fifth of the sweep's time (s17's records)
     else:
         requested = _with_variants(requested, args.qnn_sdks, args.targets)
     explicit = explicit or bool(args.qnn_sdks or args.targets or args.sweep)
@@ -198,6 +204,8 @@ def _pytest_command(args: Any, name: str, run: BackendRun, runs: Path) -> list[s
             f"--case-cache={(runs / 'case-cache').resolve()}"]  # fmt: skip  (each cell drawn once for all backends)
     if args.edge_examples:
         opts.append(f"--edge-examples={args.edge_examples}")
+    if args.tier:
+        opts.append(f"--tier={args.tier}")
     findings = Path(__file__).resolve().parents[1] / "findings" / f"{name.partition('@')[0]}.yaml"  # qnn-htp@2.47 too
     if findings.exists():  # recorded deviations show as XFAIL with their reason, fixed ones as XPASS
         opts.append(f"--expectations={findings}")

@@ -71,8 +71,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--edge-examples", "edge-tier cases per op x datatype configuration (default: a quarter of --examples, "
            "at least 1)", type=int),
     Option("--tier", "which tiers to run: typical, edge, model (the layer shapes of public models the op's spec "
-           "lists), both (typical and edge) or all", choices=("typical", "edge", "model", "both", "all"),
-           default="all"),
+           "lists), both (typical and edge), deployed (typical and model: the shapes deployed models run) or all",
+           choices=("typical", "edge", "model", "both", "deployed", "all"), default="all"),
     Option("--model-examples", "model-tier cases (layers) per op x datatype configuration, each next configuration "
            "taking the next layers of the op's list (default 1)", type=int),
     Option("--seed", "hypothesis seed: the same seed gives the same cases (default: a random one, recorded)",

@@ -622,10 +622,13 @@ def examples_for(options: dict, tier: str) -> int:
     return typical if tier == "typical" else edge
 
 
+_TIER_SETS = {"both": ("typical", "edge"), "deployed": ("typical", "model")}  # --tier's names for several tiers
+
+
 def runs_tier(options: dict, tier: str) -> bool:
     """Whether ``--tier`` takes this tier in."""
     chosen = options.get("tier") or "all"
-    return chosen == "all" or chosen == tier or (chosen == "both" and tier in ("typical", "edge"))
+    return chosen in ("all", tier) or tier in _TIER_SETS.get(chosen, ())
 
 
 def hypothesis_settings(options: dict, tier: str = "typical") -> settings:

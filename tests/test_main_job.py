@@ -206,3 +206,30 @@ def test_a_conformance_run_gives_its_xdist_workers_one_blas_thread_unless_the_us
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     plugin._one_blas_thread()
     assert os.environ["OPENBLAS_NUM_THREADS"] == "3", "the user's own setting was overridden"
+
+
+def _options(monkeypatch, argv: list[str]):
+    import types
+
+    import adapters
+
+    monkeypatch.setattr(adapters, "get", lambda name, *a, **k: types.SimpleNamespace(available=lambda: (True, "")))
+    args, _plan = main_job._main_options(argv)
+    return args
+
+
+def test_the_sweep_runs_the_deployed_tiers_typical_and_model_unless_told(monkeypatch, tmp_path: Path) -> None:
+    args = _options(monkeypatch, ["--sweep"])
+    command = main_job._pytest_command(args, "qnn-htp@v73", progress.BackendRun("qnn-htp@v73", tmp_path, 1, None),
+                                       tmp_path)  # fmt: skip
+    assert "--tier=deployed" in command, command
+    assert _options(monkeypatch, ["--sweep", "--tier", "all"]).tier == "all", "the user's --tier was overridden"
+
+
+def test_the_main_job_runs_every_tier_unless_told(monkeypatch, tmp_path: Path) -> None:
+    args = _options(monkeypatch, [])
+    command = main_job._pytest_command(args, "qnn-htp", progress.BackendRun("qnn-htp", tmp_path, 1, None), tmp_path)
+    assert not any(c.startswith("--tier") for c in command), command
+    args = _options(monkeypatch, ["--tier", "typical"])
+    command = main_job._pytest_command(args, "qnn-htp", progress.BackendRun("qnn-htp", tmp_path, 1, None), tmp_path)
+    assert "--tier=typical" in command, command

@@ -22,7 +22,7 @@ def _remaining(tier: str) -> str:
     return end.remaining([], pytest.ExitCode.INTERRUPTED)
 
 
-@pytest.mark.parametrize("tier, planned", [("all", 26), ("both", 25), ("typical", 20), ("model", 1)])
+@pytest.mark.parametrize("tier, planned", [("all", 26), ("both", 25), ("deployed", 21), ("typical", 20), ("model", 1)])
 def test_an_interrupted_run_counts_the_cases_of_every_tier_it_selected(tier, planned):
     line = _remaining(tier)
     assert f"{planned} of {planned} planned cases still to run" in line, f"--tier {tier}: {line}"

@@ -196,3 +196,16 @@ def test_every_cpu_finding_still_reproduces_with_its_case(entry, qnn_cpu):
     assert rec.verdict in entry.verdicts, f"{entry.id}: now {rec.verdict} ({rec.message[:200]})"
     if entry.stage is not None:
         assert any(p.matches(str(stage)) for p in entry.stage), f"{entry.id}: stopped at {stage}"
+
+
+@pytest.mark.qnn
+def test_each_release_forks_its_fresh_workers_from_a_zygote(htp_of_release):
+    """QNN 2.47 to 2.49 start the simulator's threads at backendCreate: a zygote that created the backend could not
+    fork, and every fresh worker then started as a new process (184 ms against 3)."""
+    release, ad = htp_of_release
+    for _ in range(2):
+        assert ad.run(_transpose_case()).status == "ok"
+        ad._worker.renew()
+    worker = ad._worker
+    assert worker.use_zygote and worker._zygote is not None and worker._zygote.forks >= 2, (
+        f"{release}: fresh workers were started the ordinary way, not forked from the zygote")

@@ -35,28 +35,49 @@ def _collector() -> _Collect:
     return collect
 
 
-def _load(cfg: dict[str, Any]) -> Any:
-    """The library of ``cfg`` loaded and its backend created: what every case of a worker needs first."""
+def _load(cfg: dict[str, Any], backend: bool = True) -> Any:
+    """The library of ``cfg`` loaded and (``backend``) its backend created: what every case of a worker needs first."""
     from adapters.qnn import bindings
 
     if cfg.get("saver_directory"):  # the Saver's capture goes there: said before the library's first other call
         bindings.saver_initialize(cfg["library"], cfg["saver_directory"])
     lib = bindings.QnnLibrary(cfg.get("library"), log_level=cfg.get("log_level", "error"),
                               known=cfg.get("known_core_api"))  # fmt: skip
-    lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
+    if backend:
+        lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
     return lib
 
 
+def _backend_starts_threads(lib: Any) -> bool:
+    """Whether creating ``lib``'s backend starts threads, asked of a throwaway fork so this process stays as it was.
+    Why: a zygote that holds threads cannot fork a whole worker (``adapters.zygote``), and then every worker of the
+    run starts the ordinary way. The simulators of QNN 2.47 to 2.49 (onnxruntime-qnn 2.3.0 to 2.5.0) start their 11
+    HVX/HMX threads at backendCreate, later ones at the first graph: in s19's sweep each of those three releases spent
+    207 s of its workers' time starting 1116 fresh workers the ordinary way (184 ms each, 3 ms forked)."""
+    pid = os.fork()
+    if pid == 0:  # the probe: create the backend, say whether threads came with it, leave without any cleanup
+        try:
+            lib.backend  # noqa: B018
+            os._exit(3 if len(os.listdir("/proc/self/task")) > 1 else 0)
+        except BaseException:  # noqa: BLE001 - the zygote creates it itself and says what went wrong
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 3
+
+
 def prepare(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The zygote's part (``adapters.zygote``): modules imported, the library loaded, its backend created. Nothing
-    here starts a thread (measured: none before the first graph), so every worker forked from it is a process that
-    has run no case. Returns the state ``serve_prepared`` takes and the library's info."""
+    """The zygote's part (``adapters.zygote``): modules imported, the library loaded, its backend created where that
+    starts no thread (``_backend_starts_threads``; where it does, each worker creates its own, a fork still being far
+    cheaper than a new process). Nothing here starts a thread, so every worker forked from it is a process that has
+    run no case. Returns the state ``serve_prepared`` takes and the library's info."""
     faulthandler.enable()
     collect = _collector()
     from adapters import refusal  # noqa: F401 - imported here once, for every worker forked
     from adapters.qnn import graph  # noqa: F401
 
-    lib = _load(cfg)
+    lib = _load(cfg, backend=False)
+    if cfg.get("saver_directory") or not _backend_starts_threads(lib):  # the Saver: no probe writing a capture
+        lib.backend  # noqa: B018 - create the backend now so the first case is not charged for it
     return {"lib": lib, "cfg": dict(cfg), "collect": collect}, lib.info()
 
 

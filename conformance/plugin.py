@@ -437,7 +437,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[ADAPTER] = adapter
 
 
-@pytest.hookimpl(optionalhook=True)
 def _one_blas_thread() -> None:
     """OpenBLAS with one thread in the xdist workers this controller starts (and in the QNN workers they start), unless
     the user set it. Why: a run keeps one pytest process per core busy, with a backend worker beside each; numpy's
@@ -448,6 +447,7 @@ def _one_blas_thread() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """pytest-xdist: every worker gets the controller's run (same run id, seed, results file)."""
     run = node.config.stash.get(RUN, None)

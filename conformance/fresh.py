@@ -10,14 +10,15 @@ before a case within its op is undone here.
 What runs again after a cell's cases ran (``conformance.execute.execute_many``), each in a worker that has run nothing
 (``run_fresh``: a fork of the adapter's prepared zygote), twice in a row:
   - every case whose verdict claims something against the backend (not PASS, FP16_ACCURATE or UNCHECKED; not REJECTED
-    for a case that breaks the spec): the first run
-    confirms a verdict given in a worker that had run something before the case, or in a graph or session shared
-    with other cases (``details.fresh.age``, ``details.batch``), the second says whether the backend gives it again;
-  - the first passing case of an op that is in the sample (one in ``SAMPLE``, chosen by its id, so the same cases
-    every run): nondeterminism is measured where it does not change a verdict as well. One an op, not one in twenty:
-    a fresh worker's first graph costs the HTP simulator about 60 ms of CPU (its second, 12 ms), and a main job's
-    636 samples were 81 s of its workers' time, more than a quarter of all rechecks; the state a long-lived worker
-    carries is the process's, so a second sample of the same op in the same process adds little.
+    for a case that breaks the spec): the first run confirms a verdict given in a worker that had run something
+    before the case, or in a graph or session shared with other cases (``details.fresh.age``, ``details.batch``),
+    the second says whether the backend gives it again;
+  - the first good case of an op (PASS, FP16_ACCURATE, UNCHECKED) that is in the sample (one in ``SAMPLE``, chosen
+    by its id, so the same cases every run): nondeterminism is measured where it does not change a verdict as well.
+    One an op, not one in twenty: a fresh worker's first graph costs the HTP simulator about 60 ms of CPU (its
+    second, 12 ms), and a main job's 636 samples were 81 s of its workers' time, more than a quarter of all
+    rechecks; the state a long-lived worker carries is the process's, so a second sample of the same op in the same
+    process adds little.
 A TIMEOUT runs once more, not twice: a second wait of seconds says nothing a first did not.
 
 Why FP16_ACCURATE and UNCHECKED are good verdicts here, as PASS is: neither says the backend deviates. FP16_ACCURATE is

@@ -91,12 +91,11 @@ class RunEnd:
 
     def remaining(self, recs: list[results.Record], exitstatus: int) -> str:
         """One line when the run ends with cases still to run: how many, and the command that runs them."""
-        from conformance.plugin import runs_tier
+        from conformance.plugin import examples_for, runs_tier
 
         typical, edge = self.examples
-        tier_opt = self.config.getoption("--tier")
-        layers = max(1, int(self.config.getoption("--model-examples") or 1))
-        per_cell = {"typical": typical, "edge": edge, "model": layers}
+        options = {"examples": typical, "edge_examples": edge, "tier": self.config.getoption("--tier"),
+                   "model_examples": self.config.getoption("--model-examples")}  # fmt: skip
         counted: dict[tuple[str, str, str], set[str]] = {}
         complete: set[tuple[str, str, str]] = set()
         negatives: set[tuple[str, str]] = set()
@@ -111,9 +110,9 @@ class RunEnd:
         for nodeid in self.planned:
             cell = _cell_of(nodeid)
             if cell is not None:
-                if not runs_tier({"tier": tier_opt}, cell[2]):  # "all", the default, takes every tier in
+                if not runs_tier(options, cell[2]):  # "all", the default, takes every tier in
                     continue
-                n = per_cell[cell[2]]
+                n = examples_for(options, cell[2])
                 planned += n
                 if cell in complete:  # a cell that failed short of its cell record is --resume's to finish
                     continue

@@ -282,10 +282,11 @@ def _judge_execution(case: Case, expected: list[np.ndarray], actual: list[np.nda
                 continue
             e, a, mask = prepared[i]
         j = judge_output(e, a, out, budgets[i], any_value, mask)
-        if not j.passed and magnitudes is not None and dtypes.get(out.dtype).kind == "float":
+        # rows lined up anew (``prepared``) would not pair with the operands' magnitudes: those keep their own budget
+        if not j.passed and magnitudes is not None and dtypes.get(out.dtype).kind == "float" and i not in prepared:
             if not magnitudes:  # computed once, where a float output first fails its budget
                 magnitudes.extend(operand_magnitudes(case) or [None] * len(case.outputs))
-            if magnitudes[i] is not None and i not in prepared:  # rows lined up anew would not pair with it
+            if magnitudes[i] is not None:
                 j = judge_output(e, a, out, budgets[i], any_value, mask, magnitude=magnitudes[i])
         checked += j.checked
         _merge(merged, j.metrics)

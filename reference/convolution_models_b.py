@@ -84,6 +84,13 @@ def zero_point(case: Any) -> int:
     return -int(case.inputs[1].encoding.offsets[0])
 
 
+def _zero_point_below_128(case: Any, name: str) -> None:
+    """ValueError (naming the model ``name``) unless in[1]'s zero point is below 128: the *-zero-point-below-128
+    models' cases."""
+    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
+        raise ValueError(f"{name}: in[1]'s zero point is {zero_point(case)}")
+
+
 def _group_extremes(labels: np.ndarray, centred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each weight's group (0..G-1, flat) and each group's smallest and largest code minus the zero point: one pass
     over the weights, not a mask per group."""
@@ -103,7 +110,7 @@ def applies_16x8(case: Any) -> None:
             and out.dtype == "UFIXED_POINT_16" and w.encoding is not None and not w.encoding.per_axis
             and not x.encoding.per_axis and not out.encoding.per_axis):  # fmt: skip
         raise ValueError(f"{NAME}: 16-bit activations and output with per-tensor 8-bit weights only")
-    if -int(w.encoding.offsets[0]) == SYMMETRIC_ZERO_POINT:
+    if zero_point(case) == SYMMETRIC_ZERO_POINT:
         raise ValueError(f"{NAME}: the weights are symmetric (zero point 128): not this path")
 
 
@@ -211,8 +218,7 @@ def htp_16x8_matmul_as_fully_connected(case: Any) -> list[np.ndarray]:
 def htp_16x8_matmul_as_fully_connected_zero_point_below_128(case: Any) -> list[np.ndarray]:
     """htp-16x8-weights-requantized-as-fully-connected where in[1]'s zero point is below 128 (the second effect of
     the *-zero-point-below-128 findings); other cases: not modelled."""
-    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
-        raise ValueError(f"{NAME}-as-fully-connected-zero-point-below-128: in[1]'s zero point is {zero_point(case)}")
+    _zero_point_below_128(case, f"{NAME}-as-fully-connected-zero-point-below-128")
     return htp_16x8_matmul_as_fully_connected(case)
 
 
@@ -221,8 +227,7 @@ def htp_16x8_weights_requantized_zero_point_below_128(case: Any) -> list[np.ndar
     """htp-16x8-weights-requantized where in[1]'s zero point is below 128 (the positive weights reach past 127): the
     outputs of such cases are measured further from the model than the others' (up to 124 steps on Conv2d, 186 on
     TransposeConv2d, against 24 with a zero point above 128): a second effect not found. Other cases: not modelled."""
-    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
-        raise ValueError(f"{NAME}-zero-point-below-128: in[1]'s zero point is {zero_point(case)}")
+    _zero_point_below_128(case, f"{NAME}-zero-point-below-128")
     return htp_16x8_weights_requantized(case)
 
 
@@ -278,8 +283,7 @@ def matmul_16x8_weights_requantized_without_bias_below_128(case: Any) -> list[np
     """htp-16x8-weights-requantized-without-bias where in[1]'s zero point is below 128: measured further from the model
     (up to 102 steps), as conv's zero points below 128 are; applies where the bias moves some output by more than that
     band plus the case's budget."""
-    if zero_point(case) >= SYMMETRIC_ZERO_POINT:
-        raise ValueError(f"{MATMUL_NAME}-zero-point-below-128: in[1]'s zero point is {zero_point(case)}")
+    _zero_point_below_128(case, f"{MATMUL_NAME}-zero-point-below-128")
     _bias_shows(case, MATMUL_16X8_BELOW_128_BAND_STEPS)
     return _matmul_without_bias(case)
 

@@ -155,7 +155,9 @@ def execute_many(cases: list[Case], ctx: RunContext, generate_seconds: list[floa
     outcomes = run_each(adapter, cases) if ctx.batch == 1 else run_all(adapter, cases)
     started = _start_seconds(adapter) - started
     seconds = generate_seconds or [0.0] * len(cases)
-    records = [execute(c, ctx, outcome=o, generate_seconds=g) for c, o, g in zip(cases, outcomes, seconds, strict=True)]
+    later = ctx.fresh and hasattr(adapter, "run_fresh")  # a failure is judged again from a fresh worker's outputs
+    records = [execute(c, ctx, outcome=o, generate_seconds=g, judged_again=later)
+               for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip
     if records and started > 0:  # worker processes started for these cases (an op's first, after a crash)
         records[0].timings["worker_start"] = round(started, 6)
     if ctx.fresh and hasattr(adapter, "run_fresh"):  # a worker's: what each case does alone, in a fresh process
@@ -192,9 +194,12 @@ def _confirmed_alone(case: Case, ctx: RunContext, generate_seconds: float, batch
     return rec
 
 
-def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generate_seconds: float = 0.0) -> Record:
+def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generate_seconds: float = 0.0,
+            judged_again: bool = False) -> Record:  # fmt: skip
     """Run ``case`` (unless its ``outcome`` is given: ``execute_many`` ran it already) and judge it
-    against the reference: one Record."""
+    against the reference: one Record. ``judged_again``: a failure will be judged again from a fresh worker's
+    outputs (``conformance.fresh.judged_again``), so this record only says that it failed: no findings' models, no
+    reading, no saved case (``details.judged_again``)."""
     adapter, backend_name = ctx.adapter, ctx.backend
     op = opdefs.load(case.op)
     timings: dict[str, float] = {"generate": round(generate_seconds, 6)}
@@ -237,19 +242,22 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
         verdict = "PASS" if j.passed else "FAIL"
         metrics = j.metrics
         message = j.message
+        later = False  # judged again from a fresh worker's outputs: only that it failed is said here
         if not j.passed:
             relaxed = _declared_float16(adapter, case)
             if relaxed and judge(case, exp, outcome.outputs, op.tolerance, accumulation, precision="float16").passed:
                 verdict = FP16_ACCURATE
                 metrics["float16_budget"] = "inside"
                 message = f"outside binary32's budget, inside binary16's: {relaxed} ({message})"
-            if ctx.known is not None:
+            later = judged_again and fresh.judged_again(adapter, "positive", verdict)
+            if ctx.known is not None and not later:
                 precision = "float16" if graph_precision == "float16" or relaxed else graph_precision
                 metrics["models"] = _models(case, outcome.outputs, ctx, op, info, accumulation, precision)
-        try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
-            metrics.update(reading(case, outcome.outputs))
-        except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict
-            metrics["reading_error"] = f"{type(e).__name__}: {e}"
+        if not later:
+            try:  # where the spec leaves a reading open: which one the backend follows (reports: "Readings")
+                metrics.update(reading(case, outcome.outputs))
+            except Exception as e:  # noqa: BLE001 - a diagnosis is a note beside the verdict, never the verdict
+                metrics["reading_error"] = f"{type(e).__name__}: {e}"
         if j.passed and j.checked == 0 and metrics.get("unconstrained") and not metrics.get("n"):
             verdict = "UNCHECKED"
             message = "not checkable element by element: the spec leaves every value to the backend (random or noise)"
@@ -270,7 +278,9 @@ def execute(case: Case, ctx: RunContext, outcome: Outcome | None = None, generat
     rec.extra["family"] = op.family
     rec.extra["signature"] = case.signature()  # ranks and integer parameters: python -m reports capabilities
     good = verdict == "PASS" or (case.negative and verdict == "REJECTED")
-    if not good and ctx.case_dir is not None:
+    if judged_again and fresh.judged_again(adapter, rec.kind, verdict):
+        rec.extra.setdefault("details", {})["judged_again"] = True  # ``fresh.recheck`` replaces this record
+    elif not good and ctx.case_dir is not None:
         rec.case_path = str(_saved(case, Path(ctx.case_dir) / case_stem(case)))
         rec.replay = replay_command(rec.case_path, backend_name, ctx.replay_options)
     return rec

@@ -80,6 +80,21 @@ def _good(rec: Record) -> bool:
     return rec.verdict == "REJECTED" if rec.kind == "negative" else rec.verdict in _GOOD_POSITIVE
 
 
+def judged_again(adapter: Any, kind: str, verdict: str) -> bool:
+    """Whether ``recheck`` will replace a record of this kind and verdict by the judgement of a fresh worker's
+    outputs, case by case: then the first judgement need only say that it failed, and what else it would compute (the
+    findings' models, a finding's reruns, the reading, the saved case) is computed once, for the fresh outputs.
+    Why: on the HTP simulator every non-PASS case is run again alone (``confirm_each``), and the first judgement's
+    models and saved copy were thrown away with it (DetectionOutput's ``changes-between-runs`` model alone ran each
+    failing case ten more times in the first judgement, and again in the fresh one). Refusals are not: one of them
+    can speak for others (``_group``), and those keep their first record."""
+    if not hasattr(adapter, "run_fresh") or not getattr(adapter, "confirm_each", True):
+        return False
+    if verdict in REFUSALS or verdict == "SKIP" or kind not in ("positive", "negative"):
+        return False
+    return not (verdict == "REJECTED" if kind == "negative" else verdict in _GOOD_POSITIVE)
+
+
 def wanted(rec: Record, outcome: Outcome) -> str:
     """"confirm", "sample" or "" (nothing to run again)."""
     if rec.verdict == "SKIP" or rec.kind not in ("positive", "negative"):
@@ -147,6 +162,9 @@ def recheck(cases: Sequence[Case], outcomes: Sequence[Outcome], records: list[Re
             else:  # the first of them changed its verdict alone: each speaks for itself
                 out[k] = _fresh(cases[k], records[k], outcomes[k], ctx, execute, generate_seconds[k],
                                 wanted(records[k], outcomes[k]))  # fmt: skip
+    for k, rec in enumerate(out):  # a first judgement left to a fresh one that did not come: judged in full now
+        if (rec.extra.get("details") or {}).pop("judged_again", None):
+            out[k] = execute(cases[k], ctx, outcome=outcomes[k], generate_seconds=generate_seconds[k])
     return out
 
 

@@ -244,3 +244,36 @@ def test_a_verdict_that_claims_a_deviation_is_confirmed_in_a_fresh_worker(verdic
     case = unsampled("Softmax", 1)[0]
     rec = Record(op="Softmax", config="FLOAT_32", backend="stateful", verdict=verdict, case_id=case.case_id())
     assert fresh.wanted(rec, Outcome(OK)) == "confirm", f"a {verdict} must be what the case does alone"
+
+
+def _counting_models(monkeypatch) -> list:
+    from conformance import execute as execute_module
+
+    calls: list = []
+
+    def models(case, outputs, *args, **kwargs):
+        calls.append(case.case_id())
+        return {"a-finding": {"matches": False}}
+
+    monkeypatch.setattr(execute_module, "_models", models)
+    return calls
+
+
+def test_a_failure_judged_again_alone_is_modelled_and_saved_once_from_the_fresh_worker_s_outputs(adapter, monkeypatch,
+                                                                                               tmp_path):  # fmt: skip
+    calls = _counting_models(monkeypatch)
+    cases = unsampled("Sigmoid", 2)  # the double's noise fails every run, in a used worker and in a fresh one
+    recs = execute_many(cases, RunContext(adapter, "stateful", known=object(), case_dir=tmp_path))
+    assert [r.verdict for r in recs] == ["FAIL", "FAIL"], [r.message for r in recs]
+    assert sorted(calls) == sorted(c.case_id() for c in cases), f"models computed {len(calls)} times for 2 failures"
+    for rec in recs:
+        assert details(rec)["fresh"]["runs"] == 2 and "judged_again" not in details(rec), details(rec)
+        assert "a-finding" in rec.metrics.get("models", {}) and Path(rec.case_path).is_file(), rec
+
+
+def test_a_failure_left_to_a_fresh_judgement_that_does_not_come_is_judged_in_full(adapter, monkeypatch, tmp_path):
+    calls = _counting_models(monkeypatch)
+    monkeypatch.setattr(fresh, "_fresh", lambda case, rec, *args, **kwargs: rec)
+    recs = execute_many(unsampled("Sigmoid", 1), RunContext(adapter, "stateful", known=object(), case_dir=tmp_path))
+    assert recs[0].verdict == "FAIL" and len(calls) == 1, (recs[0].verdict, calls)
+    assert "judged_again" not in details(recs[0]) and Path(recs[0].case_path).is_file(), recs[0]

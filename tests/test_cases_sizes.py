@@ -94,3 +94,46 @@ def test_a_pair_its_checks_rule_out_is_not_asked_for():
     assert not any({n: v for n, v in pair} == {"interpolation_mode": linear, "nearest_mode": mode}
                    for pair in slots.interacting_pairs(op) for mode in range(4)), \
         "nearest_mode beside LINEAR interpolation: the spec gives nearest_mode only with NEAREST"
+
+
+def test_a_dim_s_room_keeps_every_input_that_names_it_within_the_cap():
+    inputs = (("batch", "depth", "height", "width", "channel"), ("channel",))
+    got = sizes.room("width", inputs, {"batch": 1, "depth": 14, "height": 13}, {"channel": 96}, 65536)
+    assert got == 65536 // (14 * 13 * 96), f"room for width {got}: the channel still to grow must keep its 96"
+    assert sizes.room("depth", (("channel",),), {}, {}, 65536) is None, "a dim no input names has no room to keep"
+
+
+def _refused_per_kept(name: str) -> tuple[int, int]:
+    from bench.run import draw_cases
+
+    label = generate.configs(opdefs.load(name))[0].label
+    got, refused, _ = draw_cases(name, label, generate.TYPICAL, 20, 0)
+    return refused, len(got)
+
+
+def test_a_deployed_five_d_convolution_grows_its_dims_within_the_cap_instead_of_refusing_the_draws():
+    from bench.run import TARGETS
+
+    refused, kept = _refused_per_kept("Conv3d")
+    assert refused <= TARGETS["refusals_per_case"] * kept, f"Conv3d: {refused} draws refused for {kept} cases"
+
+
+def test_a_dim_a_check_makes_equal_to_an_integer_parameter_takes_the_parameter_s_value():
+    from bench.run import TARGETS
+
+    for case in _cell("Stft"):
+        window = case.inputs[1] if len(case.inputs) > 1 else None
+        if window is not None and "frame_length" in case.params:
+            assert window.shape[0] == int(case.params["frame_length"].value), (window.shape, case.params)
+    refused, kept = _refused_per_kept("Stft")
+    assert refused <= TARGETS["refusals_per_case"] * kept, f"Stft: {refused} draws refused for {kept} cases"
+
+
+def test_batch_one_gives_way_where_a_check_wants_the_batch_a_multiple_of_the_blocks():
+    from bench.run import TARGETS
+
+    for case in _cell("BatchToSpace"):
+        block = case.params["block_size"].value
+        assert case.inputs[0].shape[0] % (int(block[0]) * int(block[1])) == 0, (case.inputs[0].shape, block)
+    refused, kept = _refused_per_kept("BatchToSpace")
+    assert refused <= TARGETS["refusals_per_case"] * kept, f"BatchToSpace: {refused} draws refused for {kept} cases"

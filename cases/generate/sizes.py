@@ -86,6 +86,31 @@ def grown_size(innermost: bool, pick: int, later: bool = False) -> int:
     return sizes[pick % len(sizes)]
 
 
+def input_dims(op: OpDef) -> tuple[tuple[str, ...], ...]:
+    """The named dims of each input's shape (``_input_dims``), for ``room``."""
+    return tuple(tuple(names) for names in _input_dims(op))
+
+
+def room(name: str, inputs: tuple[tuple[str, ...], ...], known: dict[str, int], least: dict[str, int],
+         cap: int) -> int | None:  # fmt: skip
+    """The largest size ``name`` may take so that every input naming it stays within ``cap`` elements, its other dims
+    at their sizes (``known``) or, for those still to be drawn, at their least (``least``: a grown channel at the size
+    it will grow to); None where no input names it. Why: a case at a deployed size grows every growable dim, each on
+    its own pick, and a 5-D convolution's three spatial dims and channel went past the cap in most of its draws, each
+    refused after it was built (TransposeConv3d: 792 refused draws for 360 cases; Conv3d 420 for 560; PoolAvg3d 336
+    for 240). A dim drawn within the room leaves room for those after it."""
+    out = None
+    for names in inputs:
+        if name not in names:
+            continue
+        rest = 1
+        for other in names:
+            if other != name:
+                rest *= max(1, int(known.get(other, least.get(other, 1))))
+        out = cap // rest if out is None else min(out, cap // rest)
+    return out
+
+
 def filled(shape: tuple[int, ...], free: int, pick: int) -> tuple[int, ...]:
     """A shape whose innermost axis grew, with the last of its ``free`` leading axes (those no name ties to another
     tensor) widened until the tensor holds at least one of ``FREE_TARGETS`` elements (within ``LARGE_ELEMENTS``):

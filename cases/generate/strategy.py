@@ -180,6 +180,8 @@ class CaseDrawing:
                 lo = max(lo, settings.typical_dims[0])
             if name in self.caps and lo <= self.caps[name] < hi:
                 hi = self.caps[name]
+            if self.grown and lo <= (fits := self._room(name) or hi) < hi:  # a deployed case's other dims grew
+                hi = fits
             step = next((d for a, b in plan.divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 0),
                         1)  # fmt: skip
             k_lo, k_hi = -(-lo // step), hi // step
@@ -214,20 +216,41 @@ class CaseDrawing:
         if not plan.typical:
             return None
         lo = plan.op.dims.get(name, (1, 2))[0]
+        steps = [d for a, b in plan.divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 1]
         if name in sizes.BATCH_NAMES and self.batch_one and lo <= 1:
-            return 1
+            # not where a check wants the batch a multiple of more than 1 (BatchToSpace's block: 396 draws refused)
+            return None if steps else 1
         if name not in self.grown:
             return None
         innermost = name in plan.innermost
         earlier = [n for n in self.grown if n != name and n in plan.innermost and n in env]  # drawn before it
         v = sizes.grown_size(innermost, self.grow_picks[name], later=innermost and bool(earlier))
-        for a, b in plan.divisible:
-            step = _eval_dim(b, env) if a == name else None
-            if step and step > 0 and v % step:
+        for step in steps:
+            if v % step:
                 v += step - v % step
+        if v > (self._room(name) or v) or v > self.caps.get(name, v):  # past the element cap with the other dims of
+            return None  # its inputs, or past a cap the case set (unique indices within a dim): drawn as any other
         fit_env = {**{k: x for k, x in plan.defaults.items() if k not in plan.deferred and k not in env}, **env}
         fits = _sizes_that_fit(name, [v, v + 1], plan.sized_by.get(name, ()), fit_env, plan.dim_checks.get(name, ()))
         return v if fits is None or v in fits else None
+
+    def _room(self, name: str) -> int | None:
+        """``sizes.room`` for a dim of a case drawn at a deployed size: the dims still to come at their least, a grown
+        channel at the size it will grow to, so that a spatial dim drawn first leaves the channel its room."""
+        plan = self.plan
+        least: dict[str, int] = {}
+        for names in plan.input_dims:
+            for other in names:
+                if other in self.env or other in least:
+                    continue
+                if other in self.grown and other in plan.innermost:
+                    least[other] = sizes.grown_size(True, self.grow_picks[other])
+                elif other in sizes.BATCH_NAMES and self.batch_one:
+                    least[other] = 1
+                else:
+                    lo = plan.op.dims.get(other, plan.settings.typical_dims)[0]
+                    least[other] = max(1, lo if other in plan.op.dims else plan.settings.typical_dims[0])
+        return sizes.room(name, plan.input_dims, self.env, least, self.cap)
 
     def _row_value(self, name: str, p: Any) -> Any:
         """A model row's value of parameter ``name`` in the parameter's own storage type."""

@@ -248,8 +248,7 @@ class CaseDrawing:
                 elif other in sizes.BATCH_NAMES and self.batch_one:
                     least[other] = 1
                 else:
-                    lo = plan.op.dims.get(other, plan.settings.typical_dims)[0]
-                    least[other] = max(1, lo if other in plan.op.dims else plan.settings.typical_dims[0])
+                    least[other] = max(1, plan.op.dims.get(other, plan.settings.typical_dims)[0])
         return sizes.room(name, plan.input_dims, self.env, least, self.cap)
 
     def _row_value(self, name: str, p: Any) -> Any:

@@ -291,7 +291,9 @@ def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], j
     rmsnorm-beta-ignored, every FLOAT_16 case). Which pixels follows the HTP's 8-row tiles with no rule found: with 9-16
     rows, rows 8 on of the first 4 (FLOAT_16, 32 channels or fewer) or 8 columns; with more rows or columns, blocks
     elsewhere too (rows 0-7 of column 8 of 9); the pixels are the same whatever the data (measured on 3 draws of 4
-    shapes). The symptom: at least a quarter of the pixels within the case's budget of that value, each other pixel off
+    shapes; with a batch of 8, every pixel of batches 4 to 7 and a number of the others that changes from run to
+    run: seed 3's [8, 11, 11, 16] had 105 of 968 pixels right in one run, more than a quarter in another). The
+    symptom: at least a sixteenth of the pixels within the case's budget of that value, each other pixel off
     in at least half its channels or in[0] * gamma (+ beta) at a scale not its own (one measured pixel came out with a
     normalizer 3% off); a bug of every pixel (beta or gamma dropped, the wrong axes) or of single elements (a
     rounding) does not show it."""
@@ -321,8 +323,8 @@ def rmsnorm_whole_pixels_normalized_wrong(case: Any, stored: list[np.ndarray], j
     wrong = pixels.any(axis=1)
     if not wrong.any():
         return "every pixel right"
-    if (~wrong).sum() < wrong.size / 4:
-        return f"{int(wrong.sum())} of {wrong.size} pixels off: more than three quarters, a bug of every pixel"
+    if (~wrong).sum() < wrong.size / 16:  # the wrong pixels vary between runs: a quarter of them right was too many
+        return f"{int(wrong.sum())} of {wrong.size} pixels off: more than fifteen sixteenths, a bug of every pixel"
     partial = np.nonzero(wrong & (pixels.mean(axis=1) < 0.5))[0]
     if partial.size:  # off in few channels: a normalizer near its own, or single elements (another bug)
         x = real_value(case.inputs[0])

@@ -49,8 +49,23 @@ def test_every_pixel_right_does_not_show_it() -> None:
     assert check(c, [_spec_codes(c)], MODEL)["matches"] is False
 
 
+def test_most_pixels_wrong_beside_a_sixteenth_right_shows_the_symptom() -> None:
+    """The wrong pixels of a batch of 8 change from run to run, up to nine in ten of them (seed 3's [8, 11, 11, 16])."""
+    c = Case.load(OWN_CASE)
+    codes = _spec_codes(c).copy()
+    pixels = codes.reshape(-1, codes.shape[-1])
+    pixels[:-1] = 0  # every pixel but the last
+    assert pixels.shape[0] <= 16, "the finding's case has more pixels than this test assumes"
+    assert check(c, [codes], MODEL)["matches"] is True
+
+
+def test_every_pixel_zeroed_does_not_show_it() -> None:
+    c = Case.load(OWN_CASE)
+    assert check(c, [np.zeros_like(_spec_codes(c))], MODEL)["matches"] is False
+
+
 def test_beta_dropped_everywhere_does_not_show_it() -> None:
-    """A bug of every pixel: no quarter of the pixels is right."""
+    """A bug of every pixel: not a sixteenth of the pixels is right."""
     c = Case.load(OWN_CASE)
     codes = encode_outputs(c, expected(replace(c, inputs=list(c.inputs[:2]))))[0]
     assert check(c, [codes], MODEL)["matches"] is False

@@ -242,6 +242,12 @@ def depthwise_dilation_phases_channel_in_apart(case: Any) -> list[np.ndarray]:
     return [flat.reshape(out.shape)]
 
 
+# The output rows of the EP's FLOAT_32 convolutions (Dequantize -> FLOAT_32 conv -> Quantize on the HTP) whose padded
+# cells or virtual inputs hold in[0]'s lowest value: rows 0-7; past them the reference's (TransposeConv2d: outputs 15
+# rows high; DepthWiseConv2d: a [2, 14, 3, 256] input padded to 16 output rows, s20)
+EP_BORDER_ROWS = 8
+
+
 @register_model("Conv1d", "Conv2d", "DepthWiseConv1d", "DepthWiseConv2d", name="pad-cells-as-input-lowest-code")
 def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     """The ONNX Runtime QNN EP's 8-bit convolution with an 8-bit DequantizeLinear bias (finding
@@ -257,12 +263,12 @@ def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     xp = np.full((x.shape[0], *(s + a + z for s, (a, z) in zip(x.shape[1:-1], pads, strict=True)), x.shape[-1]), fill)
     xp[(slice(None), *(slice(a, a + s) for s, (a, _) in zip(x.shape[1:-1], pads, strict=True)))] = x
     group = x.shape[-1] if case.op.startswith("DepthWise") else int(params.get("group", 1))
-    return [conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)]
+    y = conv_nd(xp, w, b, stride, tuple((0, 0) for _ in pads), dilation, group)
+    if y.ndim == 4 and y.shape[1] > EP_BORDER_ROWS:  # past the first 8 output rows the padded cells hold 0 again
+        y[:, EP_BORDER_ROWS:] = conv_nd(x, w, b, stride, pads, dilation, group)[:, EP_BORDER_ROWS:]
+    return [y]
 
 
-# The output rows of the EP's FLOAT_32 TransposeConv2d whose virtual inputs hold in[0]'s lowest value (measured: rows
-# 0-7 of outputs 15 rows high; rows 8-14 are the reference's)
-EP_TRANSPOSE_BORDER_ROWS = 8
 
 
 @register_model("TransposeConv1d", "TransposeConv2d", name="virtual-inputs-as-input-lowest-first-8-rows")
@@ -290,7 +296,7 @@ def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarr
     grown = tuple((a + e * s, z + e * s) for (a, z), e, s in zip(pads, extra, stride, strict=True))
     y = transpose_conv_nd(wide, w, b, stride, grown, dilation, output_padding, int(params.get("group", 1)))
     if case.op == "TransposeConv2d":  # output rows past the first 8 of their stride phase: the reference's
-        later = np.arange(y.shape[1]) // stride[0] >= EP_TRANSPOSE_BORDER_ROWS
+        later = np.arange(y.shape[1]) // stride[0] >= EP_BORDER_ROWS
         y[:, later] = transpose_conv(inputs, params, None, None, op=case.op)[0][:, later]
     if any(output_padding):
         y[np.isnan(transpose_conv2d_output_padding_cells_unset(case)[0])] = np.nan
@@ -324,7 +330,7 @@ def ep_transpose_conv_shifted_virtual_inputs_lowest(case: Any) -> list[np.ndarra
     start = [extra[i] * stride[i] + pads[i][0] - output_padding[i] for i in range(n)]
     y = full[(slice(None), *(slice(a, a + s) for a, s in zip(start, size, strict=True)))] + _bias(b, full.shape[-1])
     if case.op == "TransposeConv2d":
-        later = np.arange(y.shape[1]) // stride[0] >= EP_TRANSPOSE_BORDER_ROWS
+        later = np.arange(y.shape[1]) // stride[0] >= EP_BORDER_ROWS
         y[:, later] = transpose_conv2d_output_padding_before(case)[0][:, later]
     return [y]
 

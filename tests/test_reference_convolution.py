@@ -442,6 +442,24 @@ def test_conv1d_model_pads_with_the_input_grids_lowest_value(dtype: str, shift: 
     np.testing.assert_array_equal(modelled(c, "pad-cells-as-input-lowest-code")[0].ravel(), [2.0, 2.0])
 
 
+def test_ep_conv2d_model_pads_with_the_lowest_value_only_in_the_first_8_output_rows() -> None:
+    """A [1, 12, 1, 1] column of 2s on a grid whose lowest value is -1, a 3-high filter of ones, pads [1, 1]: the
+    reference gives 4 at both ends and 6 between; the EP's conv reads its top pad as -1 (row 0: 3) but its bottom pad,
+    past the first 8 output rows, as 0 (row 11: 4), as the HTP gave a [2, 14, 3, 256] DepthWiseConv2d case (s20)."""
+    from reference.expected import expected
+    from tests.reference_helpers import case, modelled
+
+    dtype = "UFIXED_POINT_8"
+    x = (dtype, np.full((1, 12, 1, 1), 6), ([0.5], [-2]))
+    w = (dtype, np.full((3, 1, 1, 1), 3), ([1.0], [-2]))
+    b = (dtype, np.array([0]), ([1.0], [0]))
+    c = case("Conv2d", [x, w, b], {"stride": [1, 1], "pad_amount": [[1, 1], [0, 0]]},
+             [(dtype, (1, 12, 1, 1), ([0.1], [0]))])  # fmt: skip
+    np.testing.assert_allclose(expected(c)[0].ravel()[[0, 5, 11]], [4.0, 6.0, 4.0])
+    got = modelled(c, "pad-cells-as-input-lowest-code")[0].ravel()
+    np.testing.assert_array_equal(got[[0, 5, 11]], [3.0, 6.0, 4.0])
+
+
 def test_ep_transpose_conv1d_model_pads_the_flipped_filters_borders_with_the_input_grids_lowest_value() -> None:
     """x = [1, 2] on a grid of step 0.5 whose lowest value is -1, a 2-wide filter of ones, stride 1, no pad: the
     transposed convolution is the filter over [pad, 1, 2, pad], [1, 3, 2] with zeros, [0, 3, 1] with -1 in the pads;

@@ -155,12 +155,12 @@ def execute_many(cases: list[Case], ctx: RunContext, generate_seconds: list[floa
     outcomes = run_each(adapter, cases) if ctx.batch == 1 else run_all(adapter, cases)
     started = _start_seconds(adapter) - started
     seconds = generate_seconds or [0.0] * len(cases)
-    later = ctx.fresh and hasattr(adapter, "run_fresh")  # a failure is judged again from a fresh worker's outputs
-    records = [execute(c, ctx, outcome=o, generate_seconds=g, judged_again=later)
+    rechecked = ctx.fresh and hasattr(adapter, "run_fresh")  # what each case does alone, in a fresh process
+    records = [execute(c, ctx, outcome=o, generate_seconds=g, judged_again=rechecked)
                for c, o, g in zip(cases, outcomes, seconds, strict=True)]  # fmt: skip
     if records and started > 0:  # worker processes started for these cases (an op's first, after a crash)
         records[0].timings["worker_start"] = round(started, 6)
-    if ctx.fresh and hasattr(adapter, "run_fresh"):  # a worker's: what each case does alone, in a fresh process
+    if rechecked:  # a worker's: a failure is judged again from a fresh worker's outputs
         return fresh.recheck(cases, outcomes, records, ctx, execute, seconds)
     for k, (case, outcome, rec) in enumerate(zip(cases, outcomes, records, strict=True)):
         if rec.verdict in ("FAIL", FP16_ACCURATE) and "index" in (outcome.details.get("batch") or {}):

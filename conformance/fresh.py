@@ -76,8 +76,8 @@ def sampled(case_id: str) -> bool:
 _GOOD_POSITIVE = (PASS, FP16_ACCURATE, UNCHECKED)  # claim no deviation (the docstring says why)
 
 
-def _good(rec: Record) -> bool:
-    return rec.verdict == "REJECTED" if rec.kind == "negative" else rec.verdict in _GOOD_POSITIVE
+def _good(kind: str, verdict: str) -> bool:
+    return verdict == "REJECTED" if kind == "negative" else verdict in _GOOD_POSITIVE
 
 
 def judged_again(adapter: Any, kind: str, verdict: str) -> bool:
@@ -92,14 +92,15 @@ def judged_again(adapter: Any, kind: str, verdict: str) -> bool:
         return False
     if verdict in REFUSALS or verdict == "SKIP" or kind not in ("positive", "negative"):
         return False
-    return not (verdict == "REJECTED" if kind == "negative" else verdict in _GOOD_POSITIVE)
+    return not _good(kind, verdict)
 
 
 def wanted(rec: Record, outcome: Outcome) -> str:
     """"confirm", "sample" or "" (nothing to run again)."""
     if rec.verdict == "SKIP" or rec.kind not in ("positive", "negative"):
         return ""
-    if not _good(rec):  # run twice in a fresh worker even when it ran in one: the second run is the point then
+    # run twice in a fresh worker even when it ran in one: the second run is the point then
+    if not _good(rec.kind, rec.verdict):
         return "confirm"
     return "sample" if rec.kind == "positive" and sampled(rec.case_id or "") else ""
 

@@ -269,8 +269,6 @@ def conv_pad_cells_as_input_lowest_code(case: Any) -> list[np.ndarray]:
     return [y]
 
 
-
-
 @register_model("TransposeConv1d", "TransposeConv2d", name="virtual-inputs-as-input-lowest-first-8-rows")
 def ep_transpose_conv_virtual_inputs_as_input_lowest(case: Any) -> list[np.ndarray]:
     """The ONNX Runtime QNN EP's 8-bit TransposeConv1d/2d (finding ep-transposeconv-8bit-border-pads-lowest), which it

@@ -215,13 +215,12 @@ class CaseDrawing:
         plan, env = self.plan, self.env
         if not plan.typical:
             return None
-        lo = plan.op.dims.get(name, (1, 2))[0]
-        steps = [d for a, b in plan.divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 1]
-        if name in sizes.BATCH_NAMES and self.batch_one and lo <= 1:
-            # not where a check wants the batch a multiple of more than 1 (BatchToSpace's block: 396 draws refused)
-            return None if steps else 1
-        if name not in self.grown:
+        batch_one = name in sizes.BATCH_NAMES and self.batch_one and plan.op.dims.get(name, (1, 2))[0] <= 1
+        if not batch_one and name not in self.grown:
             return None
+        steps = [d for a, b in plan.divisible if a == name and (d := _eval_dim(b, env)) is not None and d > 1]
+        if batch_one:  # not where a check wants the batch a multiple of more than 1 (BatchToSpace's block: 396 draws
+            return None if steps else 1  # refused)
         innermost = name in plan.innermost
         earlier = [n for n in self.grown if n != name and n in plan.innermost and n in env]  # drawn before it
         v = sizes.grown_size(innermost, self.grow_picks[name], later=innermost and bool(earlier))
